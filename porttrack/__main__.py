@@ -1,0 +1,3 @@
+from porttrack.cli import main
+
+main()

@@ -1,0 +1,280 @@
+"""porttrack.toml: find it, read it, check every key's type, and say file:line when one is wrong."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+
+from porttrack.errors import UserError
+
+CONFIG_NAME = "porttrack.toml"
+
+
+@dataclass
+class PathMap:
+    upstream: str  # a regex with named groups, matched against the whole upstream path
+    port: list[str]  # templates filled from the groups
+
+    def apply(self, upstream_path: str) -> list[str] | None:
+        m = re.fullmatch(self.upstream, upstream_path)
+        if not m:
+            return None
+        return [t.format(**m.groupdict()) for t in self.port]
+
+
+@dataclass
+class Config:
+    path: Path | None  # the file it came from; None for defaults
+    upstream_repo: Path | None = None
+    upstream_paths: list[str] = field(default_factory=list)
+    upstream_name: str = ""
+    pr_pattern: str = r"\(#(\d+)\)"
+    merges: str = "first-parent"  # or "all"
+    port_root: Path = Path(".")
+    scopes: dict[str, list[str]] = field(default_factory=lambda: {"code": ["src", "include"], "tests": ["tests"]})
+    exclude: list[str] = field(default_factory=list)
+    header_scan_lines: int = 40
+    maps: list[PathMap] = field(default_factory=list)
+    strip_leading_underscore: bool = True
+    renames: dict[str, str] = field(default_factory=dict)
+    matrices: list[str] = field(default_factory=list)
+    id_pattern: str = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
+    done_states: list[str] = field(default_factory=lambda: ["DONE"])
+    queue_file: str = ""  # relative to port root
+    cache_dir: str = ""
+    check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
+    check_min_severity: str = "info"
+
+    @property
+    def code_scope(self) -> list[str]:
+        return self.scopes.get("code", ["src", "include"])
+
+    @property
+    def tests_scope(self) -> list[str]:
+        return self.scopes.get("tests", ["tests"])
+
+    def map_upstream(self, upstream_path: str) -> list[str]:
+        """Port paths for an upstream path by the first `[[map]]` that matches (headers come first, elsewhere)."""
+        for m in self.maps:
+            got = m.apply(upstream_path)
+            if got is not None:
+                return got
+        return []
+
+
+# key path -> (expected python types, human name)
+_SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
+    ("upstream", "repo"): ((str,), "a string"),
+    ("upstream", "name"): ((str,), "a string"),
+    ("upstream", "paths"): ((list,), "a list of strings"),
+    ("upstream", "pr_pattern"): ((str,), "a string"),
+    ("upstream", "merges"): ((str,), "a string"),
+    ("port", "root"): ((str,), "a string"),
+    ("port", "scopes"): ((dict,), "a table of string lists"),
+    ("port", "exclude"): ((list,), "a list of strings"),
+    ("port", "header_scan_lines"): ((int,), "an integer"),
+    ("naming", "strip_leading_underscore"): ((bool,), "true or false"),
+    ("naming", "renames"): ((dict,), "a table of strings"),
+    ("owners", "matrices"): ((list,), "a list of strings"),
+    ("owners", "id_pattern"): ((str,), "a string"),
+    ("owners", "done_states"): ((list,), "a list of strings"),
+    ("queue", "file"): ((str,), "a string"),
+    ("cache", "dir"): ((str,), "a string"),
+    ("check", "ignore"): ((list,), "a list of strings"),
+    ("check", "min_severity"): ((str,), "a string"),
+}
+_LIST_OF_STR = {
+    ("upstream", "paths"),
+    ("port", "exclude"),
+    ("owners", "matrices"),
+    ("owners", "done_states"),
+    ("check", "ignore"),
+}
+
+
+def find_config(start: Path) -> Path | None:
+    """porttrack.toml in `start` or the nearest parent that has one."""
+    start = start.resolve()
+    for d in (start, *start.parents):
+        if (d / CONFIG_NAME).is_file():
+            return d / CONFIG_NAME
+    return None
+
+
+def key_line(text: str, table: str | None, key: str, occurrence: int = 0) -> int | None:
+    """1-based line of `key = ...` inside `[table]` (or `[[table]]` number `occurrence`), by scanning text.
+
+    tomlkit keeps no line numbers, so errors find their line here.
+    """
+    current: str | None = None
+    seen: dict[str, int] = {}
+    header = re.compile(r"^\s*\[(\[)?\s*([^\]]+?)\s*\]")
+    keyre = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+    for i, line in enumerate(text.splitlines(), 1):
+        h = header.match(line)
+        if h:
+            current = h.group(2)
+            if h.group(1):
+                seen[current] = seen.get(current, -1) + 1
+            continue
+        if current == table and (table is None or seen.get(table, 0) == occurrence) and keyre.match(line):
+            return i
+    if table is not None:
+        # `[a] b = ...` may also be written as a dotted key or inline table under [a]'s parent
+        for i, line in enumerate(text.splitlines(), 1):
+            if re.match(r"^\s*" + re.escape(table) + r"\s*\.\s*" + re.escape(key) + r"\s*=", line):
+                return i
+    return None
+
+
+def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
+    """Parse TOML, turning a syntax error into one sentence with the file and line."""
+    try:
+        return tomlkit.parse(text)
+    except ParseError as e:
+        reason = str(e).split(" at line ")[0]
+        raise UserError(f"{path}:{e.line}: malformed TOML: {reason}.") from None
+
+
+def load_config(path: Path) -> Config:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read config {path}: {e.strerror}.") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text.") from None
+    doc = parse_toml(path, text).unwrap()
+
+    def where(table: str | None, key: str) -> str:
+        line = key_line(text, table, key)
+        return f"{path}:{line}" if line else str(path)
+
+    for (table, key), (types, human) in _SCHEMA.items():
+        section = doc.get(table)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            raise UserError(f"{where(None, table)}: [{table}] must be a table.")
+        if key not in section:
+            continue
+        value = section[key]
+        if not isinstance(value, types) or (bool in types) != isinstance(value, bool):
+            raise UserError(f"{where(table, key)}: {table}.{key} must be {human}, not {type(value).__name__}.")
+        if (table, key) in _LIST_OF_STR and not all(isinstance(v, str) for v in value):
+            raise UserError(f"{where(table, key)}: {table}.{key} must be {human}.")
+
+    up = doc.get("upstream", {})
+    port = doc.get("port", {})
+    naming = doc.get("naming", {})
+    owners = doc.get("owners", {})
+    base = path.parent.resolve()
+    cfg = Config(path=path)
+    if "repo" in up:
+        cfg.upstream_repo = (base / up["repo"]).resolve()
+    cfg.upstream_paths = list(up.get("paths", []))
+    cfg.upstream_name = up.get("name", "")
+    cfg.pr_pattern = up.get("pr_pattern", cfg.pr_pattern)
+    _check_regex(cfg.pr_pattern, where("upstream", "pr_pattern"), "upstream.pr_pattern")
+    cfg.merges = up.get("merges", cfg.merges)
+    if cfg.merges not in ("first-parent", "all"):
+        raise UserError(f'{where("upstream", "merges")}: upstream.merges must be "first-parent" or "all".')
+    cfg.port_root = (base / port.get("root", ".")).resolve()
+    if "scopes" in port:
+        scopes = port["scopes"]
+        for name, paths in scopes.items():
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                raise UserError(f"{where('port', 'scopes')}: port.scopes.{name} must be a list of strings.")
+        cfg.scopes = {k: list(v) for k, v in scopes.items()}
+    cfg.exclude = list(port.get("exclude", []))
+    cfg.header_scan_lines = port.get("header_scan_lines", cfg.header_scan_lines)
+    maps = doc.get("map", [])
+    if not isinstance(maps, list):
+        raise UserError(f"{where(None, 'map')}: map must be an array of tables ([[map]]).")
+    for i, m in enumerate(maps):
+        mwhere = f"{path}:{key_line(text, 'map', 'upstream', i) or '?'}"
+        if not isinstance(m, dict) or not isinstance(m.get("upstream"), str):
+            raise UserError(f"{mwhere}: map number {i + 1} needs upstream = a regex string.")
+        ports = m.get("port", [])
+        if isinstance(ports, str):
+            ports = [ports]
+        if not isinstance(ports, list) or not all(isinstance(p, str) for p in ports):
+            raise UserError(f"{mwhere}: map number {i + 1} needs port = a list of path templates.")
+        _check_regex(m["upstream"], mwhere, f"map number {i + 1} upstream")
+        cfg.maps.append(PathMap(m["upstream"], list(ports)))
+    cfg.strip_leading_underscore = naming.get("strip_leading_underscore", True)
+    renames = naming.get("renames", {})
+    if not all(isinstance(v, str) for v in renames.values()):
+        raise UserError(f"{where('naming', 'renames')}: naming.renames must map names to strings.")
+    cfg.renames = dict(renames)
+    cfg.matrices = list(owners.get("matrices", []))
+    cfg.id_pattern = owners.get("id_pattern", cfg.id_pattern)
+    _check_regex(cfg.id_pattern, where("owners", "id_pattern"), "owners.id_pattern")
+    cfg.done_states = list(owners.get("done_states", cfg.done_states))
+    cfg.queue_file = doc.get("queue", {}).get("file", "")
+    cfg.cache_dir = doc.get("cache", {}).get("dir", "")
+    check = doc.get("check", {})
+    cfg.check_ignore = list(check.get("ignore", []))
+    cfg.check_min_severity = check.get("min_severity", "info")
+    if cfg.check_min_severity not in ("info", "warning", "error"):
+        raise UserError(f'{where("check", "min_severity")}: check.min_severity must be "info", "warning" or "error".')
+    return cfg
+
+
+def _check_regex(pattern: str, where: str, key: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise UserError(f"{where}: {key} {pattern!r} is not a valid regex ({e}).") from None
+
+
+def resolve_config(explicit: Path | None, cwd: Path | None = None) -> Config:
+    """`--config FILE`, else porttrack.toml found upward from the working directory."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise UserError(f"config file {explicit} does not exist.")
+        return load_config(explicit)
+    found = find_config(cwd or Path.cwd())
+    if found is None:
+        raise UserError(f"no {CONFIG_NAME} in {cwd or Path.cwd()} or any parent; run `porttrack init` or pass --config.")
+    return load_config(found)
+
+
+def inside(root: Path, rel: str, what: str) -> Path:
+    """root/rel, refusing anything that escapes root (`..`, absolute paths, symlinks pointing out)."""
+    if Path(rel).is_absolute():
+        raise UserError(f"{what} {rel!r} is an absolute path; it must lie inside the port root {root}.")
+    full = (root / rel).resolve()
+    root = root.resolve()
+    if full != root and root not in full.parents:
+        raise UserError(f"{what} {rel!r} lies outside the port root {root}.")
+    return full
+
+
+def queue_path(cfg: Config, explicit: Path | None) -> Path:
+    """The queue file to use: --queue, else [queue] file, else the only queue/*.toml under the port root."""
+    root = cfg.port_root
+    if explicit is not None:
+        rel = explicit if explicit.is_absolute() else (Path.cwd() / explicit)
+        try:
+            return inside(root, str(rel.resolve().relative_to(root.resolve())), "queue path")
+        except ValueError:
+            raise UserError(f"queue path {explicit} lies outside the port root {root}.") from None
+    if cfg.queue_file:
+        return inside(root, cfg.queue_file, f"{cfg.path}: queue.file")
+    found = sorted((root / "queue").glob("*.toml"))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UserError(f"no queue file: {root / 'queue'} has no *.toml; run `porttrack queue build` or pass --queue.")
+    names = ", ".join(p.name for p in found)
+    raise UserError(f"several queue files in {root / 'queue'} ({names}); pass --queue or set [queue] file.")
+
+
+def dumps_starter(cfg_values: dict[str, Any]) -> str:
+    """A starter porttrack.toml as text (used by `init`)."""
+    return tomlkit.dumps(cfg_values)

@@ -1,0 +1,101 @@
+"""Thin, typed access to git: one subprocess per question, one long-lived cat-file for blobs."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from porttrack.errors import UserError
+
+
+def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    """Run `git -C repo args...` and return stdout; a failure becomes a UserError naming the command."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        input=input,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = err[-1] if err else f"exit {proc.returncode}"
+        raise UserError(f"git {' '.join(args[:3])} failed in {repo}: {detail}")
+    return proc.stdout
+
+
+def is_git_repo(path: Path) -> bool:
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--git-dir"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc.returncode == 0
+
+
+def require_repo(path: Path, what: str) -> Path:
+    """Return the repo's top level, or refuse with a sentence naming `what` (e.g. "[upstream] repo")."""
+    if not path.is_dir():
+        raise UserError(f"{what} {path} is not a directory.")
+    if not is_git_repo(path):
+        raise UserError(f"{what} {path} is not a git repository.")
+    return Path(git(path, "rev-parse", "--show-toplevel").decode().strip())
+
+
+def rev_parse(repo: Path, rev: str) -> str | None:
+    """Full sha of `rev` as a commit, or None when it does not resolve."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def head_state(repo: Path) -> tuple[str | None, bool]:
+    """(HEAD sha or None for an empty repo, whether the working tree differs from HEAD)."""
+    head = rev_parse(repo, "HEAD")
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=normal"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    return head, bool(status.stdout.strip())
+
+
+class CatFile:
+    """A `git cat-file --batch` process: read many objects without a process each.
+
+    `read(spec)` returns the object's bytes, or None when the object is missing.
+    """
+
+    def __init__(self, repo: Path):
+        self._proc = subprocess.Popen(
+            ["git", "-C", str(repo), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def read(self, spec: str) -> bytes | None:
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(spec.encode() + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline()
+        if not header or header.endswith(b" missing\n") or header.endswith(b" ambiguous\n"):
+            return None
+        size = int(header.split()[2])
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)  # the newline after each object
+        return data
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin
+            self._proc.stdin.close()
+            self._proc.wait()
+
+    def __enter__(self) -> "CatFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,142 @@
+"""The data model every stage shares: queue entries, their verdicts and gates.
+
+Dataclasses only; reading and writing them lives in queuefile.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+VERDICTS = (
+    "real-gap",
+    "inert",
+    "blocked",
+    "owned",
+    "surface-absent",
+    "no-op",
+    "ported",
+    "ignore",
+    "untrusted",
+    "unclassified",
+)
+# Verdicts whose entries wait on something the port lacks; check re-runs their gates.
+DEFERRED = frozenset({"inert", "surface-absent", "blocked", "owned"})
+GATE_KINDS = ("absent", "no-consumer", "count", "present", "entry-ported")
+DISPOSITIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
+VERDICT_BY = ("human", "audit")
+
+
+@dataclass
+class Gate:
+    """A recorded probe plus the condition that keeps its entry deferred (DESIGN §6)."""
+
+    id: str
+    kind: str
+    probe: str = ""  # symbol (or regex when `regex`); for entry-ported, unused
+    scope: list[str] = field(default_factory=list)
+    control: str = ""
+    established_at: str = ""  # path:line citation, checked for staleness
+    expect: int | None = None  # for kind == "count"
+    entry: int | None = None  # for kind == "entry-ported": the entry waited on
+    regex: bool = False
+
+
+@dataclass
+class Symbols:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    uses: list[str] = field(default_factory=list)  # identifiers the added lines use
+
+
+@dataclass
+class Part:
+    """One half of an entry that is judged on its own (e.g. "(b) per-state prefix alignment")."""
+
+    name: str
+    verdict: str = "unclassified"
+    verdict_by: str = ""
+    reason: str = ""
+    owner: str = ""
+    blocked_by: list[int] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    rule: str = ""
+    gates: list[Gate] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    n: int
+    sha: str
+    subject: str
+    date: dt.date | None = None
+    pr: int | None = None
+    reverts: int | None = None  # the PR a revert reverts
+    files: list[str] = field(default_factory=list)
+    renames: dict[str, str] = field(default_factory=dict)  # new path -> old path
+    stat: dict[str, list[int]] = field(default_factory=dict)  # path -> [insertions, deletions]; binary: [-1, -1]
+    disposition: str = "PORT-NOW"
+    verdict: str = "unclassified"
+    verdict_by: str = ""
+    reason: str = ""
+    owner: str = ""
+    blocked_by: list[int] = field(default_factory=list)
+    size: str = ""
+    landing: str = ""
+    rule: str = ""  # the audit rule that fired, e.g. "8.5 surface-absent"
+    evidence: list[str] = field(default_factory=list)  # re-checkable probe lines written by audit
+    symbols: Symbols = field(default_factory=Symbols)
+    gates: list[Gate] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        return self.sha[:8]
+
+
+@dataclass
+class Rule:
+    """A standing disposition: every entry touching only `upstream` gets `verdict` while gates hold."""
+
+    upstream: str
+    verdict: str
+    reason: str = ""
+    gates: list[Gate] = field(default_factory=list)
+
+
+@dataclass
+class Ack:
+    """An acknowledged check finding, with a reason and an expiry date."""
+
+    code: str
+    reason: str
+    entry: int | None = None
+    expires: dt.date | None = None
+    gate: str = ""
+
+
+@dataclass
+class QueueMeta:
+    name: str
+    upstream: str = ""
+    pin: str = ""
+    target: str = ""
+    paths: list[str] = field(default_factory=list)
+    range_commits: int = 0  # commits in the whole range, mirrored or not
+
+
+@dataclass
+class Queue:
+    meta: QueueMeta
+    entries: list[Entry] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    acks: list[Ack] = field(default_factory=list)
+
+    def entry(self, n: int) -> Entry | None:
+        return next((e for e in self.entries if e.n == n), None)
+
+    @property
+    def next_n(self) -> int:
+        return max((e.n for e in self.entries), default=0) + 1

@@ -1,0 +1,50 @@
+"""Which tree-sitter grammar reads which file, with one parser per language per process."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from tree_sitter import Language, Parser
+
+_SUFFIX_LANG = {
+    ".py": "python",
+    ".pyi": "python",
+    ".c": "c",
+    ".h": "cpp",  # the prime user's headers are C++; the C++ grammar reads C headers too
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".inl": "cpp",
+    ".ipp": "cpp",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+}
+
+
+def language_for(path: str) -> str | None:
+    """The language name for a path by its suffix, or None when no grammar reads it."""
+    return _SUFFIX_LANG.get(PurePosixPath(path).suffix.lower())
+
+
+@lru_cache(maxsize=None)
+def language(name: str) -> Language:
+    if name == "python":
+        import tree_sitter_python as mod
+    elif name == "c":
+        import tree_sitter_c as mod
+    elif name == "cpp":
+        import tree_sitter_cpp as mod
+    elif name == "cuda":
+        import tree_sitter_cuda as mod
+    else:
+        raise ValueError(f"no grammar for language {name!r}")
+    return Language(mod.language())
+
+
+@lru_cache(maxsize=None)
+def parser(name: str) -> Parser:
+    return Parser(language(name))
