@@ -1,8 +1,15 @@
-"""The command line: parse options, call one engine function, render the result."""
+"""The command line: parse options, call one engine function, render the result.
+
+Each command resolves the config, calls one engine function, and renders what it
+returns: a rich table for people, JSON for machines. Nothing here decides anything.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -10,12 +17,208 @@ from rich.console import Console
 from porttrack.errors import UserError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Track a port against a fast-moving upstream.")
+queue_app = typer.Typer(no_args_is_help=True, help="Build, refresh and show queue files.")
+validate_app = typer.Typer(no_args_is_help=True, help="Check a port's behaviour against kvref.")
+kvref_app = typer.Typer(no_args_is_help=True, help="The KV-cache reference: conformance vectors.")
+app.add_typer(queue_app, name="queue")
+app.add_typer(validate_app, name="validate")
+app.add_typer(kvref_app, name="kvref")
+
+out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")]
+QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: [queue] file, or the only queue/*.toml).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
     except UserError as e:
-        err.print(f"porttrack: {e}", markup=False)
+        err.print(f"porttrack: {e}", markup=False, soft_wrap=True)
         sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("porttrack: aborted.")
+        sys.exit(2)
+    except Exception as e:  # click usage errors come through here in non-standalone mode
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            err.print(f"porttrack: {e.format_message()}", markup=False, soft_wrap=True)
+            sys.exit(2)
+        raise
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=False) + "\n")
+
+
+# ---------------------------------------------------------------- init / demo
+
+
+@app.command()
+def init(
+    root: Annotated[Path, typer.Option("--root", help="Port tree to look at.")] = Path("."),
+    upstream: Annotated[Optional[Path], typer.Option("--upstream", help="Upstream checkout to record.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing porttrack.toml.")] = False,
+) -> None:
+    """Write a starter porttrack.toml from what the tree shows (header pins, matrices, mirrored dirs)."""
+    from porttrack import init as init_mod
+
+    path, notes = init_mod.write_starter(root, upstream=upstream, force=force)
+    for note in notes:
+        out.print(f"- {note}", markup=False)
+    out.print(f"wrote {path}", markup=False)
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Folder to build the demo in (default: a new temp folder).")] = None,
+) -> None:
+    """Build the bundled upstream+port example and run queue build, audit, reports and check on it."""
+    from porttrack import demo as demo_mod
+
+    result = demo_mod.run_demo(out_dir, console=out)
+    raise typer.Exit(result)
+
+
+# ---------------------------------------------------------------- queue
+
+
+@queue_app.command("build")
+def queue_build(
+    range_: Annotated[str, typer.Option("--range", help="Upstream range PIN..TARGET.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="Queue name; file is queue/<name>.toml.")] = None,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+) -> None:
+    """Walk an upstream git range and write a queue file of the commits touching mirrored paths."""
+    from porttrack import config as config_mod, queuebuild
+
+    cfg = config_mod.resolve_config(config)
+    path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err))
+    out.print(f"wrote {path}: {added} entries", markup=False)
+
+
+@queue_app.command("refresh")
+def queue_refresh(
+    target: Annotated[Optional[str], typer.Option("--target", help="New target (default: upstream HEAD).")] = None,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+) -> None:
+    """Append the entries past the queue's recorded target; numbering continues, human edits stay."""
+    from porttrack import config as config_mod, queuebuild
+
+    cfg = config_mod.resolve_config(config)
+    path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err))
+    out.print(f"{path}: {added} new entries" if added else f"{path}: nothing new", markup=False)
+
+
+@queue_app.command("show")
+def queue_show(
+    numbers: Annotated[Optional[list[int]], typer.Argument(help="Entry numbers (default: all).")] = None,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print entries with their verdicts, gates and evidence."""
+    from porttrack import config as config_mod, queuefile, show
+
+    cfg = config_mod.resolve_config(config)
+    qf = queuefile.load(config_mod.queue_path(cfg, queue))
+    entries = show.select(qf.queue, numbers or [])
+    if as_json:
+        print_json(show.as_json(entries))
+    else:
+        out.print(show.table(qf.queue, entries))
+
+
+# ---------------------------------------------------------------- probe / audit / report / check / headers
+
+
+@app.command()
+def probe(
+    symbols: Annotated[list[str], typer.Argument(help="Symbols (or regexes with --regex).")],
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="Paths under the port root (default: the code scope).")] = None,
+    control: Annotated[Optional[str], typer.Option("--control", help="Positive control symbol.")] = None,
+    regex: Annotated[bool, typer.Option("--regex", help="Treat arguments as regexes (multi-line allowed).")] = False,
+    rev: Annotated[Optional[str], typer.Option("--rev", help="Probe a git revision instead of the working tree.")] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Count symbols in the port with positive controls, code vs raw, and consumers."""
+    raise UserError("probe is not built yet.")
+
+
+@app.command()
+def audit(
+    entries: Annotated[Optional[str], typer.Option("--entries", help="Entry numbers, e.g. 121-160,170.")] = None,
+    write: Annotated[bool, typer.Option("--write", help="Record audit verdicts (never over human ones).")] = False,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
+    raise UserError("audit is not built yet.")
+
+
+@app.command()
+def report(
+    kind: Annotated[str, typer.Argument(help="sync or deferral")],
+    entries: Annotated[Optional[str], typer.Option("--entries", help="Entry numbers, e.g. 121-160.")] = None,
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="Write the report here (default: stdout).")] = None,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+) -> None:
+    """Write the team's sync or deferral report as markdown."""
+    raise UserError("report is not built yet.")
+
+
+@app.command()
+def check(
+    base: Annotated[Optional[str], typer.Option("--base", help="Git ref of the port to compare the queue against.")] = None,
+    format: Annotated[str, typer.Option("--format", help="text, json, github, sarif or junit.")] = "text",
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+) -> None:
+    """The CI gate: untriaged entries, live gates, stale citations, stale owners. Exit 1 on findings."""
+    raise UserError("check is not built yet.")
+
+
+@app.command()
+def headers(
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List each port file's upstream sources and pins from its provenance header."""
+    raise UserError("headers is not built yet.")
+
+
+# ---------------------------------------------------------------- kvref
+
+
+@validate_app.command("kv")
+def validate_kv(
+    impl: Annotated[str, typer.Option("--impl", help="Command that starts the port's harness.")],
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.", flag_value="", is_flag=False)] = None,
+    cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Drive a port's harness over the conformance protocol and compare with kvref."""
+    raise UserError("validate kv is not built yet.")
+
+
+@kvref_app.command("vectors")
+def kvref_vectors(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the JSON Lines files.")],
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics (sha prefix or preset).")] = None,
+    cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
+) -> None:
+    """Write conformance cases and kvref's answers as JSON Lines files."""
+    raise UserError("kvref vectors is not built yet.")
