@@ -1,0 +1,516 @@
+"""Queue files (DESIGN §4): load, validate and save them without losing a byte a person wrote.
+
+The tomlkit document is the source of truth: edits go into it key by key, so
+comments, spacing and key order elsewhere survive every rewrite. The dataclass
+model (`QueueFile.queue`) is rebuilt from the document after each edit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.items import AoT, Table
+
+from porttrack.config import parse_toml
+from porttrack.errors import UserError
+from porttrack.model import (
+    DISPOSITIONS,
+    GATE_KINDS,
+    VERDICT_BY,
+    VERDICTS,
+    Ack,
+    Entry,
+    Gate,
+    Part,
+    Queue,
+    QueueMeta,
+    Rule,
+    Symbols,
+)
+
+_HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\s]+?)\s*\]\]")
+_KEY = r"^\s*[\"']?{}[\"']?\s*="
+
+
+@dataclass
+class QueueFile:
+    path: Path
+    doc: tomlkit.TOMLDocument
+    queue: Queue
+    text: str  # exactly what was read (or last written); save refuses if the disk moved on
+
+
+# ---------------------------------------------------------------- reading
+
+
+def load(path: Path) -> QueueFile:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"queue file {path} does not exist.") from None
+    except OSError as e:
+        raise UserError(f"cannot read queue file {path}: {e.strerror}.") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line}: queue file is not UTF-8 text.") from None
+    return loads(text, path)
+
+
+def loads(text: str, path: Path) -> QueueFile:
+    doc = parse_toml(path, text)
+    qf = QueueFile(path=path, doc=doc, queue=Queue(QueueMeta(name="")), text=text)
+    qf.queue = _to_model(qf)
+    return qf
+
+
+def _header_lines(text: str) -> list[tuple[int, str]]:
+    """(line, name) of every `[[array.of.tables]]` header, in order."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        m = _HEADER.match(line)
+        if m:
+            out.append((i, re.sub(r"\s+", "", m.group(1))))
+    return out
+
+
+def _spans(text: str, name: str) -> list[tuple[int, int]]:
+    """[start, end) line spans of each `[[name]]` element, children included."""
+    heads = _header_lines(text)
+    nlines = text.count("\n") + 2
+    tops = [ln for ln, nm in heads if nm == name]
+    others = [ln for ln, nm in heads if "." not in nm and nm != name]
+    spans = []
+    for i, start in enumerate(tops):
+        nxt = [ln for ln in tops[i + 1 :] + others if ln > start]
+        # a plain [table] header also ends it
+        for j, line in enumerate(text.splitlines()[start:], start + 1):
+            if re.match(r"^\s*\[[^\[]", line) and not re.match(r"^\s*\[\s*" + re.escape(name) + r"\.", line):
+                nxt.append(j)
+                break
+        spans.append((start, min(nxt) if nxt else nlines))
+    return spans
+
+
+def _key_in(text: str, span: tuple[int, int], key: str) -> int | None:
+    lines = text.splitlines()
+    pat = re.compile(_KEY.format(re.escape(key)))
+    for i in range(span[0], min(span[1] - 1, len(lines))):
+        if pat.match(lines[i]):
+            return i + 1
+    return None
+
+
+def line_of(qf: QueueFile, n: int, key: str | None = None, part: str | None = None) -> int:
+    """1-based line of entry `n`'s header, or of `key` inside it (or inside its part named `part`)."""
+    entries = qf.doc.get("entry", [])
+    index = next((i for i, e in enumerate(entries) if e.get("n") == n), None)
+    spans = _spans(qf.text, "entry")
+    if index is None or index >= len(spans):
+        return 1
+    span = spans[index]
+    if part is not None:
+        for ln, nm in _header_lines(qf.text):
+            if nm == "entry.part" and span[0] < ln < span[1]:
+                name_line = _key_in(qf.text, (ln, span[1]), "name")
+                if name_line and part in qf.text.splitlines()[name_line - 1]:
+                    span = (ln, span[1])
+                    break
+    if key is None:
+        return span[0]
+    return _key_in(qf.text, span, key) or span[0]
+
+
+class _Where:
+    """Builds `file:line: entry N: ...` sentences while converting the document to the model."""
+
+    def __init__(self, qf: QueueFile):
+        self.qf = qf
+        self.spans = {"entry": _spans(qf.text, "entry"), "rule": _spans(qf.text, "rule"), "ack": _spans(qf.text, "ack")}
+
+    def at(self, table: str, index: int, key: str | None = None) -> str:
+        spans = self.spans.get(table, [])
+        if index >= len(spans):
+            return str(self.qf.path)
+        line = _key_in(self.qf.text, spans[index], key) if key else None
+        return f"{self.qf.path}:{line or spans[index][0]}"
+
+
+def _expect(value: Any, types: type | tuple, where: str, what: str, human: str) -> Any:
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,))):
+        raise UserError(f"{where}: {what} must be {human}, not {type(value).__name__}.")
+    return value
+
+
+def _str_list(value: Any, where: str, what: str) -> list[str]:
+    _expect(value, list, where, what, "a list of strings")
+    if not all(isinstance(v, str) for v in value):
+        raise UserError(f"{where}: {what} must be a list of strings.")
+    return list(value)
+
+
+def _int_list(value: Any, where: str, what: str) -> list[int]:
+    _expect(value, list, where, what, "a list of entry numbers")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise UserError(f"{where}: {what} must be a list of entry numbers.")
+    return list(value)
+
+
+def _gate(raw: Any, where: str, owner: str) -> Gate:
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: {owner} gate must be a table.")
+    kind = raw.get("kind", "")
+    if kind not in GATE_KINDS:
+        raise UserError(f"{where}: {owner} gate {raw.get('id', '?')!r} has unknown kind {kind!r} (one of {', '.join(GATE_KINDS)}).")
+    g = Gate(id=str(raw.get("id", "")), kind=kind)
+    for key in ("probe", "control", "established_at"):
+        if key in raw:
+            setattr(g, key, _expect(raw[key], str, where, f"{owner} gate {g.id!r} {key}", "a string"))
+    if "scope" in raw:
+        g.scope = _str_list(raw["scope"], where, f"{owner} gate {g.id!r} scope")
+    if "expect" in raw:
+        g.expect = _expect(raw["expect"], int, where, f"{owner} gate {g.id!r} expect", "an integer")
+    if "entry" in raw:
+        g.entry = _expect(raw["entry"], int, where, f"{owner} gate {g.id!r} entry", "an entry number")
+    if "regex" in raw:
+        g.regex = _expect(raw["regex"], bool, where, f"{owner} gate {g.id!r} regex", "true or false")
+    if kind == "count" and g.expect is None:
+        raise UserError(f"{where}: {owner} gate {g.id!r} of kind count needs expect = N.")
+    if kind == "entry-ported" and g.entry is None:
+        raise UserError(f"{where}: {owner} gate {g.id!r} of kind entry-ported needs entry = N.")
+    if kind != "entry-ported" and not g.probe:
+        raise UserError(f"{where}: {owner} gate {g.id!r} needs a probe.")
+    return g
+
+
+def _judgement(obj: Entry | Part, raw: dict, where, owner: str) -> None:
+    """The verdict fields entries and parts share."""
+    verdict = raw.get("verdict", obj.verdict)
+    if verdict not in VERDICTS:
+        raise UserError(f"{where('verdict')}: {owner} has unknown verdict {verdict!r} (one of {', '.join(VERDICTS)}).")
+    obj.verdict = verdict
+    vby = raw.get("verdict_by", "")
+    if vby and vby not in VERDICT_BY:
+        raise UserError(f"{where('verdict_by')}: {owner} verdict_by must be \"human\" or \"audit\", not {vby!r}.")
+    obj.verdict_by = vby
+    for key in ("reason", "owner", "rule"):
+        if key in raw:
+            setattr(obj, key, _expect(raw[key], str, where(key), f"{owner} {key}", "a string"))
+    if "blocked_by" in raw:
+        obj.blocked_by = _int_list(raw["blocked_by"], where("blocked_by"), f"{owner} blocked_by")
+    gates = raw.get("gate", [])
+    obj.gates = [_gate(g, where("gate"), owner) for g in _expect(gates, list, where("gate"), f"{owner} gate", "an array of tables")]
+
+
+def _to_model(qf: QueueFile) -> Queue:
+    doc = qf.doc.unwrap()
+    w = _Where(qf)
+    path = qf.path
+    head = doc.get("queue", {})
+    if not isinstance(head, dict):
+        raise UserError(f"{path}: [queue] must be a table.")
+    meta = QueueMeta(name=str(head.get("name", path.stem)))
+    for key in ("upstream", "pin", "target"):
+        if key in head:
+            setattr(meta, key, _expect(head[key], str, f"{path}", f"queue.{key}", "a string"))
+    if "paths" in head:
+        meta.paths = _str_list(head["paths"], str(path), "queue.paths")
+    if "range_commits" in head:
+        meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
+    q = Queue(meta=meta)
+
+    raw_entries = doc.get("entry", [])
+    _expect(raw_entries, list, str(path), "entry", "an array of tables ([[entry]])")
+    seen: dict[int, str] = {}
+    for i, raw in enumerate(raw_entries):
+        def where(key=None, i=i):
+            return w.at("entry", i, key)
+
+        n = raw.get("n")
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise UserError(f"{where('n')}: entry number {i + 1} needs n = an integer.")
+        if n in seen:
+            raise UserError(f"{where('n')}: duplicate entry number n = {n} (first at {seen[n]}).")
+        seen[n] = where("n")
+        label = f"entry {n}"
+        e = Entry(n=n, sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
+                  subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"))
+        if "date" in raw:
+            d = raw["date"]
+            if isinstance(d, dt.datetime):
+                d = d.date()
+            e.date = _expect(d, dt.date, where("date"), f"{label} date", "a date (YYYY-MM-DD)")
+        for key in ("pr", "reverts"):
+            if key in raw:
+                setattr(e, key, _expect(raw[key], int, where(key), f"{label} {key}", "an integer"))
+        if "files" in raw:
+            e.files = _str_list(raw["files"], where("files"), f"{label} files")
+        for key in ("renames", "stat"):
+            if key in raw:
+                setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
+        disp = raw.get("disposition", e.disposition)
+        if disp not in DISPOSITIONS:
+            raise UserError(f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)}).")
+        e.disposition = disp
+        for key in ("size", "landing"):
+            if key in raw:
+                setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
+        if "evidence" in raw:
+            e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
+        syms = raw.get("symbols", {})
+        _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
+        e.symbols = Symbols(**{f.name: _str_list(syms.get(f.name, []), where("symbols"), f"{label} symbols.{f.name}") for f in fields(Symbols)})
+        _judgement(e, raw, where, label)
+        for part in _expect(raw.get("part", []), list, where("part"), f"{label} part", "an array of tables"):
+            p = Part(name=str(part.get("name", "")))
+            _judgement(p, part, where, f"{label} part {p.name!r}")
+            if "files" in part:
+                p.files = _str_list(part["files"], where("part"), f"{label} part files")
+            if "symbols" in part:
+                p.symbols = _str_list(part["symbols"], where("part"), f"{label} part symbols")
+            e.parts.append(p)
+        q.entries.append(e)
+
+    for i, raw in enumerate(_expect(doc.get("rule", []), list, str(path), "rule", "an array of tables ([[rule]])")):
+        def where(key=None, i=i):
+            return w.at("rule", i, key)
+
+        r = Rule(upstream=_expect(raw.get("upstream", ""), str, where("upstream"), "rule upstream", "a glob string"),
+                 verdict=raw.get("verdict", ""))
+        if r.verdict not in VERDICTS:
+            raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
+        r.reason = str(raw.get("reason", ""))
+        r.gates = [_gate(g, where("gate"), f"rule {r.upstream!r}") for g in raw.get("gate", [])]
+        q.rules.append(r)
+
+    for i, raw in enumerate(_expect(doc.get("ack", []), list, str(path), "ack", "an array of tables ([[ack]])")):
+        where = w.at("ack", i)
+        a = Ack(code=_expect(raw.get("code", ""), str, where, "ack code", "a string"),
+                reason=_expect(raw.get("reason", ""), str, where, "ack reason", "a string"))
+        if not a.reason:
+            raise UserError(f"{where}: an acknowledgement needs a reason.")
+        if "entry" in raw:
+            a.entry = _expect(raw["entry"], int, where, "ack entry", "an entry number")
+        if "expires" in raw:
+            a.expires = _expect(raw["expires"], dt.date, where, "ack expires", "a date (YYYY-MM-DD)")
+        a.gate = str(raw.get("gate", ""))
+        q.acks.append(a)
+
+    # references between entries, once all numbers are known
+    for i, e in enumerate(q.entries):
+        for owner, obj in [(f"entry {e.n}", e)] + [(f"entry {e.n} part {p.name!r}", p) for p in e.parts]:
+            for b in obj.blocked_by:
+                if b not in seen:
+                    raise UserError(f"{w.at('entry', i, 'blocked_by')}: {owner} is blocked_by {b}, which is no entry of this queue.")
+            for g in obj.gates:
+                if g.kind == "entry-ported" and g.entry not in seen:
+                    raise UserError(f"{w.at('entry', i, 'gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue.")
+    return q
+
+
+# ---------------------------------------------------------------- writing
+
+
+def new(path: Path, meta: QueueMeta) -> QueueFile:
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("porttrack queue: entries are numbered once and never renumbered."))
+    doc.add(tomlkit.comment("Edit verdicts, reasons and gates freely; porttrack rewrites only the keys it owns."))
+    doc.add(tomlkit.nl())
+    head = tomlkit.table()
+    head["name"] = meta.name
+    head["upstream"] = meta.upstream
+    head["pin"] = meta.pin
+    head["target"] = meta.target
+    head["paths"] = meta.paths
+    head["range_commits"] = meta.range_commits
+    doc["queue"] = head
+    return QueueFile(path=path, doc=doc, queue=Queue(meta=meta), text="")
+
+
+def set_meta(qf: QueueFile, **values: Any) -> None:
+    head = qf.doc["queue"]
+    for key, value in values.items():
+        if head.get(key) != value:
+            head[key] = value
+    qf.queue = _to_model(_reparsed(qf))
+
+
+def _toml_value(key: str, value: Any) -> Any:
+    if key == "evidence" or (key == "files" and len(value) > 2):
+        arr = tomlkit.array()
+        arr.extend(value)
+        arr.multiline(True)
+        return arr
+    if key == "symbols" and isinstance(value, Symbols):
+        t = tomlkit.table()
+        for f in fields(Symbols):
+            t[f.name] = list(getattr(value, f.name))
+        return t
+    if key in ("renames", "stat"):
+        t = tomlkit.inline_table()
+        t.update(value)
+        return t
+    return value
+
+
+def _gate_table(g: Gate) -> Table:
+    t = tomlkit.table()
+    t["id"] = g.id
+    t["kind"] = g.kind
+    if g.kind != "entry-ported":
+        t["probe"] = g.probe
+        t["scope"] = list(g.scope)
+        if g.control:
+            t["control"] = g.control
+    if g.regex:
+        t["regex"] = True
+    if g.expect is not None:
+        t["expect"] = g.expect
+    if g.entry is not None:
+        t["entry"] = g.entry
+    if g.established_at:
+        t["established_at"] = g.established_at
+    return t
+
+
+def _set_fields(table: Table, values: dict[str, Any]) -> None:
+    for key, value in values.items():
+        if key == "gates":
+            if [_gate_table(g).unwrap() for g in value] == [g for g in table.unwrap().get("gate", [])]:
+                continue
+            if "gate" in table:
+                del table["gate"]
+            if value:
+                aot = tomlkit.aot()
+                for g in value:
+                    aot.append(_gate_table(g))
+                table["gate"] = aot
+            continue
+        if key == "parts":
+            raise ValueError("parts are edited one at a time with set_entry(..., part=name)")
+        current = table.get(key)
+        plain = value.__dict__ if isinstance(value, Symbols) else value
+        if current is not None and (current.unwrap() if hasattr(current, "unwrap") else current) == plain:
+            continue
+        if value is None:
+            if key in table:
+                del table[key]
+            continue
+        table[key] = _toml_value(key, value)
+
+
+def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> None:
+    """Set keys of entry `n` (or of its part named `part`); keys already equal are left untouched."""
+    table = next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+    if table is None:
+        raise UserError(f"{qf.path}: no entry n = {n}.")
+    if part is not None:
+        table = next((p for p in table.get("part", []) if p.get("name") == part), None)
+        if table is None:
+            raise UserError(f"{qf.path}:{line_of(qf, n)}: entry {n} has no part named {part!r}.")
+    _set_fields(table, values)
+    qf.queue = _to_model(_reparsed(qf))
+
+
+def entry_table(e: Entry) -> Table:
+    """A new [[entry]] table with every key a person may want to fill in, in reading order."""
+    t = tomlkit.table()
+    t["n"] = e.n
+    t["sha"] = e.sha
+    if e.pr is not None:
+        t["pr"] = e.pr
+    if e.reverts is not None:
+        t["reverts"] = e.reverts
+    t["subject"] = e.subject
+    if e.date is not None:
+        t["date"] = e.date
+    t["files"] = _toml_value("files", e.files)
+    if e.renames:
+        t["renames"] = _toml_value("renames", e.renames)
+    if e.stat:
+        t["stat"] = _toml_value("stat", e.stat)
+    t["disposition"] = e.disposition
+    t["verdict"] = e.verdict
+    t["verdict_by"] = e.verdict_by
+    t["reason"] = e.reason
+    t["owner"] = e.owner
+    t["blocked_by"] = e.blocked_by
+    t["size"] = e.size
+    if e.landing:
+        t["landing"] = e.landing
+    if e.rule:
+        t["rule"] = e.rule
+    if e.evidence:
+        t["evidence"] = _toml_value("evidence", e.evidence)
+    t["symbols"] = _toml_value("symbols", e.symbols)
+    if e.gates:
+        aot = tomlkit.aot()
+        for g in e.gates:
+            aot.append(_gate_table(g))
+        t["gate"] = aot
+    return t
+
+
+def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
+    """Append new entries; numbers already used are refused so numbering stays stable."""
+    used = {e.n for e in qf.queue.entries}
+    if "entry" not in qf.doc:
+        qf.doc.add(tomlkit.nl())
+        qf.doc["entry"] = tomlkit.aot()
+    aot = qf.doc["entry"]
+    for e in entries:
+        if e.n in used:
+            raise UserError(f"{qf.path}: entry number {e.n} is already used; numbers are never reused.")
+        used.add(e.n)
+        aot.append(entry_table(e))
+    qf.queue = _to_model(_reparsed(qf))
+
+
+def _reparsed(qf: QueueFile) -> QueueFile:
+    """A view of the edited document with line numbers that match its new text."""
+    return QueueFile(path=qf.path, doc=qf.doc, queue=qf.queue, text=qf.doc.as_string())
+
+
+def dumps(qf: QueueFile) -> str:
+    return qf.doc.as_string()
+
+
+def save(qf: QueueFile) -> bool:
+    """Write atomically; refuse when the file changed on disk since it was read. True when bytes changed."""
+    text = dumps(qf)
+    on_disk: str | None
+    try:
+        on_disk = qf.path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        on_disk = None
+    except (OSError, UnicodeDecodeError):
+        on_disk = "\0unreadable"
+    expected = qf.text if qf.text else None
+    if on_disk != expected:
+        raise UserError(f"{qf.path} changed on disk since porttrack read it; nothing was written, run the command again.")
+    if text == qf.text:
+        return False
+    qf.path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{qf.path.name}.", suffix=".tmp", dir=qf.path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if qf.path.exists():
+            os.chmod(tmp, qf.path.stat().st_mode & 0o777)
+        os.replace(tmp, qf.path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    qf.text = text
+    return True
