@@ -1,0 +1,159 @@
+"""queue build / refresh: turn an upstream walk into numbered queue entries."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from porttrack import gitio, queuefile, walk
+from porttrack.cache import cache_root
+from porttrack.config import Config, inside
+from porttrack.errors import UserError
+from porttrack.model import Entry, QueueMeta
+
+
+class ConsoleProgress:
+    """A rich bar on a terminal, a plain line every `every` commits otherwise."""
+
+    def __init__(self, console: Console, every: int = 200):
+        self.console = console
+        self.every = every
+        self._bar: Progress | None = None
+        self._task = None
+        self._last = 0
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self.console.is_terminal:
+            if self._bar is None:
+                self._bar = Progress(TextColumn("walking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                     console=self.console, transient=True)
+                self._bar.start()
+                self._task = self._bar.add_task("walk", total=total)
+            self._bar.update(self._task, completed=done, total=total)
+        elif done - self._last >= self.every or (total is not None and done == total and done != self._last):
+            self._last = done
+            self.console.print(f"walked {done}{'/' + str(total) if total else ''} commits", markup=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def console_progress(console: Console) -> ConsoleProgress:
+    return ConsoleProgress(console)
+
+
+def _upstream(cfg: Config) -> Path:
+    if cfg.upstream_repo is None:
+        raise UserError(f"{cfg.path}: [upstream] repo is not set; queue build needs a local upstream checkout.")
+    return gitio.require_repo(cfg.upstream_repo, f"{cfg.path}: [upstream] repo")
+
+
+def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> list[Entry]:
+    """One entry per walked commit, numbered from `first_n`, keeping only the files under `paths`."""
+    def mirrored(p: str) -> bool:
+        return any(p == root.rstrip("/") or p.startswith(root.rstrip("/") + "/") for root in paths)
+
+    entries = []
+    for i, c in enumerate(result.commits):
+        files = [f for f in c.files if mirrored(f.path) or (f.old_path and mirrored(f.old_path))]
+        entries.append(Entry(
+            n=first_n + i,
+            sha=c.sha,
+            subject=c.subject,
+            date=c.date,
+            pr=c.pr,
+            reverts=c.reverts,
+            files=[f.path for f in files],
+            renames={f.path: f.old_path for f in files if f.old_path and f.old_path != f.path},
+            stat={f.path: [f.insertions, f.deletions] for f in files},
+            symbols=c.symbols,
+        ))
+    return entries
+
+
+def _walk(cfg: Config, repo: Path, rev_range: str, progress) -> walk.WalkResult:
+    try:
+        return walk.walk(
+            repo, rev_range, cfg.upstream_paths,
+            pr_pattern=cfg.pr_pattern,
+            first_parent=cfg.merges == "first-parent",
+            cache_dir=cache_root(cfg.cache_dir or None),
+            progress=progress,
+        )
+    finally:
+        if hasattr(progress, "close"):
+            progress.close()
+
+
+def default_name(target: str) -> str:
+    return f"sync-{target[:10]}"
+
+
+def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path | None = None,
+          progress: Callable | None = None) -> tuple[Path, int]:
+    repo = _upstream(cfg)
+    if ".." not in rev_range:
+        raise UserError(f"--range {rev_range!r} must look like PIN..TARGET.")
+    result = _walk(cfg, repo, rev_range, progress)
+    if name is not None and not re.fullmatch(r"[\w.-]+", name):
+        raise UserError(f"--name {name!r} may hold only letters, digits, '.', '_' and '-'.")
+    stem = name or default_name(result.target)
+    path = queue if queue is not None else Path(f"queue/{stem}.toml")
+    rel = path if not path.is_absolute() else path.resolve()
+    if path.is_absolute():
+        try:
+            rel = rel.relative_to(cfg.port_root.resolve())
+        except ValueError:
+            raise UserError(f"queue path {path} lies outside the port root {cfg.port_root}.") from None
+    full = inside(cfg.port_root, str(rel), "queue path")
+    if full.exists():
+        raise UserError(f"{full} already exists; use `porttrack queue refresh` to append to it.")
+    meta = QueueMeta(
+        name=f"{stem} {result.pin[:10]}..{result.target[:10]}",
+        upstream=cfg.upstream_name or repo.name,
+        pin=result.pin,
+        target=result.target,
+        paths=list(cfg.upstream_paths),
+        range_commits=result.total_commits,
+    )
+    qf = queuefile.new(full, meta)
+    entries = entries_from(result, cfg.upstream_paths, 1)
+    queuefile.append_entries(qf, entries)
+    queuefile.save(qf)
+    return full, len(entries)
+
+
+def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None,
+            progress: Callable | None = None) -> tuple[Path, int]:
+    from porttrack.config import queue_path
+
+    path = queue_path(cfg, queue)
+    qf = queuefile.load(path)
+    repo = _upstream(cfg)
+    old = qf.queue.meta.target
+    if not old:
+        raise UserError(f"{path}: [queue] target is empty, so there is nothing to refresh from.")
+    new_target = gitio.rev_parse(repo, target or "HEAD")
+    if new_target is None:
+        raise UserError(f"--target {target or 'HEAD'!r} is no commit of the upstream repository {repo}.")
+    if gitio.rev_parse(repo, old) is None:
+        raise UserError(f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?).")
+    if new_target == old:
+        return path, 0
+    result = _walk(cfg, repo, f"{old}..{new_target}", progress)
+    known = {e.sha for e in qf.queue.entries}
+    fresh = [c for c in result.commits if c.sha not in known]
+    result.commits = fresh
+    entries = entries_from(result, qf.queue.meta.paths or cfg.upstream_paths, qf.queue.next_n)
+    if entries:
+        queuefile.append_entries(qf, entries)
+    queuefile.set_meta(qf, target=new_target, range_commits=qf.queue.meta.range_commits + result.total_commits)
+    queuefile.save(qf)
+    return path, len(entries)
