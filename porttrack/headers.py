@@ -1,0 +1,367 @@
+"""Provenance headers (DESIGN §9.1): which upstream files each port file says it came from, at which pin.
+
+The port's own statements beat path arithmetic, so the upstream→port map starts here.
+Only comment text is read: the first `scan_lines` lines for the file's header, and
+the whole file for body-level `Ported from: path:NN (Symbol)` lines.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from porttrack import gitio
+
+# Files whose comments we read; `#` comments for scripts, `//` and `/* */` for the C family.
+_HASH = {".py", ".sh", ".cmake", ".pyi", ".bash"}
+_SLASH = {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl", ".ipp", ".metal", ".m", ".mm"}
+HEADER_SUFFIXES = _HASH | _SLASH
+
+_PIN_RE = re.compile(r"@\s*(?:pin\s+)?`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])")
+# A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
+_PATH = r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
+_QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
+_SOURCE_RE = re.compile(r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?")
+# The statements that name sources; "Ports" only counts when a path follows at once.
+_LABEL_RE = re.compile(
+    r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+ports?\s+of|ported\s+from|\(?upstream(?=\s*:)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
+)
+_REIMPL_RE = re.compile(r"(?i)REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT")
+_ORIGINAL_RE = re.compile(
+    r"(?i:\bno\s+(?:direct\s+)?upstream\s+(?:vllm\s+)?(?:mirror|counterpart|equivalent)\b)"
+    r"|(?i:^\s*[\w.+\-]+\s+original\b)|(?i:\b[\w\-]+\.(?:cpp|rs|go|js|ts)\s+original\b)|\bORIGINAL\b"
+)
+_SEE_RE = re.compile(r"(?i)\bsee\s+`?((?:[\w.\-]+/)*[\w.\-]+\.(?:h|hpp|hh|cuh))`?")
+_SEP_AFTER_PIN = re.compile(r"\s*(?:\+|,|;|\band\b)\s*")
+
+
+@dataclass
+class Source:
+    upstream: str  # normalised upstream path (vllm/tests/... becomes tests/...)
+    pin: str = ""  # 7-40 hex, as written; "" when the statement names none
+    qualifier: str = ""  # ":225-420", "::Symbol", or a body line's "(Symbol)"
+    line: int = 0  # 1-based line of the statement in the port file
+
+
+@dataclass
+class Provenance:
+    path: str  # port path relative to the root, "/" separated
+    sources: list[Source]
+    original: bool = False
+    inherits: str = ""  # "See include/x.h": the header whose provenance this file shares
+    symbol_lines: list[Source] = field(default_factory=list)  # body-level "Ported from: path:NN (Symbol)"
+    reimplemented: bool = False  # REIMPLEMENTED-FROM-WIRE-FORMAT: sources are the format, not code
+
+    @property
+    def kind(self) -> str:
+        """ported | reimplemented | original | inherits | none."""
+        if self.reimplemented:
+            return "reimplemented"
+        if self.sources:
+            return "ported"
+        if self.original:
+            return "original"
+        if self.inherits:
+            return "inherits"
+        return "none"
+
+    @property
+    def unpinned(self) -> list[Source]:
+        return [s for s in self.sources if not s.pin]
+
+
+def normalise_upstream(path: str) -> str:
+    path = path.strip("`")
+    if path.startswith("vllm/tests/"):
+        return path[len("vllm/") :]
+    return path
+
+
+def comment_lines(text: str, suffix: str, limit: int | None) -> list[tuple[int, str]]:
+    """(1-based line, comment text without its markers) for comment lines among the first `limit` lines."""
+    hash_style = suffix in _HASH
+    out: list[tuple[int, str]] = []
+    in_block = False
+    for i, raw in enumerate(text.splitlines(), 1):
+        if limit is not None and i > limit:
+            break
+        s = raw.strip()
+        if hash_style:
+            if s.startswith("#!") and i == 1:
+                continue
+            if s.startswith("#"):
+                out.append((i, s.lstrip("#").strip()))
+            elif s.startswith(('"""', "'''")) and i <= 3:
+                # a module docstring at the top reads like a header comment
+                out.append((i, s.strip("\"'").strip()))
+            continue
+        if in_block:
+            end = s.find("*/")
+            body = s[:end] if end >= 0 else s
+            out.append((i, body.lstrip("*").strip()))
+            in_block = end < 0
+        elif s.startswith("//"):
+            out.append((i, s.lstrip("/").lstrip("!<").strip()))
+        elif s.startswith("/*"):
+            end = s.find("*/", 2)
+            body = s[2:end] if end >= 0 else s[2:]
+            out.append((i, body.lstrip("*!").strip()))
+            in_block = end < 0
+    return out
+
+
+def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, int]:
+    """The text of the statement whose label ends at column `start` of lines[k], joined over continuations.
+
+    A line ending in "/" continues without a space (a path split over two lines); a line
+    ending in "@", "+", "," or "and", or a next line starting with "@", continues with one.
+    A bare label takes the following lines that start with a path or "@", one source per line.
+    Returns the text and the index of the last line used.
+    """
+    text = lines[k][1][start:].strip()
+    j = k
+    bare = not text
+    while j + 1 < len(lines) and lines[j + 1][0] == lines[j][0] + 1:
+        nxt = lines[j + 1][1]
+        if not nxt:
+            break
+        if text.endswith("/"):
+            text += nxt
+        elif re.search(r"(?:@|\+|,|\band)$", text) or nxt.startswith("@") or (
+            bare and re.match(r"`?(?:[A-Za-z0-9_.\-]+/|" + _PATH + ")", nxt)
+        ):
+            text += " " + nxt
+        else:
+            break
+        j += 1
+    return text, j
+
+
+def _parse_sources(text: str, line: int) -> list[Source]:
+    """Sources in a statement: paths with qualifiers, joined by + , and; each pin covers the pinless ones before it."""
+    sources: list[Source] = []
+    pending: list[Source] = []
+    pos = 0
+    after_pin = False
+    while pos < len(text):
+        if after_pin:
+            sep = _SEP_AFTER_PIN.match(text, pos)
+            if not sep:
+                break  # trailing notes after the pin
+            pos = sep.end()
+        m = _SOURCE_RE.search(text, pos)
+        p = _PIN_RE.search(text, pos)
+        if p and (not m or p.start() < m.start()):
+            for s in pending:
+                s.pin = p.group(1)
+            pending = []
+            pos = p.end()
+            after_pin = True
+            continue
+        if not m:
+            break
+        if after_pin and m.start() != pos:
+            break
+        qual = m.group("qual") or ""
+        if not qual and m.group("sym"):
+            qual = f"({m.group('sym')})"
+        src = Source(normalise_upstream(m.group("path")), qualifier=qual, line=line)
+        sources.append(src)
+        pending.append(src)
+        pos = m.end()
+        after_pin = False
+    return sources
+
+
+def parse_header(path: str, text: str, *, scan_lines: int = 40) -> Provenance:
+    """Provenance of one port file from its text."""
+    suffix = Path(path).suffix.lower()
+    prov = Provenance(path=path, sources=[])
+    head = comment_lines(text, suffix, scan_lines)
+    k = 0
+    while k < len(head):
+        lineno, body = head[k]
+        label = _LABEL_RE.search(body)
+        if label:
+            stmt, last = _statement(head, k, label.end())
+            found = _parse_sources(stmt, lineno)
+            if _REIMPL_RE.search(label.group("label")):
+                prov.reimplemented = True
+            prov.sources.extend(found)
+            if found or not stmt:
+                k = last + 1
+                continue
+        if not prov.original and _ORIGINAL_RE.search(body):
+            prov.original = True
+        if not prov.inherits:
+            see = _SEE_RE.search(body)
+            if see and see.group(1) != Path(path).name:
+                prov.inherits = see.group(1)
+        k += 1
+    # Body-level statements are symbol provenance: they name where one piece came from.
+    for lineno, body in comment_lines(text, suffix, None):
+        if lineno <= scan_lines:
+            continue
+        label = _LABEL_RE.search(body)
+        if label:
+            stmt, _ = _statement([(lineno, body)], 0, label.end())
+            for s in _parse_sources(stmt, lineno):
+                prov.symbol_lines.append(s)
+    return prov
+
+
+def _list_files(root: Path) -> list[str]:
+    if gitio.is_git_repo(root):
+        out = gitio.git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
+        prefix = gitio.git(root, "rev-parse", "--show-prefix").decode().strip()
+        if prefix:  # ls-files answers relative to cwd (-C root), already what we want
+            pass
+        return sorted(n for n in names if Path(n).suffix.lower() in HEADER_SUFFIXES)
+    return sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.suffix.lower() in HEADER_SUFFIXES
+    )
+
+
+def scan_headers(root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40) -> list[Provenance]:
+    """Provenance of every commentable file under `root` (or of `paths`), sorted by path.
+
+    Unreadable and non-UTF-8 files are skipped: they carry no header we could read.
+    """
+    root = Path(root)
+    names = sorted(set(paths)) if paths is not None else _list_files(root)
+    provs = []
+    for name in names:
+        try:
+            text = (root / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        provs.append(parse_header(name, text, scan_lines=scan_lines))
+    _resolve_inherits(provs)
+    return provs
+
+
+def _resolve_inherits(provs: list[Provenance]) -> None:
+    """Turn "See x.h" into the port path of that header, when one file in the scan ends with it."""
+    paths = [p.path for p in provs]
+    for prov in provs:
+        if not prov.inherits or prov.inherits in paths:
+            continue
+        tail = "/" + prov.inherits.lstrip("/")
+        same_dir = str(Path(prov.path).parent / prov.inherits)
+        hits = [p for p in paths if p == same_dir] or [p for p in paths if p.endswith(tail)]
+        if len(hits) == 1:
+            prov.inherits = hits[0]
+
+
+def effective_sources(prov: Provenance, by_path: dict[str, Provenance]) -> list[Source]:
+    """A file's own sources, else those of the header it says to see (one hop is all the tree uses)."""
+    if prov.sources:
+        return prov.sources
+    if prov.inherits and not prov.original and prov.inherits in by_path:
+        return by_path[prov.inherits].sources
+    return []
+
+
+def upstream_map(provs: Iterable[Provenance]) -> dict[str, list[str]]:
+    """upstream path -> port paths that name it as a source (header sources, inherited ones included)."""
+    provs = list(provs)
+    by_path = {p.path: p for p in provs}
+    out: dict[str, list[str]] = {}
+    for prov in provs:
+        for s in effective_sources(prov, by_path):
+            bucket = out.setdefault(s.upstream, [])
+            if prov.path not in bucket:
+                bucket.append(prov.path)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def pins_of(provs: Iterable[Provenance]) -> dict[str, list[str]]:
+    """port path -> the distinct pins its header states (inherited ones included)."""
+    provs = list(provs)
+    by_path = {p.path: p for p in provs}
+    out = {}
+    for prov in provs:
+        pins = sorted({s.pin for s in effective_sources(prov, by_path) if s.pin})
+        if pins:
+            out[prov.path] = pins
+    return out
+
+
+def port_commit_pins(root: Path, pins: Iterable[str]) -> dict[str, str]:
+    """pin -> full sha, for the pins that resolve as commits of the port itself (so are not upstream pins)."""
+    pins = sorted(set(pins))
+    if not pins or not gitio.is_git_repo(root):
+        return {}
+    query = "".join(f"{p}^{{commit}}\n" for p in pins).encode()
+    proc = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        input=query,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    out = {}
+    for pin, line in zip(pins, proc.stdout.decode().splitlines()):
+        parts = line.split()
+        if len(parts) == 2 and parts[1] == "commit":
+            out[pin] = parts[0]
+    return out
+
+
+def pin_matches(pin: str, sha: str) -> bool:
+    """Pins are 7-40 hex: two name the same commit when one is a prefix of the other."""
+    if not pin or not sha:
+        return False
+    pin, sha = pin.lower(), sha.lower()
+    return sha.startswith(pin) or pin.startswith(sha)
+
+
+@dataclass
+class HeadersReport:
+    files: list[Provenance]
+    unpinned: list[tuple[str, Source]]  # (port path, source without a pin)
+    port_pins: dict[str, str]  # pin -> port commit it resolves to
+    counts: dict[str, int]
+
+    def as_json(self) -> dict:
+        by_path = {p.path: p for p in self.files}
+        return {
+            "counts": self.counts,
+            "files": [
+                {
+                    "path": p.path,
+                    "kind": p.kind,
+                    "inherits": p.inherits,
+                    "sources": [
+                        {"upstream": s.upstream, "pin": s.pin, "qualifier": s.qualifier, "line": s.line}
+                        for s in effective_sources(p, by_path)
+                    ],
+                    "symbol_lines": len(p.symbol_lines),
+                }
+                for p in self.files
+            ],
+            "unpinned": [{"path": path, "upstream": s.upstream, "line": s.line} for path, s in self.unpinned],
+            "port_commit_pins": self.port_pins,
+        }
+
+
+def headers_report(root: Path, *, scan_lines: int = 40, scopes: list[str] | None = None) -> HeadersReport:
+    """Everything `porttrack headers` prints: per file kind and sources, unpinned claims, port-commit pins."""
+    provs = scan_headers(root, scan_lines=scan_lines)
+    if scopes:
+        provs = [p for p in provs if any(p.path == s or p.path.startswith(s.rstrip("/") + "/") for s in scopes)]
+    by_path = {p.path: p for p in provs}
+    unpinned = [(p.path, s) for p in provs for s in p.unpinned]
+    port_pins = port_commit_pins(root, {s.pin for p in provs for s in p.sources if s.pin})
+    counts: dict[str, int] = {}
+    for p in provs:
+        kind = p.kind
+        if kind == "inherits" and effective_sources(p, by_path):
+            kind = "ported"
+        counts[kind] = counts.get(kind, 0) + 1
+    counts["unpinned-files"] = len({path for path, _ in unpinned})
+    counts["port-commit-pins"] = len(port_pins)
+    return HeadersReport(provs, unpinned, port_pins, dict(sorted(counts.items())))

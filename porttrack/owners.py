@@ -1,0 +1,166 @@
+"""Roadmap matrices (DESIGN §9.3): rows with a stable ID, a state, and the upstream code they track.
+
+Tables are read with markdown-it-py, not by splitting on "|": cells hold code spans
+and links that may themselves contain pipes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from porttrack.config import inside
+from porttrack.errors import UserError
+
+_md = MarkdownIt("commonmark").enable("table")
+
+
+@dataclass
+class Row:
+    id: str
+    state: str
+    matrix: str  # matrix path relative to the port root
+    line: int  # 1-based line of the row
+    cells: dict[str, str] = field(default_factory=dict)  # header -> cell text (inline markdown as written)
+    upstream: str = ""  # the upstream cell's text
+
+    @property
+    def where(self) -> str:
+        return f"{self.matrix}:{self.line}"
+
+
+def _plain(cell: str) -> str:
+    return cell.strip().strip("`*_ ").strip()
+
+
+def _state(cell: str) -> str:
+    """The state is the cell's first code span (`ACTIVE` — notes...), else its first word."""
+    m = re.match(r"\s*\**`([^`]+)`", cell)
+    if m:
+        return m.group(1).strip()
+    words = _plain(cell).split()
+    return words[0].strip(".,;:*") if words else ""
+
+
+def parse_matrix(rel: str, text: str, *, id_pattern: str) -> list[Row]:
+    """Rows of every table in one matrix whose first cell is an ID; other tables (summaries) are skipped."""
+    idre = re.compile(id_pattern)
+    rows: list[Row] = []
+    tokens = _md.parse(text)
+    headers: list[str] = []
+    cells: list[str] = []
+    in_head = False
+    row_line = 0
+    for k, tok in enumerate(tokens):
+        t = tok.type
+        if t == "thead_open":
+            in_head, headers = True, []
+        elif t == "thead_close":
+            in_head = False
+        elif t == "tr_open":
+            cells = []
+            row_line = tok.map[0] + 1 if tok.map else 0
+        elif t == "inline" and k and tokens[k - 1].type in ("th_open", "td_open"):
+            (headers if in_head else cells).append(tok.content)
+        elif t == "tr_close" and not in_head and cells:
+            first = _plain(cells[0])
+            if not idre.fullmatch(first):
+                continue
+            named = {h: (cells[i] if i < len(cells) else "") for i, h in enumerate(headers)}
+            state_col = next((h for h in headers if _plain(h).lower() in ("state", "status")), None)
+            up_col = next((h for h in headers if "upstream" in h.lower()), None)
+            rows.append(
+                Row(
+                    id=first,
+                    state=_state(named.get(state_col, "")) if state_col else "",
+                    matrix=rel,
+                    line=row_line,
+                    cells=named,
+                    upstream=named.get(up_col, "") if up_col else "",
+                )
+            )
+    return rows
+
+
+def load_rows(root: Path, globs: list[str], *, id_pattern: str) -> list[Row]:
+    """Rows of all matrices matching `globs` under the port root, in path order then line order."""
+    root = Path(root)
+    seen: set[Path] = set()
+    rows: list[Row] = []
+    for g in globs:
+        inside(root, g.split("*")[0] or ".", "owners.matrices entry")
+        for p in sorted(root.glob(g)):
+            if p in seen or not p.is_file():
+                continue
+            seen.add(p)
+            rel = p.relative_to(root).as_posix()
+            inside(root, rel, "matrix")
+            try:
+                text = p.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise UserError(f"matrix {rel} is not UTF-8 text.") from None
+            except OSError as e:
+                raise UserError(f"cannot read matrix {rel}: {e.strerror}.") from None
+            rows.extend(parse_matrix(rel, text, id_pattern=id_pattern))
+    return rows
+
+
+def row_by_id(rows: list[Row], row_id: str) -> Row | None:
+    return next((r for r in rows if r.id == row_id), None)
+
+
+def owner_text(row: Row) -> str:
+    """How an owner is written into a queue: the row ID plus where the row is."""
+    return f"{row.id} ({row.where})"
+
+
+def owner_id(owner: str) -> str:
+    """The row ID of an owner as written ("KV-X (path:line)" or just "KV-X")."""
+    return owner.split(" (", 1)[0].strip().strip("`")
+
+
+def cites_path(cell: str, path: str) -> bool:
+    """The cell names `path` as a whole path (a `:NN`, `:NN-MM`, `::Symbol` or `#L12` qualifier may follow)."""
+    variants = {path}
+    if path.startswith("tests/"):
+        variants.add("vllm/" + path)  # the tree writes upstream tests both ways
+    return any(re.search(r"(?<![\w./\-])" + re.escape(v) + r"(?![\w/\-]|\.\w)", cell) for v in variants)
+
+
+def cites_symbol(cell: str, symbol: str) -> bool:
+    """The cell names the symbol as a whole identifier: as written, or `A::b` for `A.b`."""
+    if len(symbol.split(".")[-1].lstrip("_")) < 4:  # short names (`run`, `get`) would match prose
+        return False
+    forms = {symbol, symbol.replace(".", "::")}
+    return any(re.search(r"(?<![\w.:])" + re.escape(f) + r"(?![\w])", cell) for f in forms)
+
+
+def cites_pr(cell: str, pr: int) -> bool:
+    return re.search(r"(?:#|/pull/)" + str(pr) + r"(?!\d)", cell) is not None
+
+
+def find_owner(
+    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: list[str]
+) -> Row | None:
+    """The first open row whose upstream cell cites the PR, else one of the paths, else a symbol."""
+    done = {s.upper() for s in done_states}
+    open_rows = [r for r in rows if r.state.upper() not in done]
+    if pr is not None:
+        for r in open_rows:
+            if cites_pr(r.upstream, pr):
+                return r
+    for r in open_rows:
+        if any(cites_path(r.upstream, p) for p in paths):
+            return r
+    for r in open_rows:
+        if any(cites_symbol(r.upstream, s) for s in symbols):
+            return r
+    return None
+
+
+def cited_by(rows: list[Row], path: str) -> list[Row]:
+    """Rows (any state) whose upstream cell cites an upstream path."""
+    return [r for r in rows if cites_path(r.upstream, path)]
