@@ -186,7 +186,17 @@ def check(
     queue: QueueOpt = None,
 ) -> None:
     """The CI gate: untriaged entries, live gates, stale citations, stale owners. Exit 1 on findings."""
-    raise UserError("check is not built yet.")
+    from porttrack import check as check_mod, config as config_mod, formats
+
+    if format not in formats.FORMATS:
+        raise UserError(f"--format {format!r} is not one of {', '.join(formats.FORMATS)}.")
+    cfg = config_mod.resolve_config(config)
+    result = check_mod.run(cfg, config_mod.queue_path(cfg, queue), base=base)
+    if format == "text":
+        formats.text(result, out)
+    else:
+        sys.stdout.write(formats.render(result, format))
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()

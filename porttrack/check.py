@@ -1,0 +1,734 @@
+"""check: the CI gate (DESIGN §6, §7, §11). Re-verify a queue against the port tree and list findings.
+
+A finding names a stable code, a severity, the entry, the file:line to look at
+and a sentence saying what to do. The engine returns data; formats.py renders it.
+Nothing here writes: a check can run on any checkout, any number of times.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from porttrack import gitio, queuefile
+from porttrack.config import Config, inside, key_line
+from porttrack.errors import UserError
+from porttrack.model import DEFERRED, Entry, Gate, Part, Queue, Rule
+
+SEVERITIES = ("info", "warning", "error")
+
+# The stable catalogue: code -> (severity, one-line title). docs/ci.md documents each code;
+# codes are never renamed or reused, so config filters and acknowledgements keep working.
+CODES: dict[str, tuple[str, str]] = {
+    "untriaged": ("error", "An entry added since the base has no verdict yet"),
+    "verdict-incomplete": ("error", "A verdict lacks what DESIGN §5 says it must carry"),
+    "gate-live": ("error", "A gate's condition no longer holds: its entry is real now"),
+    "gate-untrusted": ("error", "A gate's positive control found nothing, so its zero proves nothing"),
+    "scan-incomplete": ("error", "Part of a gate's scope could not be read, so its count is not known"),
+    "citation-stale": ("warning", "An established_at citation moved: the probe is mentioned on another line now"),
+    "citation-vanished": ("error", "An established_at citation no longer mentions its probe anywhere in the file"),
+    "landing-stale": ("warning", "A landing note moved: its anchor is on another line now"),
+    "landing-vanished": ("warning", "A landing note points at a file or line that no longer has its anchor"),
+    "owner-missing": ("error", "An entry's owner is no row of any matrix"),
+    "owner-done": ("warning", "An entry's owner row is in a done state while the entry is still deferred"),
+    "actionable": ("warning", "Every blocker of a blocked entry is ported: the entry can be ported now"),
+    "ack-expired": ("error", "An acknowledgement is past its expiry date"),
+    "ack-unused": ("warning", "An acknowledgement matches no finding any more"),
+}
+
+_NEEDS_GATE = {"inert", "surface-absent"}
+_NEEDS_REASON = {"no-op", "ignore"}
+_UNTRIAGED = {"unclassified", "untrusted"}
+_SETTLED = {"ported", "ignore", "no-op"}  # verdicts whose owners and landings no longer matter
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str
+    message: str  # what is wrong, with the evidence (path:line of hits, counts)
+    action: str  # one sentence: what to do about it
+    path: str  # file to look at, relative to the port root
+    line: int
+    entry: int | None = None
+    part: str = ""
+    gate: str = ""
+    related: list[str] = field(default_factory=list)  # further path:line places (hits, the queue line)
+    check: str = ""  # the check that failed, e.g. "entry 142 gate x citation" (one junit test case each)
+
+    @property
+    def subject(self) -> str:
+        """The thing checked, as a reader would name it: `entry 142 part (b) gate x`."""
+        bits = [f"entry {self.entry}" if self.entry is not None else ""]
+        bits += [f"part {self.part!r}" if self.part else "", f"gate {self.gate}" if self.gate else ""]
+        return " ".join(b for b in bits if b) or "queue"
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "entry": self.entry,
+            "part": self.part or None,
+            "gate": self.gate or None,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "action": self.action,
+            "related": self.related,
+            "check": self.check,
+        }
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    queue_path: str  # relative to the port root
+    tree: str  # the tree checked: commit sha (+ " dirty"), or "working tree (not a git repository)"
+    base: str | None  # --base ref and the sha it resolved to
+    findings: list[Finding]
+    acknowledged: list[tuple[Finding, str]] = field(default_factory=list)  # (finding, ack reason)
+    ignored: int = 0  # dropped by [check] ignore / min_severity
+    checks: list[str] = field(default_factory=list)  # every subject checked, failing or not (junit)
+    stats: dict = field(default_factory=dict)
+    repo_prefix: str = ""  # the port root's path inside its git repository ("" when they are the same)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.findings else 0
+
+
+def finding(code: str, message: str, action: str, path: str, line: int, **kw) -> Finding:
+    return Finding(code=code, severity=CODES[code][0], message=message, action=action, path=path, line=line, **kw)
+
+
+# ---------------------------------------------------------------- the whole check
+
+
+def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.date | None = None) -> CheckResult:
+    """Check the queue at `queue_path` against the port tree at `cfg.port_root`."""
+    t0 = time.perf_counter()
+    root = cfg.port_root.resolve()
+    qf = queuefile.load(queue_path)
+    q = qf.queue
+    qrel = _rel(root, queue_path)
+    toplevel = _toplevel(root)
+    tree = "working tree (not a git repository)"
+    if toplevel is not None:
+        sha, dirty = gitio.head_state(root)
+        tree = f"{sha or '(no commits)'}{' dirty' if dirty else ''}"
+    ctx = _Ctx(cfg, root, qf, qrel)
+
+    out: list[Finding] = []
+    out += verdict_findings(ctx)
+    base_label = None
+    if base is not None:
+        if toplevel is None:
+            raise UserError(f"--base {base}: the port root {root} is not a git repository.")
+        base_q, base_label = _base_queue(toplevel, root, queue_path, base)
+        out += untriaged_findings(ctx, base_q)
+    jobs = _gate_jobs(q, ctx)
+    gate_out, scans = gate_findings(ctx, jobs)
+    out += gate_out
+    out += citation_findings(ctx, jobs)
+    out += landing_findings(ctx)
+    out += owner_findings(ctx)
+    out += actionable_findings(ctx, already={(f.entry, f.part) for f in gate_out if f.code == "gate-live"})
+
+    kept, acked, ack_out = apply_acks(ctx, out, today or dt.date.today())
+    kept += ack_out
+    shown, ignored = filter_findings(kept, cfg.check_ignore, cfg.check_min_severity)
+    shown.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.entry if f.entry is not None else -1, f.code, f.path, f.line))
+    prefix = ""
+    if toplevel is not None and toplevel != root:
+        prefix = root.relative_to(toplevel).as_posix()
+    return CheckResult(
+        root=root,
+        queue_path=qrel,
+        tree=tree,
+        base=base_label,
+        findings=shown,
+        acknowledged=acked,
+        ignored=ignored,
+        checks=sorted(ctx.checks, key=_subject_order),
+        stats={
+            "entries": len(q.entries),
+            "gates": len(jobs),
+            "scans": scans,
+            "seconds": round(time.perf_counter() - t0, 3),
+        },
+        repo_prefix=prefix,
+    )
+
+
+class _Ctx:
+    """What every stage reads: config, root, the queue and its text, and a cache of port files' lines."""
+
+    def __init__(self, cfg: Config, root: Path, qf: queuefile.QueueFile, qrel: str):
+        self.cfg, self.root, self.qf, self.q, self.qrel = cfg, root, qf, qf.queue, qrel
+        self.checks: set[str] = set()
+        self.scans: dict[tuple[str, ...], object] = {}  # scope -> probe.Scan, reused by the citation checks
+        self._lines: dict[str, list[str] | None] = {}
+        self._qlines = qf.text.splitlines()
+
+    def lines(self, rel: str, what: str) -> list[str] | None:
+        """The lines of a port file (None when missing or unreadable); escaping the root is refused."""
+        if rel not in self._lines:
+            path = inside(self.root, rel, what)
+            try:
+                self._lines[rel] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except (OSError, ValueError):
+                self._lines[rel] = None
+        return self._lines[rel]
+
+    def entry_line(self, n: int, key: str | None = None, part: str | None = None) -> int:
+        return queuefile.line_of(self.qf, n, key=key, part=part)
+
+    def gate_line(self, start: int, gate_id: str) -> int:
+        """The line of `id = "gate_id"` at or after `start`, before the next entry/rule/ack begins."""
+        pat = re.compile(r"^\s*id\s*=\s*[\"']" + re.escape(gate_id) + r"[\"']")
+        for i in range(start, len(self._qlines)):
+            text = self._qlines[i]
+            if i >= start and re.match(r"^\s*\[\[\s*(entry|rule|ack)\s*\]\]", text):
+                break
+            if pat.match(text):
+                return i + 1
+        return start
+
+    def rule_line(self, index: int, key: str = "upstream") -> int:
+        return key_line(self.qf.text, "rule", key, index) or 1
+
+    def ack_line(self, index: int) -> int:
+        return key_line(self.qf.text, "ack", "code", index) or 1
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _toplevel(root: Path) -> Path | None:
+    if not gitio.is_git_repo(root):
+        return None
+    return Path(gitio.git(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+
+
+def _subject_order(s: str):
+    m = re.match(r"entry (\d+)", s)
+    return (0, int(m.group(1)), s) if m else (1, 0, s)
+
+
+def _owners(e: Entry) -> list[tuple[str, Entry | Part, str | None]]:
+    """(label, judged object, part name) for an entry and each of its parts."""
+    return [(f"entry {e.n}", e, None)] + [(f"entry {e.n} part {p.name!r}", p, p.name) for p in e.parts]
+
+
+# ---------------------------------------------------------------- verdicts and new entries
+
+
+def verdict_findings(ctx: _Ctx) -> list[Finding]:
+    """Every verdict carries what DESIGN §5 requires of it."""
+    out = []
+    for e in ctx.q.entries:
+        for label, obj, part in _owners(e):
+            ctx.checks.add(f"{label} verdict")
+            need = _missing(obj)
+            if need:
+                out.append(finding(
+                    "verdict-incomplete",
+                    f"{label} is {obj.verdict!r} but has {need[0]}.",
+                    f"Add {need[1]} to {label}, or change its verdict.",
+                    ctx.qrel, ctx.entry_line(e.n, "verdict", part), entry=e.n, part=part or "", check=f"{label} verdict",
+                ))
+    return out
+
+
+def _missing(obj: Entry | Part) -> tuple[str, str] | None:
+    v = obj.verdict
+    if v in _NEEDS_GATE and not obj.gates:
+        return ("no gate", "a [[entry.gate]] whose condition keeps it deferred")
+    if v == "surface-absent" and not any(g.kind == "absent" for g in obj.gates):
+        return ("no absent gate", "an `absent` gate naming the upstream surface the port lacks")
+    if v == "blocked" and not obj.blocked_by:
+        return ("an empty blocked_by", "blocked_by = [the entries it waits on]")
+    if v == "owned" and not obj.owner:
+        return ("no owner", "owner = the matrix row ID that tracks it")
+    if v in _NEEDS_REASON and not obj.reason.strip():
+        return ("no reason", "a reason saying why")
+    return None
+
+
+def _base_queue(toplevel: Path, root: Path, queue_path: Path, base: str) -> tuple[Queue | None, str]:
+    """The queue as it was at `base` (None when the file did not exist there)."""
+    sha = gitio.rev_parse(root, base)
+    if sha is None:
+        raise UserError(f"--base {base!r} is no commit of the port repository {toplevel}.")
+    rel = queue_path.resolve().relative_to(toplevel).as_posix()
+    with gitio.CatFile(toplevel) as cat:
+        blob = cat.read(f"{sha}:{rel}")
+    label = f"{base} ({sha[:12]})"
+    if blob is None:
+        return None, label
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{rel} at --base {base} is not UTF-8 text.") from None
+    return queuefile.loads(text, Path(f"{rel}@{base}")).queue, label
+
+
+def untriaged_findings(ctx: _Ctx, base_q: Queue | None) -> list[Finding]:
+    """Entries added since the base must be triaged: no unclassified or untrusted verdict."""
+    old = {e.n for e in base_q.entries} if base_q else set()
+    out = []
+    for e in ctx.q.entries:
+        if e.n in old:
+            continue
+        for label, obj, part in _owners(e):
+            ctx.checks.add(f"{label} verdict")
+            if obj.verdict in _UNTRIAGED:
+                why = "was added since the base and is not triaged" if obj.verdict == "unclassified" else \
+                    "was added since the base with untrusted evidence (a positive control failed)"
+                out.append(finding(
+                    "untriaged",
+                    f"{label} ({e.short} {e.subject}) {why}.",
+                    f"Run `porttrack audit --entries {e.n} --write`, then confirm or set a verdict for {label}.",
+                    ctx.qrel, ctx.entry_line(e.n, "verdict", part), entry=e.n, part=part or "", check=f"{label} verdict",
+                ))
+    return out
+
+
+# ---------------------------------------------------------------- gates
+
+
+@dataclass
+class GateJob:
+    gate: Gate
+    label: str  # "entry 142", "entry 142 part 'x'", "rule 'vllm/x/**'"
+    entry: int | None
+    part: str
+    qline: int  # the gate's line in the queue file
+    to_port: list[int]  # the entries that become real when this gate goes live
+
+
+def _gate_jobs(q: Queue, ctx: _Ctx) -> list[GateJob]:
+    """Every gate of every deferred entry, part and rule."""
+    jobs = []
+    for e in q.entries:
+        for label, obj, part in _owners(e):
+            if obj.verdict not in DEFERRED:
+                continue
+            start = ctx.entry_line(e.n, part=part)
+            for g in obj.gates:
+                jobs.append(GateJob(g, label, e.n, part or "", ctx.gate_line(start, g.id), [e.n]))
+    for i, r in enumerate(q.rules):
+        start = ctx.rule_line(i)
+        covered = [e.n for e in q.entries if e.verdict == r.verdict and e.files and all(_glob(r.upstream, f) for f in e.files)]
+        for g in r.gates:
+            jobs.append(GateJob(g, f"rule {r.upstream!r}", None, "", ctx.gate_line(start - 1, g.id), covered))
+    return jobs
+
+
+def _glob(pattern: str, path: str) -> bool:
+    rx = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            rx += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            rx += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            rx += "[^/]"
+            i += 1
+        else:
+            rx += re.escape(pattern[i])
+            i += 1
+    return re.fullmatch(rx, path) is not None
+
+
+def _scope_of(ctx: _Ctx, g: Gate) -> tuple[str, ...]:
+    scope = tuple(g.scope) or tuple(ctx.cfg.code_scope)
+    for s in scope:
+        inside(ctx.root, s, f"gate {g.id!r} scope")
+    return scope
+
+
+def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
+    """Re-run every gate: one scan per distinct scope, all of that scope's symbols at once."""
+    from porttrack import probe
+
+    by_scope: dict[tuple[str, ...], list[GateJob]] = {}
+    out: list[Finding] = []
+    for j in jobs:
+        ctx.checks.add(_job_subject(j))
+        if j.gate.kind == "entry-ported":
+            out += _entry_ported(ctx, j)
+        else:
+            by_scope.setdefault(_scope_of(ctx, j.gate), []).append(j)
+    cfg = ctx.cfg
+    for scope, group in by_scope.items():
+        symbols = sorted({j.gate.probe for j in group if not j.gate.regex} | {j.gate.control for j in group if j.gate.control})
+        regexes = sorted({j.gate.probe for j in group if j.gate.regex})
+        try:
+            scan = probe.scan(
+                ctx.root, symbols, regexes=regexes, scope=list(scope), tests_scope=cfg.tests_scope,
+                exclude=cfg.exclude, rev=None, renames=cfg.renames,
+                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=cfg.cache_dir or None,
+            )
+        except re.error as e:
+            raise UserError(f"{ctx.qrel}: a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None
+        ctx.scans[scope] = scan
+        for j in group:
+            out += _judge_gate(ctx, j, scan, probe.judge(scan, j.gate.probe, j.gate.control or None))
+    return out, len(by_scope)
+
+
+def _job_subject(j: GateJob) -> str:
+    return f"{j.label} gate {j.gate.id}"
+
+
+def _gate_kw(j: GateJob, suffix: str = "") -> dict:
+    return {"entry": j.entry, "part": j.part, "gate": j.gate.id, "check": _job_subject(j) + suffix}
+
+
+def _to_port(j: GateJob) -> str:
+    if not j.to_port:
+        return f"re-triage the entries {j.label} covers"
+    return "port entr" + ("y " if len(j.to_port) == 1 else "ies ") + ", ".join(map(str, j.to_port))
+
+
+def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
+    waited = ctx.q.entry(j.gate.entry) if j.gate.entry is not None else None
+    if waited is None or waited.verdict != "ported":
+        return []
+    return [finding(
+        "gate-live",
+        f"{j.label} gate {j.gate.id!r} waited on entry {waited.n} ({waited.short} {waited.subject}), which is ported now.",
+        f"The wait is over: {_to_port(j)} and re-triage it.",
+        ctx.qrel, j.qline, **_gate_kw(j), related=[f"{ctx.qrel}:{ctx.entry_line(waited.n, 'verdict')}"],
+    )]
+
+
+def _hits(count, kinds=None, limit: int = 20) -> list[str]:
+    hits = [h for h in count.hits if kinds is None or h.kind in kinds]
+    return [f"{h.path}:{h.line}" for h in hits[:limit]]
+
+
+def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
+    """Turn a probe's judgement into a finding when the gate no longer holds or cannot be trusted."""
+    g = j.gate
+    what = f"/{g.probe}/" if g.regex else g.probe
+    scope = " ".join(g.scope or ctx.cfg.code_scope)
+    kw = _gate_kw(j)
+    if p.status == "incomplete":
+        return [finding(
+            "scan-incomplete",
+            f"{j.label} gate {g.id!r}: the scan of {scope} could not read everything "
+            f"({_incomplete_text(scan)}), so the count of {what} is unknown, not zero.",
+            "Fetch the missing objects (unshallow the clone) or fix the unreadable files, then re-run check.",
+            ctx.qrel, j.qline, **kw,
+        )]
+    c = p.count
+    live: tuple[str, list[str]] | None = None
+    if g.kind == "absent" and c.code > 0:
+        live = (f"{what} is no longer absent from {scope}: {c.code} code hit(s)", _hits(c))
+    elif g.kind == "present" and c.code == 0 and p.status != "untrusted":
+        live = (f"{what} is no longer present in {scope}", [])
+    elif g.kind == "count" and c.code != g.expect and (c.code or p.status != "untrusted"):
+        live = (f"{what} now has {c.code} code hit(s) in {scope}, not {g.expect}", _hits(c))
+    elif g.kind == "no-consumer":
+        if c.consumers > 0:
+            live = (f"{what} has {c.consumers} consumer(s) now", _hits(c, {"consumer"}))
+        elif c.definitions == 0 and c.code == 0 and p.status != "untrusted":
+            live = (f"{what} is no longer defined in {scope}, so \"no consumer\" proves nothing", [])
+    if live:
+        msg, hits = live
+        where_hits = f" at {', '.join(hits)}" if hits else ""
+        # look first at the new hit (a PR annotation lands on the line that made the gate live)
+        if hits:
+            path, line = hits[0].rsplit(":", 1)
+            line, related = int(line), hits[1:] + [f"{ctx.qrel}:{j.qline}"]
+        else:
+            path, line, related = ctx.qrel, j.qline, []
+        return [finding(
+            "gate-live",
+            f"{j.label} gate {g.id!r} ({g.kind}) no longer holds: {msg}{where_hits}.",
+            f"The entry is real now: {_to_port(j)}, or re-triage it and update the gate.",
+            path, line, **kw, related=related,
+        )]
+    if p.status == "untrusted" or (not g.control and _relies_on_zero(g)):
+        why = (f"its positive control {g.control!r} has {p.control_count} hit(s) in {scope}"
+               if g.control else "it records no positive control")
+        return [finding(
+            "gate-untrusted",
+            f"{j.label} gate {g.id!r}: {what} counts {c.code}, but {why}, so the count is no evidence.",
+            f"Give gate {g.id!r} a control symbol that exists in {scope} (or fix the scope), then re-run check.",
+            ctx.qrel, j.qline, **kw,
+        )]
+    return []
+
+
+def _relies_on_zero(g: Gate) -> bool:
+    return g.kind in ("absent", "no-consumer") or (g.kind == "count" and g.expect == 0)
+
+
+def _incomplete_text(scan) -> str:
+    inc = list(getattr(scan, "incomplete", []) or [])
+    shown = ", ".join(str(x) for x in inc[:3])
+    return f"{len(inc)} unreadable: {shown}{' …' if len(inc) > 3 else ''}" if inc else "unreadable objects"
+
+
+# ---------------------------------------------------------------- citations and landing sites
+
+
+def _variants(name: str, cfg: Config) -> list[str]:
+    """The forms an upstream name may take in the port (DESIGN §6)."""
+    out = [name]
+    if cfg.strip_leading_underscore and name.lstrip("_") and name.lstrip("_") != name:
+        out.append(name.lstrip("_"))
+    if "." in name:
+        out += [name.replace(".", "::"), name.rsplit(".", 1)[1]]
+    if "::" in name:
+        out.append(name.rsplit("::", 1)[1])
+    out += [cfg.renames[v] for v in list(out) if v in cfg.renames]
+    return list(dict.fromkeys(v for v in out if v))
+
+
+def _mention_re(names: list[str], regex: bool = False) -> re.Pattern:
+    if regex:
+        return re.compile("|".join(f"(?:{n})" for n in names))
+    return re.compile("|".join(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])" for n in names))
+
+
+_CITE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?:[-,]\d+)*(?:\s*\((?P<anchor>[^)]+)\)|\s+(?P<anchor2>\S+))?\s*$")
+
+
+def parse_citation(text: str) -> tuple[str, int, str]:
+    """`path:line`, optionally followed by an anchor: `path:line (Symbol)` or `path:line Symbol`."""
+    m = _CITE.match(text.strip())
+    if not m:
+        raise ValueError(text)
+    return m["path"], int(m["line"]), (m["anchor"] or m["anchor2"] or "").strip()
+
+
+def _locate(ctx: _Ctx, cited: str, names: list[str], regex: bool, what: str):
+    """('ok'|'moved'|'vanished'|'missing', path, old line, new line, note) for a citation of `names`."""
+    path, line, _ = parse_citation(cited)
+    lines = ctx.lines(path, what)
+    if lines is None:
+        return "missing", path, line, None
+    pat = _mention_re(names, regex)
+    if 1 <= line <= len(lines) and pat.search(lines[line - 1]):
+        return "ok", path, line, line
+    found = [i + 1 for i, t in enumerate(lines) if pat.search(t)]
+    if not found:
+        return "vanished", path, line, None
+    return "moved", path, line, min(found, key=lambda n: (abs(n - line), n))
+
+
+def citation_findings(ctx: _Ctx, jobs: list[GateJob]) -> list[Finding]:
+    """Each established_at still points at a line that mentions its probe."""
+    out = []
+    for j in jobs:
+        g = j.gate
+        if not g.established_at or g.kind == "entry-ported":
+            continue
+        ctx.checks.add(f"{j.label} gate {g.id} citation")
+        try:
+            state, path, old, new = _locate(ctx, g.established_at, _variants(g.probe, ctx.cfg) if not g.regex else [g.probe],
+                                            g.regex, f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at")
+        except ValueError:
+            raise UserError(f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at {g.established_at!r} is not path:line.") from None
+        kw = _gate_kw(j, " citation")
+        if state == "moved":
+            out.append(finding(
+                "citation-stale",
+                f"{j.label} gate {g.id!r} cites {path}:{old}, but {g.probe} is mentioned at {path}:{new} now.",
+                f'Set established_at = "{path}:{new}" for gate {g.id!r}.',
+                path, new, **kw, related=[f"{ctx.qrel}:{j.qline}"],
+            ))
+        elif state in ("vanished", "missing"):
+            elsewhere = _elsewhere(ctx, g)
+            gone = f"{path} no longer exists" if state == "missing" else f"{path} no longer mentions {g.probe}"
+            hint = f"; it is mentioned at {', '.join(elsewhere)}" if elsewhere else ""
+            out.append(finding(
+                "citation-vanished",
+                f"{j.label} gate {g.id!r} cites {path}:{old}, but {gone}{hint}.",
+                f"Re-establish gate {g.id!r}: point established_at at a line that mentions {g.probe}, "
+                "or re-triage the entry if the symbol went away.",
+                ctx.qrel, j.qline, **kw, related=elsewhere,
+            ))
+    return out
+
+
+def _elsewhere(ctx: _Ctx, g: Gate) -> list[str]:
+    """Where the gate's own scan saw the probe now (first few places), to help re-establish a citation."""
+    scan = ctx.scans.get(tuple(g.scope) or tuple(ctx.cfg.code_scope))
+    if scan is None:
+        return []
+    count = scan.counts.get(g.probe)
+    if count is None:
+        return []
+    return [f"{h.path}:{h.line}" for h in count.hits[:3]]
+
+
+def landing_findings(ctx: _Ctx) -> list[Finding]:
+    """`landing = "path:line [(Symbol)]"`: the file and line are still there and still mention their anchor.
+
+    The anchor is the symbol named after the line, else the entry's changed, removed and added
+    symbols under their port variants; with no anchor at all only the file and line are checked.
+    """
+    out = []
+    for e in ctx.q.entries:
+        if not e.landing or e.verdict in _SETTLED:
+            continue
+        ctx.checks.add(f"entry {e.n} landing")
+        qline = ctx.entry_line(e.n, "landing")
+        try:
+            path, line, anchor = parse_citation(e.landing)
+        except ValueError:
+            raise UserError(f"{ctx.qrel}:{qline}: entry {e.n} landing {e.landing!r} is not path:line.") from None
+        names = [v for s in ([anchor] if anchor else e.symbols.changed + e.symbols.removed + e.symbols.added)
+                 for v in _variants(s, ctx.cfg)]
+        what = f"{ctx.qrel}:{qline}: entry {e.n} landing"
+        lines = ctx.lines(path, what)
+        kw = {"entry": e.n, "check": f"entry {e.n} landing"}
+        if lines is None or line > len(lines):
+            gone = f"{path} no longer exists" if lines is None else f"{path} has only {len(lines)} lines"
+            out.append(finding(
+                "landing-vanished", f"entry {e.n} lands at {path}:{line}, but {gone}.",
+                f"Update entry {e.n}'s landing to where the port change goes now.", ctx.qrel, qline, **kw))
+            continue
+        if not names:
+            continue
+        state, _, _, new = _locate(ctx, f"{path}:{line}", names, False, what)
+        label = anchor or "/".join(names[:3])
+        if state == "moved":
+            out.append(finding(
+                "landing-stale", f"entry {e.n} lands at {path}:{line}, but {label} is at {path}:{new} now.",
+                f'Set landing = "{path}:{new}{f" ({anchor})" if anchor else ""}" for entry {e.n}.',
+                path, new, **kw, related=[f"{ctx.qrel}:{qline}"]))
+        elif state == "vanished":
+            out.append(finding(
+                "landing-vanished", f"entry {e.n} lands at {path}:{line}, but {path} no longer mentions {label}.",
+                f"Update entry {e.n}'s landing to where the port change goes now.", ctx.qrel, qline, **kw))
+    return out
+
+
+# ---------------------------------------------------------------- owners and blocked entries
+
+
+def owner_findings(ctx: _Ctx) -> list[Finding]:
+    """Owners are rows of the configured matrices, and not in a done state while the entry waits."""
+    wanted = [(e, label, obj, part) for e in ctx.q.entries for label, obj, part in _owners(e)
+              if obj.owner and obj.verdict not in _SETTLED]
+    if not wanted:
+        return []
+    from porttrack import owners
+
+    rows = {}
+    for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern):
+        rows.setdefault(r.id, r)
+    done = {s.upper() for s in ctx.cfg.done_states}
+    out = []
+    for e, label, obj, part in wanted:
+        ctx.checks.add(f"{label} owner")
+        kw = {"entry": e.n, "part": part or "", "check": f"{label} owner"}
+        qline = ctx.entry_line(e.n, "owner", part)
+        row_id = owners.owner_id(obj.owner)
+        row = rows.get(row_id)
+        if row is None:
+            globs = ", ".join(ctx.cfg.matrices) or "(no [owners] matrices configured)"
+            out.append(finding(
+                "owner-missing", f"{label} is owned by {row_id}, which is no row of {globs}.",
+                f"Restore row {row_id} or set {label}'s owner to the row that tracks it now (or re-triage it).",
+                ctx.qrel, qline, **kw))
+        elif row.state.upper() in done:
+            out.append(finding(
+                "owner-done",
+                f"{label} is owned by {row_id}, which is {row.state} at {row.where}, yet the entry is still {obj.verdict!r}.",
+                f"Check whether the row's work ported {label}; mark it ported or re-triage it.",
+                ctx.qrel, qline, **kw, related=[row.where]))
+    return out
+
+
+def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
+    """Blocked entries whose blockers are all ported now (skipping those an entry-ported gate already named)."""
+    out = []
+    for n, part, blockers in _actionable(ctx.q):
+        if (n, part or "") in already:
+            continue
+        label = f"entry {n}" + (f" part {part!r}" if part else "")
+        ctx.checks.add(f"{label} blocked_by")
+        out.append(finding(
+            "actionable",
+            f"{label} is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
+            f"Port {label} (or re-triage it) and clear its blocked_by.",
+            ctx.qrel, ctx.entry_line(n, "blocked_by", part), entry=n, part=part or "", check=f"{label} blocked_by",
+        ))
+    return out
+
+
+def _actionable(q: Queue) -> list[tuple[int, str | None, list[int]]]:
+    """(entry, part or None, blockers) for blocked entries and parts whose blockers are all ported."""
+    ported = {e.n for e in q.entries if e.verdict == "ported"}
+    out = []
+    for e in q.entries:
+        for _, obj, part in _owners(e):
+            if obj.verdict == "blocked" and obj.blocked_by and set(obj.blocked_by) <= ported:
+                out.append((e.n, part, list(obj.blocked_by)))
+    return out
+
+
+# ---------------------------------------------------------------- acknowledgements and filters
+
+
+def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
+    """Drop findings an unexpired [[ack]] covers; expired and unused acks become findings themselves."""
+    kept: list[Finding] = []
+    acked: list[tuple[Finding, str]] = []
+    used = [False] * len(ctx.q.acks)
+    for f in found:
+        hit = next((i for i, a in enumerate(ctx.q.acks) if _matches(a, f)), None)
+        if hit is None:
+            kept.append(f)
+            continue
+        used[hit] = True
+        a = ctx.q.acks[hit]
+        if a.expires is not None and a.expires < today:
+            kept.append(f)  # an expired ack stops covering: the finding shows again
+        else:
+            acked.append((f, a.reason))
+    out = []
+    for i, a in enumerate(ctx.q.acks):
+        line = ctx.ack_line(i)
+        who = f"[[ack]] {a.code}" + (f" entry {a.entry}" if a.entry is not None else "") + (f" gate {a.gate}" if a.gate else "")
+        chk = f"ack {i + 1} ({who})"
+        ctx.checks.add(chk)
+        if a.code not in CODES:
+            raise UserError(f"{ctx.qrel}:{line}: ack code {a.code!r} is no check code ({', '.join(CODES)}).")
+        if a.expires is not None and a.expires < today:
+            out.append(finding(
+                "ack-expired", f"{who} expired on {a.expires.isoformat()} (reason was: {a.reason}).",
+                "Fix what it acknowledged, or renew it with a new expires date and a current reason.",
+                ctx.qrel, line, entry=a.entry, gate=a.gate, check=chk))
+        elif not used[i]:
+            out.append(finding(
+                "ack-unused", f"{who} matches no finding any more.",
+                "Delete this acknowledgement: what it covered is resolved.", ctx.qrel, line, entry=a.entry, gate=a.gate, check=chk))
+    return kept, acked, out
+
+
+def _matches(a, f: Finding) -> bool:
+    return a.code == f.code and (a.entry is None or a.entry == f.entry) and (not a.gate or a.gate == f.gate)
+
+
+def filter_findings(found: list[Finding], ignore: list[str], min_severity: str) -> tuple[list[Finding], int]:
+    floor = SEVERITIES.index(min_severity) if min_severity in SEVERITIES else 0
+    kept = [f for f in found if f.code not in ignore and SEVERITIES.index(f.severity) >= floor]
+    return kept, len(found) - len(kept)
