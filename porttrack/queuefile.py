@@ -136,6 +136,19 @@ class _Where:
         self.qf = qf
         self.spans = {"entry": _spans(qf.text, "entry"), "rule": _spans(qf.text, "rule"), "ack": _spans(qf.text, "ack")}
 
+    def child(self, table: str, index: int, child: str, k: int, key: str) -> str:
+        """Where `key` is inside the k-th `[[table.child]]` of the index-th `[[table]]`."""
+        spans = self.spans.get(table, [])
+        if index >= len(spans):
+            return str(self.qf.path)
+        start, end = spans[index]
+        heads = [ln for ln, nm in _header_lines(self.qf.text) if nm == f"{table}.{child}" and start < ln < end]
+        if k >= len(heads):
+            return self.at(table, index, child)
+        stop = min([ln for ln, _ in _header_lines(self.qf.text) if ln > heads[k]] + [end])
+        line = _key_in(self.qf.text, (heads[k], stop), key)
+        return f"{self.qf.path}:{line or heads[k]}"
+
     def at(self, table: str, index: int, key: str | None = None) -> str:
         spans = self.spans.get(table, [])
         if index >= len(spans):
@@ -191,7 +204,7 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
     return g
 
 
-def _judgement(obj: Entry | Part, raw: dict, where, owner: str) -> None:
+def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None) -> None:
     """The verdict fields entries and parts share."""
     verdict = raw.get("verdict", obj.verdict)
     if verdict not in VERDICTS:
@@ -207,7 +220,8 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str) -> None:
     if "blocked_by" in raw:
         obj.blocked_by = _int_list(raw["blocked_by"], where("blocked_by"), f"{owner} blocked_by")
     gates = raw.get("gate", [])
-    obj.gates = [_gate(g, where("gate"), owner) for g in _expect(gates, list, where("gate"), f"{owner} gate", "an array of tables")]
+    _expect(gates, list, where("gate"), f"{owner} gate", "an array of tables")
+    obj.gates = [_gate(g, gate_where(k) if gate_where else where("gate"), owner) for k, g in enumerate(gates)]
 
 
 def _to_model(qf: QueueFile) -> Queue:
@@ -268,7 +282,7 @@ def _to_model(qf: QueueFile) -> Queue:
         syms = raw.get("symbols", {})
         _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
         e.symbols = Symbols(**{f.name: _str_list(syms.get(f.name, []), where("symbols"), f"{label} symbols.{f.name}") for f in fields(Symbols)})
-        _judgement(e, raw, where, label)
+        _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
         for part in _expect(raw.get("part", []), list, where("part"), f"{label} part", "an array of tables"):
             p = Part(name=str(part.get("name", "")))
             _judgement(p, part, where, f"{label} part {p.name!r}")
@@ -288,7 +302,7 @@ def _to_model(qf: QueueFile) -> Queue:
         if r.verdict not in VERDICTS:
             raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
         r.reason = str(raw.get("reason", ""))
-        r.gates = [_gate(g, where("gate"), f"rule {r.upstream!r}") for g in raw.get("gate", [])]
+        r.gates = [_gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(raw.get("gate", []))]
         q.rules.append(r)
 
     for i, raw in enumerate(_expect(doc.get("ack", []), list, str(path), "ack", "an array of tables ([[ack]])")):

@@ -1,0 +1,150 @@
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from porttrack import queuefile
+from porttrack.errors import UserError
+from porttrack.model import Entry, Gate, QueueMeta, Symbols
+
+HAND_WRITTEN = """\
+# Sync queue for the July cycle — hand-kept notes below survive every rewrite.
+[queue]
+name   = "PORT-NOW 5559679229..e126687a9a"   # odd spacing on purpose
+target = "e126687a9a828d513c01a07cd69f025f27d63280"
+pin    = "5559679229bc961848b121ccdeaa8fa5d79bec98"
+upstream = "vllm-project/vllm"
+
+[[entry]]
+# hand-ordered: verdict first, as the team likes it
+verdict = "inert"
+verdict_by = "human"
+n = 142
+reason = '''widens a recording predicate
+whose ids nothing reads'''
+sha = "e3fe212eaf0000000000000000000000000000aa"
+subject = "[Bugfix] Generalize KV block zeroing to `AttentionSpec` (#51749)"
+date = 2026-08-11
+files = [ "vllm/v1/core/single_type_kv_cache_manager.py",
+          "vllm/v1/worker/utils.py" ]   # two files
+[entry.symbols]
+changed = ["SingleTypeKVCacheManager.__init__"]
+[[entry.gate]]
+id = "take-new-block-ids-consumer"
+kind = "no-consumer"
+probe = "take_new_block_ids"
+scope = ["src", "include"]
+control = "allocate_slots"
+established_at = "include/vllm/v1/core/kv_cache_manager.h:232"
+
+[[entry]]
+n = 143
+sha = "ffff"
+subject = "Later (#51800)"
+verdict = "blocked"
+blocked_by = [142]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "q.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_untouched_round_trip_is_byte_identical(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    assert queuefile.dumps(qf) == HAND_WRITTEN
+    assert queuefile.save(qf) is False
+    assert p.read_text(encoding="utf-8") == HAND_WRITTEN
+    e = qf.queue.entry(142)
+    assert e.verdict == "inert" and e.date == dt.date(2026, 8, 11)
+    assert e.gates[0].control == "allocate_slots"
+    assert e.symbols.changed == ["SingleTypeKVCacheManager.__init__"]
+
+
+def test_edit_keeps_every_other_byte(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    queuefile.set_entry(qf, 143, verdict="ported", verdict_by="audit", reason="present since pin")
+    assert queuefile.save(qf) is True
+    after = p.read_text(encoding="utf-8")
+    head, _, tail = HAND_WRITTEN.partition("[[entry]]\nn = 143")
+    assert after.startswith(head)  # entry 142 and all its comments, byte for byte
+    assert 'verdict = "ported"' in after and 'reason = "present since pin"' in after
+    assert queuefile.load(p).queue.entry(143).verdict == "ported"
+
+
+def test_setting_an_equal_value_rewrites_nothing(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    queuefile.set_entry(qf, 142, verdict="inert", files=["vllm/v1/core/single_type_kv_cache_manager.py", "vllm/v1/worker/utils.py"])
+    assert queuefile.dumps(qf) == HAND_WRITTEN
+
+
+def test_write_refused_when_file_changed_on_disk(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    p.write_text(HAND_WRITTEN + "\n# a teammate's edit\n", encoding="utf-8")
+    queuefile.set_entry(qf, 143, verdict="ported")
+    with pytest.raises(UserError, match="changed on disk"):
+        queuefile.save(qf)
+    assert p.read_text(encoding="utf-8").endswith("# a teammate's edit\n")
+
+
+def test_write_is_atomic_no_temp_left(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    queuefile.set_entry(qf, 143, reason="x")
+    queuefile.save(qf)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["q.toml"]
+
+
+def test_append_numbers_are_stable_and_never_reused(tmp_path):
+    p = tmp_path / "queue" / "new.toml"
+    qf = queuefile.new(p, QueueMeta(name="n", pin="a" * 40, target="b" * 40))
+    queuefile.append_entries(qf, [Entry(n=1, sha="1" * 40, subject="one"), Entry(n=2, sha="2" * 40, subject="two")])
+    queuefile.save(qf)
+    qf = queuefile.load(p)
+    queuefile.set_entry(qf, 1, verdict="ignore", reason="ci only", verdict_by="human")
+    queuefile.append_entries(qf, [Entry(n=qf.queue.next_n, sha="3" * 40, subject="three", symbols=Symbols(added=["X"]))])
+    queuefile.save(qf)
+    q = queuefile.load(p).queue
+    assert [(e.n, e.subject) for e in q.entries] == [(1, "one"), (2, "two"), (3, "three")]
+    with pytest.raises(UserError, match="already used"):
+        queuefile.append_entries(qf, [Entry(n=2, sha="9" * 40, subject="dup")])
+
+
+def test_gates_round_trip(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    gates = [Gate(id="g1", kind="absent", probe="KVBlockZeroer", scope=["src"], control="bind_kv_cache",
+                  established_at="src/a.cpp:3"), Gate(id="g2", kind="entry-ported", entry=142)]
+    queuefile.set_entry(qf, 143, gates=gates)
+    queuefile.save(qf)
+    assert queuefile.load(p).queue.entry(143).gates == gates
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nsha = \"a\"\n[[entry]]\nn = 1\nsha = \"b\"\n", "duplicate entry number n = 1", 7),
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nverdict = \"maybe\"\n", "unknown verdict 'maybe'", 5),
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\n[[entry.gate]]\nid = \"g\"\nkind = \"vibes\"\nprobe = \"x\"\n", "unknown kind 'vibes'", 7),
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nblocked_by = [7]\n", "blocked_by 7, which is no entry", 5),
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nsha = \"a\"\nsubject = \"unterminated\n", "malformed TOML", 6),
+    ("[queue]\nname = \"x\"\n[[entry]]\nn = \"one\"\n", "needs n = an integer", 4),
+])
+def test_validation_errors_name_file_and_line(tmp_path, text, message, line):
+    p = write(tmp_path, text)
+    with pytest.raises(UserError) as exc:
+        queuefile.load(p)
+    assert message in str(exc.value)
+    assert f"{p}:{line}:" in str(exc.value)
+
+
+def test_line_of_finds_keys_inside_entries(tmp_path):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    assert qf.text.splitlines()[queuefile.line_of(qf, 143) - 1] == "[[entry]]"
+    assert qf.text.splitlines()[queuefile.line_of(qf, 143, "blocked_by") - 1] == "blocked_by = [142]"
+    assert qf.text.splitlines()[queuefile.line_of(qf, 142, "verdict") - 1] == 'verdict = "inert"'
