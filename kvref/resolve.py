@@ -1,0 +1,136 @@
+"""Block-size resolution and the zeroing predicate, per upstream commit (KVREF.md §1, §2)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import NamedTuple, Sequence
+
+from kvref.semantics import SemanticsLike, resolve_semantics
+from kvref.specs import Group, KVCacheSpec, MambaSpec, group_spec, layer_specs
+
+
+class BlockSizes(NamedTuple):
+    scheduler_block_size: int
+    hash_block_size: int
+    # The granularity a prefix-cache hit is reported at. None before
+    # e126687a9a: that generation had no such value in this function.
+    cache_hit_alignment: int | None = None
+
+
+def _check_positive(**values: int) -> None:
+    for name, v in values.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+def resolve_kv_cache_block_sizes(
+    groups: Sequence[Group],
+    *,
+    block_size: int,
+    dcp: int = 1,
+    pcp: int = 1,
+    enable_prefix_caching: bool = True,
+    connector_enabled: bool = False,
+    prefix_match_unit: int | None = None,
+    semantics: SemanticsLike = "latest",
+) -> BlockSizes:
+    """(scheduler_block_size, hash_block_size, cache_hit_alignment) as upstream computes them."""
+    sem = resolve_semantics(semantics)
+    if "resolve-block-sizes" not in sem:
+        raise ValueError(f"resolve_kv_cache_block_sizes does not exist before 4d51588e2 (semantics {sem.label})")
+    _check_positive(block_size=block_size, dcp=dcp, pcp=pcp)
+    if prefix_match_unit is not None:
+        _check_positive(prefix_match_unit=prefix_match_unit)
+    g3 = "prefix-cacheable" in sem
+    knob = "prefix_match_unit" if "mamba-mode-backoff" in sem else "hash_block_size"
+    specs = [layer_specs(g) for g in groups]
+    alignment_on = g3  # cache_hit_alignment is reported from e126687a9a on
+
+    if "dcp-attention-only" in sem:
+        sizes = [s[0].block_size * dcp if all(x.is_attention for x in s) else s[0].block_size for s in specs]
+        if len(groups) <= 1:
+            size = sizes[0] if sizes else block_size * dcp
+            return BlockSizes(size, size, size if alignment_on else None)
+    else:
+        if len(groups) <= 1:
+            size = block_size * dcp * pcp
+            return BlockSizes(size, size, size if alignment_on else None)
+        if dcp != 1 or pcp != 1:
+            raise ValueError(
+                "Hybrid KV cache groups with multiple block sizes do not support context parallelism "
+                f"(dcp_world_size/pcp_world_size > 1); got dcp={dcp}, pcp={pcp}."
+            )
+        sizes = [s[0].block_size for s in specs]
+
+    scheduler = math.lcm(*sizes)
+    backoff = BlockSizes(scheduler, scheduler, scheduler if alignment_on else None)
+    if not (enable_prefix_caching or connector_enabled):
+        return backoff
+
+    if g3:  # any Mamba layer, looking inside wrappers, outside align mode
+        if any(isinstance(x, MambaSpec) and x.mamba_cache_mode != "align" for s in specs for x in s):
+            return backoff
+    elif "mamba-mode-backoff" in sem:  # the group's own spec only: a wrapper is not a MambaSpec
+        if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).mamba_cache_mode != "align" for g in groups):
+            return backoff
+    else:  # G1: a Mamba group's block size differing from the cache block size stands for "not align"
+        if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).block_size != block_size for g in groups):
+            return backoff
+
+    if g3:
+        hashing = [size for g, size in zip(groups, sizes) if group_spec(g).prefix_cacheable] or sizes
+    else:
+        hashing = sizes
+    unit = prefix_match_unit if prefix_match_unit is not None else math.gcd(*hashing)
+    if any(size % unit for size in hashing):
+        if g3:
+            raise ValueError(
+                f"Invalid prefix_match_unit={unit}; prefix-cacheable KV cache group block sizes must be "
+                f"divisible by prefix_match_unit. Got group block sizes={sizes}, prefix-cacheable={hashing}."
+            )
+        raise ValueError(
+            f"Invalid {knob}={unit}; all KV cache group block sizes must be divisible by {knob}. "
+            f"Got group block sizes={sizes}."
+        )
+    if not g3:
+        return BlockSizes(scheduler, unit, None)
+
+    alignments = sorted({
+        x.tokens_per_state for s in specs for x in s
+        if x.prefix_cacheable and _is_int(x.tokens_per_state) and x.tokens_per_state > 1
+    })
+    partial = any(
+        isinstance(x, MambaSpec) and x.mamba_cache_mode == "align"
+        and ((dcp == 1 and size > unit) or (dcp > 1 and size >= unit))
+        for s, size in zip(specs, sizes) for x in s
+    )
+    hit_alignment = unit if partial else scheduler
+    if any(hit_alignment % a for a in alignments):
+        raise ValueError(
+            f"Invalid prefix_match_unit={unit}; prefix-cache boundaries must align with each spec's "
+            f"per-state compression. Got alignments={[int(a) for a in alignments]} "
+            f"for cache_hit_alignment={hit_alignment}."
+        )
+    return BlockSizes(scheduler, unit, hit_alignment)
+
+
+def _is_int(v) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, Fraction) and v.denominator == 1
+
+
+def needs_kv_cache_zeroing(layers: Sequence[KVCacheSpec], *, semantics: SemanticsLike = "latest") -> bool:
+    """KVCacheConfig.needs_kv_cache_zeroing over all layer specs of a config."""
+    sem = resolve_semantics(semantics)
+    if "record-new-block-ids" not in sem:
+        return False
+    if any(isinstance(x, MambaSpec) for x in layers):
+        return True
+    if "attention-zeroing" not in sem:
+        return False
+    precisions = {(x.dtype, x.kv_quant_mode) for x in layers if x.is_attention}
+    return len(precisions) > 1

@@ -1,0 +1,213 @@
+"""KVBlockZeroer: zero whole KV blocks across a model's cache tensors, exactly and in one pass.
+
+Built once from the layers' KV tensors (KVREF.md §4). For each tensor it finds
+the block dimension's byte stride, the *segments* (outer dimensions whose
+stride exceeds a block's, such as K/V outermost), and the *page* (the bytes
+one block occupies inside a segment). `zero(ids)` then writes zeros over
+every (id, segment, kernel block) with one indexed fill per tensor: the
+Python loop is over tensors, never over ids. The same code runs on CPU and
+CUDA; on CUDA a Triton kernel does the word-aligned tensors when Triton is
+importable.
+
+Exactness: after `zero(ids)` every byte of every element whose block index
+is a listed id is zero, and no other byte of any storage changed. (Under
+pre-d6af803f43 semantics kvref reproduces upstream's whole-stride writes,
+which do touch the bytes between packed pages; that is the bug it models.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import torch
+
+from kvref.manager import G1_RECORDING_KINDS
+from kvref.semantics import SemanticsLike, resolve_semantics
+from kvref.specs import KINDS
+
+_INT_OF_SIZE = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+@dataclass
+class KVLayer:
+    """One layer's KV tensor and how to read it."""
+
+    tensor: torch.Tensor
+    block_dim: int = 0
+    ratio: int = 1  # spec block_size // kernel block_size: kernel blocks per spec block
+    kind: str = "full_attention"
+    runner_only: bool = False
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One run of blocks: block k of it starts at `offset + k * stride` bytes into its storage."""
+
+    storage: int  # data_ptr of the underlying storage
+    offset: int
+    stride: int  # bytes between consecutive kernel blocks
+    page: int  # bytes written per kernel block
+    ratio: int
+
+
+@dataclass
+class _Plan:
+    tensor: torch.Tensor
+    block_dim: int
+    ratio: int
+    num_blocks: int  # spec blocks
+    stride: int  # kernel block stride, bytes
+    page: int  # bytes written per kernel block
+    dense: bool  # the written bytes of one kernel block are one contiguous run
+    outer: list[tuple[int, int]]  # (size, byte stride) of segment dimensions
+    base: int  # byte offset of the tensor's first element in its storage
+    nbytes: int  # storage size
+
+
+def _layout(t: torch.Tensor, bd: int) -> tuple[int, int, bool, list[tuple[int, int]]]:
+    """(block stride, page, dense, outer dims) in bytes for a tensor and its block dim."""
+    el = t.element_size()
+    stride = t.stride(bd) * el
+    outer, inner = [], []
+    for d in range(t.dim()):
+        if d == bd:
+            continue
+        (outer if t.stride(d) * el > stride else inner).append((t.shape[d], t.stride(d) * el))
+    span = el + sum((n - 1) * s for n, s in inner)
+    dense, expect = True, el
+    for n, s in sorted((x for x in inner if x[0] > 1), key=lambda x: x[1]):
+        dense &= s == expect
+        expect = s * n
+    return stride, span, dense and span == expect, outer
+
+
+class KVBlockZeroer:
+    """Zero KV blocks by global block id across a set of KV tensors (CUDA when the tensors are there)."""
+
+    def __init__(
+        self,
+        tensors: Sequence[torch.Tensor | KVLayer],
+        *,
+        block_dim: int = 0,
+        ratio: int = 1,
+        kind: str = "full_attention",
+        semantics: SemanticsLike = "latest",
+        use_triton: bool | None = None,
+    ) -> None:
+        self.semantics = sem = resolve_semantics(semantics)
+        if "record-new-block-ids" not in sem:
+            raise ValueError(f"KVBlockZeroer does not exist before 4ff8c3c8f (semantics {sem.label})")
+        self.plans: list[_Plan] = []
+        seen: set[int] = set()
+        for item in tensors:
+            layer = item if isinstance(item, KVLayer) else KVLayer(item, block_dim, ratio, kind)
+            if not self._zeroes(layer) or layer.tensor.numel() == 0:
+                continue
+            if layer.tensor.data_ptr() in seen:  # shared tensors are zeroed once
+                continue
+            seen.add(layer.tensor.data_ptr())
+            self.plans.append(self._plan(layer))
+        if "zeroer-bounded-grid" not in sem:
+            pages = {p.page * p.ratio for p in self.plans}
+            if len(pages) > 1:
+                a, b = sorted(pages)[:2]
+                raise ValueError(f"Non-uniform page sizes: {a} vs {b} bytes (allowed from 79f3183f86 on)")
+        self.num_blocks = min((p.num_blocks for p in self.plans), default=0)
+        if use_triton is None:
+            use_triton = _triton_available() and any(p.tensor.is_cuda for p in self.plans)
+        self.use_triton = use_triton
+
+    def _zeroes(self, layer: KVLayer) -> bool:
+        if layer.kind not in KINDS:
+            raise ValueError(f"unknown layer kind {layer.kind!r}: known are {sorted(KINDS)}")
+        if layer.runner_only:
+            return False
+        if "attention-zeroing" in self.semantics:
+            return KINDS[layer.kind].is_attention
+        return layer.kind in G1_RECORDING_KINDS
+
+    def _plan(self, layer: KVLayer) -> _Plan:
+        t, bd, r = layer.tensor, layer.block_dim, layer.ratio
+        if not -t.dim() <= bd < t.dim():
+            raise ValueError(f"block_dim {bd} is out of range for a {t.dim()}-d tensor of shape {tuple(t.shape)}")
+        bd %= t.dim()
+        if not isinstance(r, int) or r < 1:
+            raise ValueError(f"ratio must be a positive integer, got {r!r}")
+        stride, span, dense, outer = _layout(t, bd)
+        if stride % 4:
+            raise ValueError(f"block stride {stride} bytes of a tensor of shape {tuple(t.shape)} is not a multiple "
+                             "of 4 bytes (zeroing writes int32 words)")
+        if span > stride:
+            raise ValueError(f"blocks of a tensor of shape {tuple(t.shape)} overlap: a block spans {span} bytes "
+                             f"but blocks are {stride} bytes apart")
+        if "zeroer-segment-stride" not in self.semantics:
+            # Before d6af803f43 a block was the whole stride: packed neighbours got zeroed too.
+            span, dense = stride, True
+        el = t.element_size()
+        return _Plan(t, bd, r, t.shape[bd] // r, stride, span, dense, outer, t.storage_offset() * el,
+                     t.untyped_storage().nbytes())
+
+    @property
+    def segments(self) -> list[Segment]:
+        out = []
+        for p in self.plans:
+            ptr = p.tensor.untyped_storage().data_ptr()
+            for idx in itertools.product(*(range(n) for n, _ in p.outer)):
+                off = p.base + sum(i * s for i, (_, s) in zip(idx, p.outer))
+                out.append(Segment(ptr, off, p.stride, p.page, p.ratio))
+        return out
+
+    def zero(self, block_ids: Iterable[int] | torch.Tensor) -> None:
+        """Zero every listed spec block in every tensor. Ids are global pool ids."""
+        ids = torch.as_tensor(block_ids if isinstance(block_ids, torch.Tensor) else list(block_ids),
+                              dtype=torch.int64).reshape(-1)
+        if ids.numel() == 0 or not self.plans:
+            return
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= self.num_blocks:
+            bad = ids[(ids < 0) | (ids >= self.num_blocks)].unique()[:8].tolist()
+            raise ValueError(f"block ids out of range [0, {self.num_blocks}): {bad}")
+        staged: dict[torch.device, torch.Tensor] = {}
+        for p in self.plans:
+            # A fresh device copy per call (1cd75b3d): a reused staging buffer raced the next step.
+            dev_ids = staged.get(p.tensor.device)
+            if dev_ids is None:
+                dev_ids = staged[p.tensor.device] = ids.to(p.tensor.device, non_blocking=True)
+            self._zero_plan(p, dev_ids, hi)
+
+    zero_block_ids = zero
+
+    def _zero_plan(self, p: _Plan, ids: torch.Tensor, hi: int) -> None:
+        if not p.dense:
+            # The page has holes: fill exactly the tensor's own elements of those blocks.
+            t = p.tensor.view(_INT_OF_SIZE[p.tensor.element_size()])
+            kids = (ids[:, None] * p.ratio + torch.arange(p.ratio, device=ids.device)).reshape(-1)
+            t.index_fill_(p.block_dim, kids, 0)
+            return
+        last = p.base + sum((n - 1) * s for n, s in p.outer) + ((hi + 1) * p.ratio - 1) * p.stride + p.page
+        if last > p.nbytes:
+            raise ValueError(f"zeroing block {hi} writes {last - p.nbytes} bytes past the end of the KV pool "
+                             f"(page {p.page} bytes stepped by stride {p.stride}; fixed by d6af803f43)")
+        word = math.gcd(8, p.base, p.stride, p.page, p.nbytes, *(s for _, s in p.outer))
+        flat = torch.empty(0, dtype=_INT_OF_SIZE[word], device=p.tensor.device)
+        flat.set_(p.tensor.untyped_storage(), 0, (p.nbytes // word,), (1,))
+        if self.use_triton and p.tensor.is_cuda and word >= 4:
+            from kvref import triton_zero
+
+            triton_zero.zero_pages(flat.view(torch.int32) if word == 8 else flat, p, ids)
+            return
+        shape = [n for n, _ in p.outer] + [p.num_blocks, p.ratio, p.page // word]
+        strides = [s // word for _, s in p.outer] + [p.stride * p.ratio // word, p.stride // word, 1]
+        view = flat.as_strided(shape, strides, p.base // word)
+        view.index_fill_(len(p.outer), ids, 0)
+
+
+def _triton_available() -> bool:
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        return False
+    return torch.cuda.is_available()
