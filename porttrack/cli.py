@@ -205,7 +205,16 @@ def headers(
     as_json: JsonOpt = False,
 ) -> None:
     """List each port file's upstream sources and pins from its provenance header."""
-    raise UserError("headers is not built yet.")
+    from porttrack import config as config_mod, headers as headers_mod
+
+    cfg = config_mod.resolve_config(config)
+    scopes = sorted({s for paths in cfg.scopes.values() for s in paths})
+    rep = headers_mod.headers_report(cfg.port_root, scan_lines=cfg.header_scan_lines, scopes=scopes)
+    if as_json:
+        print_json(rep.as_json())
+        return
+    for line in headers_mod.render_text(rep):
+        out.print(line, markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- kvref

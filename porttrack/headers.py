@@ -365,3 +365,26 @@ def headers_report(root: Path, *, scan_lines: int = 40, scopes: list[str] | None
     counts["unpinned-files"] = len({path for path, _ in unpinned})
     counts["port-commit-pins"] = len(port_pins)
     return HeadersReport(provs, unpinned, port_pins, dict(sorted(counts.items())))
+
+
+def render_text(rep: HeadersReport) -> list[str]:
+    """The plain listing `porttrack headers` prints: one line per file with a statement, then the problems."""
+    by_path = {p.path: p for p in rep.files}
+    lines = []
+    for p in rep.files:
+        if p.kind == "none":
+            continue
+        srcs = effective_sources(p, by_path)
+        text = ", ".join(f"{s.upstream}{s.qualifier}" + (f" @ {s.pin}" if s.pin else " (no pin)") for s in srcs)
+        via = f" via {p.inherits}" if p.kind == "inherits" and srcs else ""
+        lines.append(f"{p.path}  [{p.kind}{via}]  {text}".rstrip())
+    lines.append("")
+    lines.append("files claiming a source with no pin:" if rep.unpinned else "files claiming a source with no pin: none")
+    for path, s in rep.unpinned:
+        lines.append(f"  {path}:{s.line}  {s.upstream}")
+    lines.append("pins that resolve as port commits (not upstream pins):" if rep.port_pins else "pins that resolve as port commits: none")
+    for pin, sha in rep.port_pins.items():
+        users = sorted(p.path for p in rep.files if any(s.pin == pin for s in p.sources))
+        lines.append(f"  {pin} = port commit {sha}: {', '.join(users)}")
+    lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in rep.counts.items()))
+    return lines

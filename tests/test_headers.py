@@ -1,0 +1,167 @@
+"""Provenance headers: every variant of DESIGN §9.1, the upstream→port map, and `porttrack headers`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_files, git, init_repo, run_cli
+from porttrack.headers import headers_report, parse_header, scan_headers, upstream_map
+
+
+def srcs(text: str, path: str = "src/x.cpp", **kw):
+    return [(s.upstream, s.pin, s.qualifier) for s in parse_header(path, text, **kw).sources]
+
+
+def test_canonical():
+    assert srcs("// Ported from: vllm/config/scheduler.py @ e24d1b24\n#include <x>\n") == [
+        ("vllm/config/scheduler.py", "e24d1b24", "")
+    ]
+
+
+def test_trailing_note_after_the_pin_is_not_a_source():
+    text = "// Ported from: tests/tool_parsers/test_x.py @ e24d1b24 - the SAME cases as vllm/other.py\n"
+    assert srcs(text) == [("tests/tool_parsers/test_x.py", "e24d1b24", "")]
+
+
+def test_line_and_symbol_qualifiers():
+    assert srcs("// Ported from: vllm/a/b.py:225-420 @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", ":225-420")]
+    assert srcs("// Ported from: vllm/a/b.py::split_decodes @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", "::split_decodes")]
+    assert srcs("// Ported from: vllm/a/b.py:204-236,387-400 @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", ":204-236,387-400")]
+
+
+@pytest.mark.parametrize("sep", [" + ", ", ", " and "])
+def test_several_sources_on_one_line(sep):
+    text = f"// Ported from: vllm/v1/engine/core.py{sep}vllm/v1/utils.py @ e24d1b24\n"
+    assert srcs(text) == [("vllm/v1/engine/core.py", "e24d1b24", ""), ("vllm/v1/utils.py", "e24d1b24", "")]
+
+
+def test_one_source_per_line_under_a_bare_label():
+    text = (
+        "// Ported from:\n"
+        "//   vllm/model_executor/layers/attention/attention.py:204-236,387-400\n"
+        "//   vllm/v1/attention/backends/flash_attn.py:255-300\n"
+        "// @ e24d1b24fe96.\n"
+        '#include "x.h"\n'
+    )
+    assert srcs(text) == [
+        ("vllm/model_executor/layers/attention/attention.py", "e24d1b24fe96", ":204-236,387-400"),
+        ("vllm/v1/attention/backends/flash_attn.py", "e24d1b24fe96", ":255-300"),
+    ]
+
+
+def test_path_split_over_two_lines():
+    text = (
+        "// Ported from:\n"
+        "//   vllm/model_executor/layers/rotary_embedding/\n"
+        "//   phi3_long_rope_scaled_rope.py:16-159\n"
+        "// @ e24d1b24fe96.\n"
+    )
+    assert srcs(text) == [("vllm/model_executor/layers/rotary_embedding/phi3_long_rope_scaled_rope.py", "e24d1b24fe96", ":16-159")]
+    # the same split in a one-line statement with the label in front
+    text = "// REIMPLEMENTED FROM WIRE FORMAT: vllm/parser/x.py + vllm/tool_parsers/\n// gemma4_utils.py @ e24d1b24.\n"
+    assert srcs(text) == [("vllm/parser/x.py", "e24d1b24", ""), ("vllm/tool_parsers/gemma4_utils.py", "e24d1b24", "")]
+
+
+def test_pin_forms():
+    assert srcs("// Ported from: vllm/a.py @ pin e24d1b24\n")[0][1] == "e24d1b24"
+    assert srcs("// Ported from: vllm/a.py @ `e24d1b24fe96`\n")[0][1] == "e24d1b24fe96"
+    full = "e24d1b24fe96a56ba8b0d653efa076d03eb95d6c"
+    assert srcs(f"// Ported from vllm/m/qwen3_5_mtp.py @\n// {full}.\n")[0] == ("vllm/m/qwen3_5_mtp.py", full, "")
+    assert srcs("// Ported from: vllm/a.py\n") == [("vllm/a.py", "", "")]  # unpinned
+
+
+def test_faithful_port_of():
+    text = "// Faithful port of vllm/platforms/cpu.py (CpuPlatform) @ pin e24d1b24 — the CPU\n"
+    assert srcs(text) == [("vllm/platforms/cpu.py", "e24d1b24", "(CpuPlatform)")]
+
+
+def test_test_files_and_vllm_tests_normalised():
+    assert srcs("// Ports tests/reasoning/test_x.py @ e24d1b24\n", "tests/t.cpp") == [("tests/reasoning/test_x.py", "e24d1b24", "")]
+    assert srcs("// Ported from: vllm/tests/v1/core/test_a.py @ e24d1b24\n", "tests/t.cpp") == [("tests/v1/core/test_a.py", "e24d1b24", "")]
+    # "Ports" followed by prose is no statement
+    assert srcs("// Ports the NON-STREAMING extract_tool_calls and more\n") == []
+
+
+def test_reimplemented_from_wire_format():
+    p = parse_header("include/t.h", "// REIMPLEMENTED FROM WIRE FORMAT: vllm/parser/gemma4.py @ e24d1b24.\n")
+    assert p.reimplemented and p.kind == "reimplemented"
+    assert [s.upstream for s in p.sources] == ["vllm/parser/gemma4.py"]
+    p = parse_header("include/t.h", "// Reimplemented from the WIRE FORMAT of vllm/tool_parsers/a.py @ e24d1b24.\n")
+    assert p.kind == "reimplemented" and p.sources[0].pin == "e24d1b24"
+    assert parse_header("a.h", "// REIMPLEMENTED-FROM-WIRE-FORMAT vllm/x.py @ abcdef1\n").kind == "reimplemented"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "// vllm.cpp original (vt runtime); no upstream mirror.\n",
+        "// vllm.cpp ORIGINAL; see qwen3_5_gguf_weights.h. GGUF names\n",
+        "// Byte storage helper.\n// A serving-boundary helper (no direct upstream mirror).\n",
+    ],
+)
+def test_explicit_originals(text):
+    p = parse_header("src/o.cpp", text)
+    assert p.original and p.kind == "original" and p.sources == []
+
+
+def test_cpp_inherits_its_header(tmp_path):
+    (tmp_path / "include/vllm/v1").mkdir(parents=True)
+    (tmp_path / "src/vllm/v1").mkdir(parents=True)
+    (tmp_path / "include/vllm/v1/kv.h").write_text("// Ported from: vllm/v1/kv.py @ e24d1b24\n#pragma once\n")
+    (tmp_path / "src/vllm/v1/kv.cpp").write_text("// See include/vllm/v1/kv.h for scope and deviations.\n#include \"kv.h\"\n")
+    provs = {p.path: p for p in scan_headers(tmp_path)}
+    cpp = provs["src/vllm/v1/kv.cpp"]
+    assert cpp.kind == "inherits" and cpp.inherits == "include/vllm/v1/kv.h"
+    assert upstream_map(provs.values()) == {"vllm/v1/kv.py": ["include/vllm/v1/kv.h", "src/vllm/v1/kv.cpp"]}
+
+
+def test_body_level_lines_are_symbol_provenance():
+    text = "// Ported from: vllm/a.py @ e24d1b24\n" + "int x;\n" * 50 + "// Ported from: vllm/entrypoints/openai/engine/protocol.py:331 (DeltaToolCall).\n"
+    p = parse_header("include/p.h", text)
+    assert [s.upstream for s in p.sources] == ["vllm/a.py"]
+    assert [(s.upstream, s.qualifier, s.line) for s in p.symbol_lines] == [
+        ("vllm/entrypoints/openai/engine/protocol.py", ":331", 52)
+    ]
+
+
+def test_hash_comments_and_scan_limit():
+    assert srcs("#!/bin/sh\n# Ported from: tools/x.sh @ abcdef12\n", "scripts/x.sh") == [("tools/x.sh", "abcdef12", "")]
+    assert srcs("# Ported from: vllm/a.py @ abcdef12\n", "kvref/a.py") == [("vllm/a.py", "abcdef12", "")]
+    late = "\n" * 45 + "// Ported from: vllm/a.py @ abcdef12\n"
+    assert srcs(late) == []
+    assert srcs(late, scan_lines=50) == [("vllm/a.py", "abcdef12", "")]
+
+
+def test_block_comments():
+    text = "/*\n * Ported from: vllm/csrc/cache_kernels.cu @ e24d1b24\n */\n"
+    assert srcs(text, "src/k.cu") == [("vllm/csrc/cache_kernels.cu", "e24d1b24", "")]
+
+
+def test_headers_command_lists_sources_unpinned_and_port_commit_pins(tmp_path):
+    port = init_repo(tmp_path / "port")
+    first = commit_files(port, {"README.md": "port\n"}, "init")
+    commit_files(port, {
+        "porttrack.toml": '[port]\nscopes = { code = ["src", "include"], tests = ["tests"] }\n',
+        "include/a.h": "// Ported from: vllm/a.py @ e24d1b24\n",
+        "src/a.cpp": "// See include/a.h.\n",
+        "src/b.cpp": "// Ported from: vllm/b.py\n",
+        "src/c.cpp": f"// Ported from: vllm/c.py @ {first[:10]}\n",
+        "src/o.cpp": "// vllm.cpp original; no upstream mirror.\n",
+        "src/w.cpp": "// REIMPLEMENTED FROM WIRE FORMAT: vllm/w.py @ e24d1b24\n",
+    }, "port")
+    rep = headers_report(port, scopes=["src", "include"])
+    assert rep.counts["ported"] == 4 and rep.counts["original"] == 1 and rep.counts["reimplemented"] == 1
+    assert [(p, s.upstream) for p, s in rep.unpinned] == [("src/b.cpp", "vllm/b.py")]
+    assert rep.port_pins == {first[:10]: first}
+
+    proc = run_cli("headers", "--json", cwd=port, check_rc=0)
+    data = json.loads(proc.stdout)
+    by = {f["path"]: f for f in data["files"]}
+    assert by["src/a.cpp"]["sources"][0]["upstream"] == "vllm/a.py"
+    assert data["unpinned"] == [{"path": "src/b.cpp", "upstream": "vllm/b.py", "line": 1}]
+    assert data["port_commit_pins"] == {first[:10]: first}
+    text = run_cli("headers", cwd=port, check_rc=0).stdout
+    assert "src/b.cpp" in text and "no pin" in text and first[:10] in text
