@@ -43,10 +43,10 @@ def main() -> None:
     except typer.Abort:
         err.print("porttrack: aborted.")
         sys.exit(2)
-    except Exception as e:  # click usage errors come through here in non-standalone mode
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
+    except Exception as e:
+        # usage errors (unknown option, missing argument) come through here in non-standalone mode;
+        # typer may vendor click, so recognise them by shape rather than by class
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):
             err.print(f"porttrack: {e.format_message()}", markup=False, soft_wrap=True)
             sys.exit(2)
         raise
