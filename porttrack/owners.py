@@ -131,11 +131,11 @@ def cites_path(cell: str, path: str) -> bool:
 
 
 def cites_symbol(cell: str, symbol: str) -> bool:
-    """The cell names the symbol as a whole identifier: as written, or `A::b` for `A.b`."""
+    """The cell names the symbol as a whole identifier (as written, `A::b` for `A.b`, or after `path.py::`)."""
     if len(symbol.split(".")[-1].lstrip("_")) < 4:  # short names (`run`, `get`) would match prose
         return False
     forms = {symbol, symbol.replace(".", "::")}
-    return any(re.search(r"(?<![\w.:])" + re.escape(f) + r"(?![\w])", cell) for f in forms)
+    return any(re.search(r"(?:(?<=\w\.py::)|(?<![\w.:]))" + re.escape(f) + r"(?![\w])", cell) for f in forms)
 
 
 def cites_pr(cell: str, pr: int) -> bool:
