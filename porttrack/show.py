@@ -32,8 +32,12 @@ def _gates(e: Entry) -> str:
 
 def table(queue: Queue, entries: list[Entry]) -> Table:
     t = Table(title=f"{queue.meta.name} ({len(entries)} of {len(queue.entries)} entries)", show_lines=False)
-    for col in ("n", "sha", "PR", "subject", "verdict", "owner / blocked by", "gates", "rule"):
-        t.add_column(col, overflow="fold")
+    for col in ("n", "sha", "PR"):
+        t.add_column(col, no_wrap=True)
+    t.add_column("subject", ratio=3, overflow="fold")
+    t.add_column("verdict", no_wrap=True)
+    for col in ("owner / blocked by", "gates", "rule"):
+        t.add_column(col, ratio=1, overflow="fold")
     for e in entries:
         verdict = e.verdict + (f" ({e.verdict_by})" if e.verdict_by else "")
         for p in e.parts:

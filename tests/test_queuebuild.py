@@ -1,0 +1,66 @@
+"""queue build / refresh through the real CLI on real git repositories."""
+
+from conftest import commit_files, git, init_repo, run_cli
+
+from porttrack import queuefile
+
+CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n'
+
+
+def setup(tmp_path):
+    up = init_repo(tmp_path / "up")
+    pin = commit_files(up, {"vllm/a.py": "def f():\n    return 1\n"}, "base (#1)", date="2026-03-01T12:00:00+00:00")
+    commit_files(up, {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n"}, "[Core] Change f, add g (#2)",
+                 date="2026-03-02T12:00:00+00:00")
+    commit_files(up, {"docs/x.md": "doc\n"}, "[Doc] not mirrored (#3)", date="2026-03-03T12:00:00+00:00")
+    target = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)",
+                          date="2026-03-04T12:00:00+00:00")
+    port = init_repo(tmp_path / "port")
+    (port / "porttrack.toml").write_text(CONFIG)
+    return up, port, pin, target
+
+
+def test_build_then_refresh_keeps_numbers_and_human_bytes(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "cycle", cwd=port, check_rc=0)
+    assert "2 entries" in proc.stdout
+    path = port / "queue" / "cycle.toml"
+    q = queuefile.load(path).queue
+    assert [(e.n, e.pr) for e in q.entries] == [(1, 2), (2, 4)]
+    assert q.meta.pin == pin and q.meta.target == target and q.meta.range_commits == 3
+    assert q.entries[0].symbols.changed == ["f"] and q.entries[0].symbols.added == ["g"]
+    assert q.entries[1].symbols.added == ["B", "B.m"]
+    assert q.entries[0].stat == {"vllm/a.py": [5, 1]}
+
+    # a person triages entry 1 with a comment; refresh must not touch a byte of it
+    text = path.read_text()
+    text = text.replace('verdict = "unclassified"', '# checked by hand on 2026-03-05\nverdict = "real-gap"  # port f()', 1)
+    path.write_text(text)
+    assert run_cli("queue", "refresh", cwd=port, check_rc=0).stdout.strip().endswith("nothing new")
+    assert path.read_text() == text
+
+    new = commit_files(up, {"vllm/a.py": "def f():\n    return 3\n\n\ndef g():\n    return f()\n"}, "[Bugfix] f again (#5)")
+    proc = run_cli("queue", "refresh", cwd=port, check_rc=0)
+    assert "1 new entries" in proc.stdout
+    after = path.read_text()
+    assert after.startswith(text.split("[queue]")[0])
+    first_entry = text[text.index("[[entry]]"):text.index("[[entry]]", text.index("[[entry]]") + 1)]
+    assert first_entry in after
+    q = queuefile.load(path).queue
+    assert [(e.n, e.pr) for e in q.entries] == [(1, 2), (2, 4), (3, 5)]
+    assert q.meta.target == new and q.meta.range_commits == 4
+    assert q.entries[0].verdict == "real-gap"
+
+
+def test_build_refuses_to_overwrite(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "c", cwd=port, check_rc=0)
+    proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "c", cwd=port)
+    assert proc.returncode == 2 and "already exists" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_build_with_queue_outside_root_refused(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--queue", "../q.toml", cwd=port)
+    assert proc.returncode == 2 and "outside the port root" in proc.stderr
+    assert not (tmp_path / "q.toml").exists()
