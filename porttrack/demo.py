@@ -745,3 +745,12 @@ def run_demo(out: Path | None, console: Console) -> int:
             console.print(f"report:   {port / args[-1]}", markup=False)
     console.print("next: add a consumer of take_new_block_ids to the port and run `porttrack check` again.", markup=False)
     return rc
+
+
+def report_files(port: Path) -> dict[str, Path]:
+    """The reports the demo wrote, by the name their checked-in copies carry under reports/."""
+    found = {}
+    for kind in ("sync", "deferral"):
+        for path in sorted((port / ".agents" / kind).glob("*.md")):
+            found[f"{kind}-{path.name}"] = path
+    return found
