@@ -151,7 +151,28 @@ def probe(
     as_json: JsonOpt = False,
 ) -> None:
     """Count symbols in the port with positive controls, code vs raw, and consumers."""
-    raise UserError("probe is not built yet.")
+    from porttrack import config as config_mod, probe as probe_mod
+    from porttrack.cache import cache_root
+
+    cfg = config_mod.resolve_config(config)
+    probes = probe_mod.probe(
+        cfg.port_root,
+        symbols,
+        control=control,
+        regex=regex,
+        scope=scope or cfg.code_scope,
+        tests_scope=cfg.tests_scope,
+        exclude=cfg.exclude,
+        rev=rev,
+        renames=cfg.renames,
+        strip_leading_underscore=cfg.strip_leading_underscore,
+        cache_dir=cache_root(cfg.cache_dir or None) / "probe",
+    )
+    if as_json:
+        print_json([p.as_json() for p in probes])
+    else:
+        for renderable in probe_mod.render(probes):
+            out.print(renderable)
 
 
 @app.command()

@@ -1,0 +1,231 @@
+"""One file's identifier index: where each identifier occurs, and whether that spot is code.
+
+tree-sitter decides what is not code (comments, string and raw-string literals, `#if 0`
+blocks), which tokens are the name being declared, and which are calls made inside a
+function of the same name (delegations). The probe caches the result by blob id, so this
+runs once per file version.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from tree_sitter import Node, Query, QueryCursor
+
+from porttrack.parse import language, parser
+
+IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+# flags of one occurrence: the low three bits say why it is not code (0: it is code)
+CODE, COMMENT, STRING, IF0, NO_GRAMMAR = 0, 1, 2, 3, 4
+WHY = {COMMENT: "comment", STRING: "string", IF0: "#if 0", NO_GRAMMAR: "no grammar"}
+NONCODE_MASK = 7
+DECL = 8  # the name a declaration introduces
+DELEGATION = 16  # a call inside the body of a function with the same name
+
+# Patterns that do not exist in a grammar are dropped when the query is built.
+_NONCODE = {
+    "comment": ["(comment) @comment"],
+    "string": [
+        "(string_literal) @string",
+        "(raw_string_literal) @string",
+        "(char_literal) @string",
+        "(system_lib_string) @string",
+        "(string) @string",  # python
+    ],
+    "if0": [
+        "(_ condition: (number_literal) @cond) @if0",
+        "(_ condition: (false) @cond) @if0",
+    ],
+}
+_DECL = [
+    "(function_declarator declarator: (_) @decl)",
+    "(_ declarator: (identifier) @decl)",
+    "(_ declarator: (field_identifier) @decl)",
+    "(_ declarator: (type_identifier) @decl)",
+    "(_ declarator: (qualified_identifier) @decl)",
+    "(_ declarator: (destructor_name) @decl)",
+    "(reference_declarator (identifier) @decl)",
+    "(reference_declarator (field_identifier) @decl)",
+    "(enumerator name: (_) @decl)",
+    "(alias_declaration name: (_) @decl)",
+    "(preproc_def name: (_) @decl)",
+    "(preproc_function_def name: (_) @decl)",
+    "(namespace_definition name: (_) @decl)",
+    "(class_specifier name: (_) @decl) @spec",
+    "(struct_specifier name: (_) @decl) @spec",
+    "(union_specifier name: (_) @decl) @spec",
+    "(enum_specifier name: (_) @decl) @spec",
+    # python
+    "(function_definition name: (identifier) @decl)",
+    "(class_definition name: (identifier) @decl)",
+    "(assignment left: (identifier) @decl)",
+    "(parameters (identifier) @decl)",
+    "(typed_parameter (identifier) @decl)",
+    "(default_parameter name: (identifier) @decl)",
+    "(typed_default_parameter name: (identifier) @decl)",
+]
+_CALLS = ["(call_expression function: (_) @callee)", "(call function: (_) @callee)"]
+_FUNCS = [
+    "(function_definition declarator: (_) @fdecl body: (_) @body)",  # C, C++, CUDA
+    "(function_definition name: (_) @fdecl body: (_) @body)",  # python
+]
+# where a bare `struct Foo;` is a forward declaration rather than a use
+_DECL_PARENTS = {"translation_unit", "declaration_list", "field_declaration_list", "template_declaration", "declaration"}
+
+
+@lru_cache(maxsize=None)
+def _query(lang: str, patterns: tuple[str, ...]) -> Query | None:
+    lang_obj = language(lang)
+    ok = []
+    for p in patterns:
+        try:
+            Query(lang_obj, p)
+            ok.append(p)
+        except Exception:  # the node type does not exist in this grammar
+            pass
+    return Query(lang_obj, "\n".join(ok)) if ok else None
+
+
+def _captures(lang: str, patterns, root: Node) -> dict[str, list[Node]]:
+    q = _query(lang, tuple(patterns))
+    return QueryCursor(q).captures(root) if q else {}
+
+
+def _matches(lang: str, patterns, root: Node):
+    q = _query(lang, tuple(patterns))
+    return QueryCursor(q).matches(root) if q else []
+
+
+@dataclass
+class FileIndex:
+    lang: str | None
+    occurrences: dict[str, array]  # identifier -> flat array [line, col, flags, line, col, flags, ...]
+    noncode: list[tuple[int, int, int]] = field(default_factory=list)  # merged (start, end, why) byte ranges
+    decl_starts: list[int] = field(default_factory=list)  # byte offsets of declared names, sorted
+    first_def: tuple[str, int] | None = None  # (name, line) of the first code declaration: a control candidate
+
+    def flags_at(self, offset: int) -> int:
+        """Flags for a regex match starting at `offset` (no delegation check for regexes)."""
+        flags = _why_at(self.noncode, offset) if self.lang else NO_GRAMMAR
+        i = bisect_right(self.decl_starts, offset) - 1
+        if i >= 0 and self.decl_starts[i] == offset:
+            flags |= DECL
+        return flags
+
+
+def _why_at(ranges: list[tuple[int, int, int]], offset: int, starts: list[int] | None = None) -> int:
+    i = bisect_right(starts if starts is not None else [r[0] for r in ranges], offset) - 1
+    if i >= 0 and offset < ranges[i][1]:
+        return ranges[i][2]
+    return CODE
+
+
+def _merge(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Sort and merge overlapping ranges; an enclosing range (an `#if 0` block) wins."""
+    out: list[tuple[int, int, int]] = []
+    for s, e, why in sorted(ranges, key=lambda r: (r[0], -r[1])):
+        if out and s < out[-1][1]:
+            ps, pe, pwhy = out[-1]
+            if e > pe:
+                out[-1] = (ps, e, pwhy)
+            continue
+        out.append((s, e, why))
+    return out
+
+
+def _callee_name(node: Node) -> Node:
+    """The identifier a call names: `a.b->f`, `ns::f`, `f<T>` and `obj.f` all name `f`."""
+    while True:
+        nxt = (
+            node.child_by_field_name("field")
+            or node.child_by_field_name("name")
+            or node.child_by_field_name("attribute")
+        )
+        if nxt is None or nxt == node:
+            return node
+        node = nxt
+
+
+def _function_name(node: Node, src: bytes) -> bytes | None:
+    """Unqualified name of a function definition's declarator (through pointers, references, scopes)."""
+    for _ in range(16):
+        if node.type in ("identifier", "field_identifier", "type_identifier"):
+            return src[node.start_byte : node.end_byte]
+        nxt = node.child_by_field_name("declarator") or node.child_by_field_name("name")
+        if nxt is None and node.named_child_count:
+            nxt = node.named_children[-1]
+        if nxt is None:
+            return None
+        node = nxt
+    return None
+
+
+def index_file(data: bytes, lang: str | None) -> FileIndex:
+    """Index every identifier occurrence of one file with its line, column and flags."""
+    noncode: list[tuple[int, int, int]] = []
+    decl_starts: set[int] = set()
+    call_starts: set[int] = set()
+    bodies: dict[bytes, list[tuple[int, int]]] = {}
+    if lang:
+        root = parser(lang).parse(data).root_node
+        caps = _captures(lang, _NONCODE["comment"] + _NONCODE["string"], root)
+        noncode += [(n.start_byte, n.end_byte, COMMENT) for n in caps.get("comment", [])]
+        noncode += [(n.start_byte, n.end_byte, STRING) for n in caps.get("string", [])]
+        for _, m in _matches(lang, _NONCODE["if0"], root):
+            node, cond = m["if0"][0], m["cond"][0]
+            if not node.type.startswith(("preproc_if", "preproc_elif")):
+                continue
+            if cond.type == "number_literal" and data[cond.start_byte : cond.end_byte].strip() not in (b"0", b"0L"):
+                continue
+            alt = node.child_by_field_name("alternative")
+            noncode.append((cond.end_byte, alt.start_byte if alt else node.end_byte, IF0))
+        for _, m in _matches(lang, _DECL, root):
+            for n in m.get("decl", []):
+                spec = m.get("spec")
+                if spec and spec[0].child_by_field_name("body") is None:
+                    parent = spec[0].parent
+                    if parent is None or parent.type not in _DECL_PARENTS:
+                        continue  # `struct Foo* p` uses Foo; only `struct Foo;` or `struct Foo {}` declare it
+                    if parent.type == "declaration" and parent.child_by_field_name("declarator") is not None:
+                        continue
+                seg = data[n.start_byte : n.end_byte]
+                decl_starts.update(n.start_byte + t.start() for t in IDENT.finditer(seg))
+        for n in _captures(lang, _CALLS, root).get("callee", []):
+            call_starts.add(_callee_name(n).start_byte)
+        for _, m in _matches(lang, _FUNCS, root):
+            name = _function_name(m["fdecl"][0], data)
+            if name:
+                body = m["body"][0]
+                bodies.setdefault(name, []).append((body.start_byte, body.end_byte))
+    noncode = _merge(noncode)
+    starts = [r[0] for r in noncode]
+
+    occurrences: dict[str, array] = {}
+    first_def: tuple[str, int] | None = None
+    line, line_start, pos = 1, 0, 0
+    for m in IDENT.finditer(data):
+        s = m.start()
+        nl = data.count(b"\n", pos, s)
+        if nl:
+            line += nl
+            line_start = data.rindex(b"\n", pos, s) + 1
+        pos = s
+        word = m.group()
+        flags = (_why_at(noncode, s, starts) if noncode else CODE) if lang else NO_GRAMMAR
+        if s in decl_starts:
+            flags |= DECL
+            if first_def is None and not flags & NONCODE_MASK:
+                first_def = (word.decode("ascii"), line)
+        if s in call_starts and word in bodies and any(b0 <= s < b1 for b0, b1 in bodies[word]):
+            flags |= DELEGATION
+        key = word.decode("ascii")
+        arr = occurrences.get(key)
+        if arr is None:
+            arr = occurrences[key] = array("i")
+        arr.extend((line, s - line_start + 1, flags))
+    return FileIndex(lang, occurrences, noncode, sorted(decl_starts), first_def)

@@ -1,0 +1,805 @@
+"""Probe the port: count many symbols (and regexes) in one pass, judge each zero by a positive control.
+
+A scan lists the files of a scope (working tree, or any revision through `git cat-file
+--batch` without a checkout), indexes each file version once (identifier -> line, column,
+code-or-not, declaration, delegation; see codemask) into a SQLite cache keyed by blob id,
+then answers every symbol from that index. A warm run reads the working tree to learn
+blob ids (or just `git ls-tree` for a revision) and never parses again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import re
+import sqlite3
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+from porttrack import codemask, gitio
+from porttrack.cache import cache_root
+from porttrack.errors import UserError
+from porttrack.parse import language_for
+
+CACHE_FILE = "index-v1.sqlite"  # bump the version when codemask's output changes meaning
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass
+class Hit:
+    path: str
+    line: int
+    kind: str  # "definition" | "test" | "consumer" | "delegation" | "comment" (raw-only hit: comment/string/#if 0/no grammar)
+    text: str = ""  # the source line, stripped
+    col: int = 0
+    name: str = ""  # the variant that matched (the regex's matched text for regexes)
+    why: str = ""  # for kind "comment": comment, string, "#if 0" or "no grammar"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class Count:
+    symbol: str  # as asked (upstream name or regex)
+    form: str  # "word" or "regex"
+    variants: list[str]  # the identifiers actually searched (or the regex)
+    code: int  # code hits in the scope
+    raw: int  # all hits in the scope, comments and strings included
+    files: int  # scope files with a code hit
+    definitions: int  # code hits in the scope that are the declared name
+    tests: int  # code hits under the tests scope
+    consumers: int  # code hits in the scope: not tests, not definitions, not delegations
+    hits: list[Hit]  # every hit in scope and tests scope, by path and line
+    delegations: int = 0
+
+
+@dataclass
+class Tree:
+    root: str
+    commit: str | None
+    dirty: bool
+    rev: str | None = None  # as asked; None for the working tree
+    git: bool = True
+
+    def __str__(self) -> str:
+        if self.commit is None:
+            return "worktree (no commits)" if self.git else "worktree (not a git repository)"
+        return self.commit[:8] + ("+dirty" if self.dirty else "")
+
+
+@dataclass
+class Scan:
+    tree: Tree
+    scope: list[str]
+    tests_scope: list[str]
+    files_scanned: int
+    incomplete: list[str]  # "path: reason" for unreadable blobs, missing objects, undecodable files
+    counts: dict[str, Count]  # keyed by the symbol (or regex) as asked
+    scope_files: int = 0  # of files_scanned, those under the scope
+    missing_scopes: list[str] = field(default_factory=list)  # scope paths that do not exist in the tree
+    excluded: int = 0  # files left out by the exclude globs
+    hidden: int = 0  # files left out because they lie in a hidden folder not named by the scope
+    binary: list[str] = field(default_factory=list)  # skipped: binary content
+    no_grammar: list[str] = field(default_factory=list)  # read raw only: no tree-sitter grammar
+    auto_control: dict[str, str] = field(default_factory=dict)  # form -> control chosen by the scan
+    auto_control_how: dict[str, str] = field(default_factory=dict)
+    control_counts: dict[str, Count] = field(default_factory=dict)  # counts of auto controls
+
+
+@dataclass
+class Probe:
+    symbol: str
+    form: str
+    scope: list[str]
+    tree: str
+    count: Count
+    control: str | None
+    control_count: Count | None
+    control_how: str
+    status: str  # "present" | "absent" | "untrusted" | "incomplete"
+    reason: str
+    files_scanned: int = 0
+    incomplete: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        c = self.count
+        return {
+            "symbol": self.symbol,
+            "form": self.form,
+            "status": self.status,
+            "reason": self.reason,
+            "tree": self.tree,
+            "scope": self.scope,
+            "variants": c.variants,
+            "code": c.code,
+            "raw": c.raw,
+            "files": c.files,
+            "definitions": c.definitions,
+            "tests": c.tests,
+            "consumers": c.consumers,
+            "delegations": c.delegations,
+            "files_scanned": self.files_scanned,
+            "incomplete": self.incomplete,
+            "control": {
+                "symbol": self.control,
+                "how": self.control_how,
+                "code": self.control_count.code if self.control_count else None,
+                "raw": self.control_count.raw if self.control_count else None,
+            },
+            "hits": [{"at": f"{h.path}:{h.line}", "kind": h.kind, "why": h.why, "name": h.name, "text": h.text} for h in c.hits],
+        }
+
+
+# ---------------------------------------------------------------- names
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NEWLINE = re.compile(rb"\n")
+
+
+def variants(name: str, *, renames: dict[str, str] = {}, strip_leading_underscore: bool = True) -> list[str]:
+    """The identifiers an upstream name may appear as in the port (DESIGN §6).
+
+    `Class.method` and `Class::method` are found through the bare `method` (every qualified
+    occurrence is also an occurrence of the bare name); `Class.__init__` is the constructor,
+    named after the class. Renames apply to the whole name and to its last part.
+    """
+    parts = [p for p in re.split(r"\.|::", name.strip()) if p]
+    if not parts:
+        raise UserError(f"symbol {name!r} is empty.")
+    last = parts[-1]
+    if last == "__init__" and len(parts) > 1:
+        last = parts[-2]
+    out: list[str] = []
+
+    def add(n: str) -> None:
+        if n and n not in out:
+            out.append(n)
+
+    todo = [last, renames.get(name, "")]
+    while todo:
+        cand = re.split(r"\.|::", todo.pop(0))[-1]
+        if not cand or cand in out:
+            continue
+        add(cand)
+        if strip_leading_underscore and not (cand.startswith("__") and cand.endswith("__")):
+            todo.append(cand.lstrip("_"))
+        todo.append(renames.get(cand, ""))
+    bad = [v for v in out if not _IDENT.fullmatch(v)]
+    if bad:
+        raise UserError(f"symbol {name!r} is not an identifier ({bad[0]!r}); probe it with --regex.")
+    return out
+
+
+# ---------------------------------------------------------------- scope and files
+
+
+def _check_scope(root: Path, rel: str, what: str) -> str:
+    """The scope path relative to root, symlinks resolved; refuses anything escaping the root."""
+    if not rel or rel.strip() == "":
+        raise UserError(f"{what} is an empty path.")
+    if os.path.isabs(rel) or rel.startswith("~"):
+        raise UserError(f"{what} {rel!r} is an absolute path; scopes are paths under the port root {root}.")
+    if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
+        raise UserError(f"{what} {rel!r} climbs out with '..'; scopes are paths under the port root {root}.")
+    full = root / rel
+    real = full.resolve()
+    if real != root and root not in real.parents:
+        raise UserError(f"{what} {rel!r} is a symlink pointing outside the port root {root}.")
+    norm = real.relative_to(root).as_posix() if full.exists() else PurePosixPath(rel).as_posix()
+    return "" if norm == "." else norm.rstrip("/")
+
+
+def _glob_re(pattern: str) -> re.Pattern:
+    """A config exclude glob: `**` spans folders, `*` and `?` stay inside one; no slash means any folder."""
+    p = pattern.strip().rstrip("/")
+    if "/" not in p:
+        p = "**/" + p
+    out, i = "", 0
+    while i < len(p):
+        if p.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif p.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif p[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif p[i] == "?":
+            out += "[^/]"
+            i += 1
+        else:
+            out += re.escape(p[i])
+            i += 1
+    return re.compile(out + "(?:/.*)?")  # a pattern naming a folder excludes what lies under it
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(p == "" or path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def _hidden(path: str, scopes: list[str]) -> bool:
+    """A file in a hidden folder counts only when a scope names that folder (or something inside it)."""
+    parts = path.split("/")
+    for s in scopes:
+        if _under(path, [s]):
+            depth = len(s.split("/")) if s else 0
+            if not any(d.startswith(".") for d in parts[depth:-1]):
+                return False
+    return True
+
+
+def _git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class _File:
+    path: str
+    sha: str  # git blob id
+    lang: str | None
+    data: bytes | None = None  # read lazily for a revision
+
+    @property
+    def key(self) -> str:
+        return f"{self.sha}:{self.lang or '-'}"
+
+
+def _list_revision(root: Path, commit: str, paths: list[str]) -> list[tuple[str, str]]:
+    """(path, blob id) of the regular files under `paths` at `commit` (symlinks and submodules skipped)."""
+    args = ["--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *(p or "." for p in paths)]
+    raw = gitio.git(root, *args)
+    out = []
+    for rec in raw.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            out.append((path.decode("utf-8", "surrogateescape"), sha.decode()))
+    return out
+
+
+def _list_worktree(root: Path, paths: list[str], in_git: bool) -> list[str]:
+    """Tracked and untracked-not-ignored files under `paths`; a plain walk outside git."""
+    if in_git:
+        args = ["--literal-pathspecs", "ls-files", "-z", "-c", "-o", "--exclude-standard", "--deduplicate", "--", *(p or "." for p in paths)]
+        return sorted({p.decode("utf-8", "surrogateescape") for p in gitio.git(root, *args).split(b"\0") if p})
+    out = []
+    for p in paths:
+        base = root / p
+        if base.is_file():
+            out.append(p)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]  # hidden only when named
+            rel = Path(dirpath).relative_to(root).as_posix()
+            out += [f"{rel}/{f}" if rel != "." else f for f in filenames]
+    return sorted(set(out))
+
+
+# ---------------------------------------------------------------- the cache
+
+
+class _Cache:
+    """SQLite: one row per file version (blob id + language), one row per (identifier, file version)."""
+
+    def __init__(self, folder: Path):
+        self.db = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.db = self._open(str(folder / CACHE_FILE))
+        except (OSError, sqlite3.Error):
+            self.db = None
+        if self.db is None:  # an unwritable or corrupt cache must not stop a probe
+            self.db = self._open(":memory:")
+
+    @staticmethod
+    def _open(where: str) -> sqlite3.Connection:
+        db = sqlite3.connect(where, timeout=60, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS blob (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL,"
+            " first_def TEXT, first_line INTEGER, info BLOB NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS occ (ident TEXT NOT NULL, blob INTEGER NOT NULL, data BLOB NOT NULL,"
+            " PRIMARY KEY (ident, blob)) WITHOUT ROWID"
+        )
+        db.execute("SELECT count(*) FROM blob WHERE id = 0").fetchone()  # fails early on a corrupt file
+        return db
+
+    def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None]]:
+        """key -> (id, first declared name, its line) for the file versions already indexed."""
+        out = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = f"SELECT key, id, first_def, first_line FROM blob WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update((k, (bid, fd, fl)) for k, bid, fd, fl in self.db.execute(q, chunk))
+        return out
+
+    def infos(self, ids: list[int]) -> dict[int, codemask.FileIndex]:
+        out: dict[int, codemask.FileIndex] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            q = f"SELECT id, info FROM blob WHERE id IN ({','.join('?' * len(chunk))})"
+            out.update((bid, pickle.loads(info)) for bid, info in self.db.execute(q, chunk))
+        return out
+
+    def add(self, indexed: dict[str, codemask.FileIndex]) -> dict[str, tuple[int, str | None, int | None]]:
+        """Store new file indexes; returns their ids (another process may have stored them first)."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            have = self.ids(list(indexed))
+            for key, fi in indexed.items():
+                if key in have:
+                    continue
+                occ = fi.occurrences
+                fi.occurrences = {}  # kept in the occ table, not in the info
+                info = pickle.dumps(fi, protocol=pickle.HIGHEST_PROTOCOL)
+                fi.occurrences = occ
+                fd, fl = fi.first_def or (None, None)
+                bid = db.execute(
+                    "INSERT INTO blob (key, first_def, first_line, info) VALUES (?, ?, ?, ?)", (key, fd, fl, info)
+                ).lastrowid
+                have[key] = (bid, fd, fl)
+                db.executemany("INSERT INTO occ VALUES (?, ?, ?)", ((w, bid, a.tobytes()) for w, a in occ.items()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return have
+
+    def occurrences(self, idents: list[str], ids: set[int]) -> list[tuple[str, int, array]]:
+        out = []
+        for i in range(0, len(idents), 500):
+            chunk = idents[i : i + 500]
+            q = f"SELECT ident, blob, data FROM occ WHERE ident IN ({','.join('?' * len(chunk))})"
+            for ident, bid, data in self.db.execute(q, chunk):
+                if bid in ids:
+                    a = array("i")
+                    a.frombytes(data)
+                    out.append((ident, bid, a))
+        return out
+
+    def close(self) -> None:
+        self.db.close()
+
+
+# ---------------------------------------------------------------- the scan
+
+
+def _tree(root: Path, rev: str | None) -> Tree:
+    in_git = gitio.is_git_repo(root)
+    if rev is not None:
+        if not in_git:
+            raise UserError(f"--rev {rev} needs a git repository, and the port root {root} is not one.")
+        sha = gitio.rev_parse(root, rev)
+        if sha is None:
+            raise UserError(f"revision {rev!r} does not name a commit in {root}.")
+        return Tree(str(root), sha, False, rev=rev)
+    if not in_git:
+        return Tree(str(root), None, False, git=False)
+    sha, dirty = gitio.head_state(root)
+    return Tree(str(root), sha, dirty)
+
+
+def _decode_problem(data: bytes) -> str | None:
+    if b"\0" in data[:8000]:
+        return "binary"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text (byte {e.start})"
+    return None
+
+
+def scan(
+    root: Path,
+    symbols: Iterable[str] = (),
+    *,
+    regexes: Iterable[str] = (),
+    scope: list[str],
+    tests_scope: list[str] = (),
+    exclude: list[str] = (),
+    rev: str | None = None,
+    renames: dict[str, str] = {},
+    strip_leading_underscore: bool = True,
+    cache_dir: Path | None = None,
+) -> Scan:
+    """Count every symbol and regex over scope (+ tests scope) in one pass over the files."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise UserError(f"port root {root} is not a directory.")
+    symbols, regexes = list(dict.fromkeys(symbols)), list(dict.fromkeys(regexes))
+    compiled: dict[str, re.Pattern] = {}
+    for rx in regexes:
+        try:
+            compiled[rx] = re.compile(rx.encode("utf-8"), re.MULTILINE)
+        except re.error as e:
+            raise UserError(f"regex {rx!r} does not compile: {e}.") from None
+    names = {s: variants(s, renames=renames, strip_leading_underscore=strip_leading_underscore) for s in symbols}
+    scope_paths = list(dict.fromkeys(_check_scope(root, s, "scope") for s in scope))
+    test_paths = list(dict.fromkeys(_check_scope(root, s, "tests scope") for s in tests_scope))
+    excl = [_glob_re(g) for g in exclude]
+    tree = _tree(root, rev)
+
+    # list the files
+    wanted = list(dict.fromkeys(scope_paths + test_paths))
+    if tree.rev is not None:
+        listed = _list_revision(root, tree.commit, wanted) if wanted else []
+        shas = dict(listed)
+        all_paths = sorted(shas)
+    else:
+        all_paths = _list_worktree(root, wanted, tree.git) if wanted else []
+        shas = {}
+    missing = [s for s in scope_paths if not any(_under(p, [s]) for p in all_paths) and not _exists(root, s, tree)]
+    excluded = hidden = 0
+    paths: list[str] = []
+    for p in all_paths:
+        if any(r.fullmatch(p) for r in excl):
+            excluded += 1
+        elif _hidden(p, wanted):
+            hidden += 1
+        else:
+            paths.append(p)
+
+    # read (working tree) and learn blob ids
+    files: list[_File] = []
+    incomplete: list[str] = []
+    binary: list[str] = []
+    for p in paths:
+        if tree.rev is not None:
+            files.append(_File(p, shas[p], language_for(p)))
+            continue
+        full = root / p
+        if full.is_symlink() or not full.is_file():
+            continue  # deleted in the working tree, a link, or a submodule
+        try:
+            data = full.read_bytes()
+        except OSError as e:
+            incomplete.append(f"{p}: unreadable ({e.strerror})")
+            continue
+        files.append(_File(p, _git_blob_id(data), language_for(p), data))
+
+    cache = _Cache(Path(cache_dir) if cache_dir is not None else cache_root() / "probe")
+    cat = gitio.CatFile(root) if tree.rev is not None else None
+    try:
+        ids = cache.ids(sorted({f.key for f in files}))
+
+        def load(f: _File) -> bool:
+            if f.data is None and cat is not None:
+                f.data = cat.read(f.sha)
+                if f.data is None:
+                    incomplete.append(f"{f.path}: missing object {f.sha}")
+                    return False
+            return True
+
+        # index what the cache has not seen
+        new: dict[str, codemask.FileIndex] = {}
+        readable: list[_File] = []
+        for f in files:
+            if f.key in ids:
+                readable.append(f)
+                continue
+            if not load(f):
+                continue
+            problem = _decode_problem(f.data)
+            if problem == "binary":
+                binary.append(f.path)
+                continue
+            if problem:
+                incomplete.append(f"{f.path}: {problem}")
+                continue
+            if f.key not in new:
+                new[f.key] = codemask.index_file(f.data, f.lang)
+            readable.append(f)
+        if new:
+            ids.update(cache.add(new))
+        # binary and undecodable files are never cached; everything in `readable` is indexed
+        by_id: dict[int, list[_File]] = {}
+        for f in readable:
+            by_id.setdefault(ids[f.key][0], []).append(f)
+
+        in_scope = {f.path for f in readable if _under(f.path, scope_paths)}
+        in_tests = {f.path for f in readable if _under(f.path, test_paths)}
+        no_grammar = [f.path for f in readable if f.lang is None]
+
+        # the automatic control: the first code declaration in the scope
+        auto, auto_how = {}, {}
+        for f in readable:
+            _, fd, fl = ids[f.key]
+            if f.path in in_scope and fd:
+                auto["word"] = fd
+                auto_how["word"] = f"automatic: the first declaration found in the scope ({f.path}:{fl})"
+                if compiled:
+                    auto["regex"] = rf"\b{fd}\b"
+                    auto_how["regex"] = auto_how["word"] + ", as a regex"
+                break
+
+        # words
+        word_names = {s: names[s] for s in symbols}
+        if "word" in auto and auto["word"] not in word_names:
+            word_names[auto["word"]] = [auto["word"]]
+        idents = sorted({v for vs in word_names.values() for v in vs})
+        occ_by_ident: dict[str, list[tuple[int, array]]] = {}
+        for ident, bid, a in cache.occurrences(idents, set(by_id)):
+            occ_by_ident.setdefault(ident, []).append((bid, a))
+
+        texts = _Lines(cat)
+        counts: dict[str, Count] = {}
+        for sym, vs in word_names.items():
+            hits = []
+            for v in vs:
+                for bid, a in occ_by_ident.get(v, []):
+                    for f in by_id[bid]:
+                        for i in range(0, len(a), 3):
+                            hits.append(_hit(f, a[i], a[i + 1], a[i + 2], v, in_tests))
+            counts[sym] = _count(sym, "word", vs, hits, in_scope, texts)
+
+        # regexes read every file's text
+        rx_all = dict(compiled)
+        if "regex" in auto and auto["regex"] not in rx_all:
+            rx_all[auto["regex"]] = re.compile(auto["regex"].encode(), re.MULTILINE)
+        if rx_all:
+            infos = cache.infos(sorted(by_id))
+            for f in readable:
+                load(f)
+            for rx, pat in rx_all.items():
+                hits = []
+                for f in readable:
+                    if f.data is None:
+                        continue
+                    fi = infos[ids[f.key][0]]
+                    nl = None
+                    for m in pat.finditer(f.data):
+                        if m.end() == m.start():
+                            continue
+                        if nl is None:
+                            nl = [n.start() for n in _NEWLINE.finditer(f.data)]
+                        s = m.start()
+                        line = bisect_right(nl, s - 1) + 1
+                        col = s - (nl[line - 2] + 1 if line > 1 else 0) + 1
+                        name = m.group().decode("utf-8", "replace")
+                        hits.append(_hit(f, line, col, fi.flags_at(s), name, in_tests))
+                counts[rx] = _count(rx, "regex", [rx], hits, in_scope, texts)
+    finally:
+        cache.close()
+        if cat is not None:
+            cat.close()
+
+    asked = {**{s: counts[s] for s in symbols}, **{r: counts[r] for r in regexes}}
+    controls = {auto[form]: counts[auto[form]] for form in auto}
+    return Scan(
+        tree=tree,
+        scope=scope_paths,
+        tests_scope=test_paths,
+        files_scanned=len(readable),
+        incomplete=incomplete,
+        counts=asked,
+        scope_files=len(in_scope),
+        missing_scopes=missing,
+        excluded=excluded,
+        hidden=hidden,
+        binary=binary,
+        no_grammar=no_grammar,
+        auto_control=auto,
+        auto_control_how=auto_how,
+        control_counts=controls,
+    )
+
+
+def _exists(root: Path, rel: str, tree: Tree) -> bool:
+    if tree.rev is None:
+        return (root / rel).exists()
+    proc = gitio.git(root, "--literal-pathspecs", "ls-tree", tree.commit, "--", rel or ".")
+    return bool(proc.strip())
+
+
+class _Lines:
+    """Source lines for hit texts, read only for files that have hits."""
+
+    def __init__(self, cat: gitio.CatFile | None):
+        self.cat = cat
+        self.lines: dict[str, list[bytes]] = {}
+
+    def get(self, f: _File, line: int) -> str:
+        lines = self.lines.get(f.path)
+        if lines is None:
+            data = f.data
+            if data is None and self.cat is not None:
+                data = f.data = self.cat.read(f.sha)
+            lines = self.lines[f.path] = (data or b"").split(b"\n")
+        return lines[line - 1].decode("utf-8", "replace").strip() if 0 < line <= len(lines) else ""
+
+
+def _hit(f: _File, line: int, col: int, flags: int, name: str, in_tests: set[str]) -> tuple:
+    return (f, line, col, flags, name, f.path in in_tests)
+
+
+def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scope: set[str], texts: _Lines) -> Count:
+    c = Count(symbol, form, vs, 0, 0, 0, 0, 0, 0, [])
+    files = set()
+    for f, line, col, flags, name, is_test in sorted(raw_hits, key=lambda h: (h[0].path, h[1], h[2])):
+        why = flags & codemask.NONCODE_MASK
+        scoped = f.path in in_scope
+        if why:
+            kind = "comment"
+        elif is_test:
+            kind = "test"
+        elif flags & codemask.DECL:
+            kind = "definition"
+        elif flags & codemask.DELEGATION:
+            kind = "delegation"
+        else:
+            kind = "consumer"
+        if scoped:
+            c.raw += 1
+            if not why:
+                c.code += 1
+                files.add(f.path)
+                if kind == "definition":
+                    c.definitions += 1
+                elif kind == "consumer":
+                    c.consumers += 1
+                elif kind == "delegation":
+                    c.delegations += 1
+        if is_test and not why:
+            c.tests += 1
+        c.hits.append(Hit(f.path, line, kind, texts.get(f, line), col, name, codemask.WHY.get(why, "")))
+    c.files = len(files)
+    return c
+
+
+# ---------------------------------------------------------------- judging
+
+
+def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
+    """Judge one scanned symbol by its positive control (explicit, or chosen from the same scan)."""
+    if symbol not in scan.counts:
+        raise ValueError(f"{symbol!r} was not part of this scan")
+    count = scan.counts[symbol]
+    ccount: Count | None = None
+    if control is not None:
+        ccount = scan.counts.get(control) or scan.control_counts.get(control)
+        if ccount is None:
+            raise ValueError(f"control {control!r} was not part of this scan")
+        if ccount.form != count.form:
+            raise ValueError(f"control {control!r} is a {ccount.form}, the probe a {count.form}")
+        how = "explicit (--control)"
+    else:
+        how = "none found"
+        for other, oc in scan.counts.items():
+            if other != symbol and oc.form == count.form and oc.code > 0:
+                control, ccount = other, oc
+                how = f"automatic: another {'symbol' if oc.form == 'word' else 'regex'} of this probe, found in the same scope"
+                break
+        else:
+            auto = scan.auto_control.get(count.form)
+            if auto is not None and auto in scan.control_counts:
+                control, ccount, how = auto, scan.control_counts[auto], scan.auto_control_how[count.form]
+
+    where = ", ".join(scan.scope) or "(no scope)"
+    status, reason = "present", ""
+    if count.code > 0:
+        if scan.incomplete:
+            reason = f"present; {len(scan.incomplete)} file(s) could not be read, so the count may be low"
+    elif any(_under(i.split(": ")[0], scan.scope) for i in scan.incomplete):
+        bad = [i for i in scan.incomplete if _under(i.split(": ")[0], scan.scope)]
+        status = "incomplete"
+        reason = f"{len(bad)} file(s) in the scope could not be read: " + "; ".join(bad[:3])
+    else:
+        why = _scope_problem(scan)
+        if why:
+            status, reason = "untrusted", why
+        elif ccount is None:
+            status, reason = "untrusted", f"no positive control: nothing else in {where} was found to prove the scan sees code"
+        elif ccount.code == 0:
+            status, reason = "untrusted", f"control {control!r} has no code hit in {where} either"
+        else:
+            status = "absent"
+    return Probe(
+        symbol=symbol,
+        form=count.form,
+        scope=scan.scope,
+        tree=str(scan.tree),
+        count=count,
+        control=control,
+        control_count=ccount,
+        control_how=how,
+        status=status,
+        reason=reason,
+        files_scanned=scan.files_scanned,
+        incomplete=list(scan.incomplete),
+    )
+
+
+def _scope_problem(scan: Scan) -> str:
+    """Why a zero in this scope proves nothing, or '' when the scope looks sound."""
+    tree = str(scan.tree)
+    if not scan.scope:
+        return "the scope is empty: no paths were given"
+    if scan.missing_scopes:
+        names = ", ".join(repr(s) for s in scan.missing_scopes)
+        return f"scope path {names} does not exist in {tree} (misspelled?)"
+    if scan.scope_files == 0:
+        if scan.excluded and not scan.hidden:
+            return f"all {scan.excluded} file(s) under the scope were excluded by the exclude globs"
+        if scan.hidden:
+            return f"all file(s) under the scope lie in hidden folders ({scan.hidden}) or were excluded ({scan.excluded})"
+        if scan.binary:
+            return f"the scope holds only binary files ({len(scan.binary)})"
+        return f"the scope {', '.join(scan.scope)} holds no files in {tree}"
+    return ""
+
+
+def probe(root: Path, symbols: Iterable[str], *, control: str | None = None, regex: bool = False, **scan_kwargs) -> list[Probe]:
+    """Scan once for all symbols (and the control), then judge each."""
+    symbols = list(dict.fromkeys(symbols))
+    asked = symbols + ([control] if control and control not in symbols else [])
+    if regex:
+        s = scan(root, regexes=asked, **scan_kwargs)
+    else:
+        s = scan(root, asked, **scan_kwargs)
+    return [judge(s, sym, control) for sym in symbols]
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render(probes: list[Probe], max_hits: int = 12) -> list:
+    """Rich renderables for people: one table of probes, then each probe's hits (the first few)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not probes:
+        return []
+    first = probes[0]
+    colour = {"present": "green", "absent": "cyan", "untrusted": "red", "incomplete": "yellow"}
+    t = Table(
+        title=f"probe of {first.tree} in {', '.join(first.scope) or '(no scope)'}: {first.files_scanned} files scanned",
+        title_justify="left",
+    )
+    for col in ("symbol", "status", "code", "raw", "files", "defs", "tests", "consumers", "control"):
+        t.add_column(col, justify="right" if col in ("code", "raw", "files", "defs", "tests", "consumers") else "left")
+    for p in probes:
+        c = p.count
+        ctrl = f"{p.control} ({p.control_count.code})" if p.control and p.control_count else "—"
+        t.add_row(
+            Text(p.symbol),
+            Text(p.status, style=colour.get(p.status, "")),
+            str(c.code),
+            str(c.raw),
+            str(c.files),
+            str(c.definitions),
+            str(c.tests),
+            str(c.consumers),
+            Text(ctrl),
+        )
+    out: list = [t]
+    for p in probes:
+        lines = Text()
+        names = ", ".join(p.count.variants)
+        lines.append(f"{p.symbol}", style="bold")
+        lines.append(f" [{p.form}: {names}] control: {p.control_how}")
+        if p.reason:
+            lines.append(f"\n  {p.status}: {p.reason}", style=colour.get(p.status, ""))
+        for h in p.count.hits[:max_hits]:
+            kind = f"{h.kind} ({h.why})" if h.why else h.kind
+            lines.append(f"\n  {h.path}:{h.line}  {kind:<22} {h.text[:100]}")
+        if len(p.count.hits) > max_hits:
+            lines.append(f"\n  … {len(p.count.hits) - max_hits} more hits (--json lists all)")
+        out.append(lines)
+    if first.incomplete:
+        out.append(Text("incomplete: " + "; ".join(first.incomplete[:10]), style="yellow"))
+    return out

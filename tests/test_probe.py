@@ -1,0 +1,202 @@
+"""probe: counts, code vs raw, hit classes and positive controls, on real git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_files, git, init_repo, run_cli
+from porttrack import probe as P
+from porttrack.errors import UserError
+
+HEADER = """\
+#pragma once
+#include <vector>
+// take_new_block_ids is declared below; NHD is only mentioned in comments
+namespace vllm {
+class KVCacheManager {
+ public:
+  std::vector<int>
+  take_new_block_ids();
+  bool allocate_slots(int n);
+  int mamba_cache_mode = 0;
+  int mamba_cache_mode_count = 0;
+};
+}  // namespace vllm
+"""
+
+SOURCE = """\
+#include "kv.h"
+namespace vllm {
+/* take_new_block_ids in a block comment */
+const char* kName = "take_new_block_ids";
+const char* kRaw = R"(take_new_block_ids
+NHD)";
+#if 0
+void dead() { take_new_block_ids(); }
+#endif
+std::vector<int> KVCacheManager::take_new_block_ids() {
+  std::vector<int> out;
+  for (auto* m : managers_) {
+    auto ids = m->take_new_block_ids();
+  }
+  return out;
+}
+bool KVCacheManager::allocate_slots(int n) { return n > mamba_cache_mode; }
+bool run(KVCacheManager& m) { return m.allocate_slots(1); }
+}  // namespace vllm
+"""
+
+TEST = """\
+#include "kv.h"
+void test_take() { vllm::KVCacheManager m; auto ids = m.take_new_block_ids(); }
+"""
+
+
+@pytest.fixture
+def port(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "port")
+    commit_files(repo, {"include/kv.h": HEADER, "src/kv.cpp": SOURCE, "tests/test_kv.cpp": TEST, "docs/x.md": "take_new_block_ids\n"}, "port")
+    return repo
+
+
+def scan(repo: Path, *symbols: str, **kw):
+    kw.setdefault("scope", ["src", "include"])
+    kw.setdefault("tests_scope", ["tests"])
+    return P.scan(repo, symbols, **kw)
+
+
+def test_code_vs_comments_strings_raw_strings_and_if0(port: Path):
+    c = scan(port, "take_new_block_ids").counts["take_new_block_ids"]
+    where = {(h.path, h.line): (h.kind, h.why) for h in c.hits}
+    assert where[("include/kv.h", 3)] == ("comment", "comment")
+    assert where[("src/kv.cpp", 3)] == ("comment", "comment")
+    assert where[("src/kv.cpp", 4)] == ("comment", "string")
+    assert where[("src/kv.cpp", 5)] == ("comment", "string")  # raw string
+    assert where[("src/kv.cpp", 8)] == ("comment", "#if 0")
+    # code: the declaration, the definition, one delegation; raw adds the five non-code hits
+    assert (c.code, c.raw, c.files) == (3, 8, 2)
+    assert (c.definitions, c.consumers, c.delegations, c.tests) == (2, 0, 1, 1)
+    # NHD lives only in a comment and a raw string: raw hits, no code
+    nhd = scan(port, "NHD").counts["NHD"]
+    assert (nhd.code, nhd.raw) == (0, 2)
+
+
+def test_declaration_split_over_two_lines(port: Path):
+    c = scan(port, "take_new_block_ids").counts["take_new_block_ids"]
+    h = next(h for h in c.hits if h.path == "include/kv.h" and h.kind != "comment")
+    assert (h.line, h.kind, h.text) == (8, "definition", "take_new_block_ids();")
+
+
+def test_prefix_of_another_symbol(port: Path):
+    s = scan(port, "mamba_cache_mode", "mamba_cache_mode_count")
+    a, b = s.counts["mamba_cache_mode"], s.counts["mamba_cache_mode_count"]
+    assert [(h.path, h.line) for h in a.hits] == [("include/kv.h", 10), ("src/kv.cpp", 17)]
+    assert (a.code, a.definitions, a.consumers) == (2, 1, 1)
+    assert (b.code, b.definitions, b.consumers) == (1, 1, 0)
+
+
+def test_definition_with_only_test_consumers(port: Path):
+    p = P.judge(scan(port, "take_new_block_ids", "allocate_slots"), "take_new_block_ids")
+    assert p.status == "present"
+    assert p.count.consumers == 0 and p.count.tests == 1 and p.count.definitions == 2
+    assert [h.kind for h in p.count.hits if h.path.startswith("tests/")] == ["test"]
+    slots = P.judge(scan(port, "allocate_slots"), "allocate_slots")
+    assert slots.count.consumers == 1  # run() calls it
+
+
+def test_zero_with_control_is_absent_and_names_the_control(port: Path):
+    [p] = P.probe(port, ["KVBlockZeroer"], control="allocate_slots", scope=["src", "include"], tests_scope=["tests"])
+    assert (p.status, p.control, p.control_how) == ("absent", "allocate_slots", "explicit (--control)")
+    assert p.control_count.code > 0
+    [auto] = P.probe(port, ["KVBlockZeroer"], scope=["src"], tests_scope=["tests"])
+    assert auto.status == "absent" and auto.control and auto.control_how.startswith("automatic")
+    assert "src/kv.cpp" in auto.control_how
+
+
+def test_empty_scope_is_untrusted(port: Path):
+    (port / "empty").mkdir()
+    [p] = P.probe(port, ["KVBlockZeroer"], control="allocate_slots", scope=["empty"])
+    assert p.status == "untrusted" and "holds no files" in p.reason
+    [p] = P.probe(port, ["KVBlockZeroer"], control="allocate_slots", scope=["srcc"])
+    assert p.status == "untrusted" and "'srcc' does not exist" in p.reason
+    [p] = P.probe(port, ["KVBlockZeroer"], control="allocate_slots", scope=["src"], exclude=["src/**"])
+    assert p.status == "untrusted" and "excluded" in p.reason
+    assert p.control_count.code == 0
+
+
+def test_dirty_worktree_vs_rev_head(port: Path):
+    head = git(port, "rev-parse", "HEAD")
+    (port / "src" / "new.cpp").write_text("void f() { KVBlockZeroer z; }\n")
+    work = scan(port, "KVBlockZeroer")
+    assert str(work.tree) == head[:8] + "+dirty" and work.counts["KVBlockZeroer"].code == 1
+    at_head = scan(port, "KVBlockZeroer", rev="HEAD")
+    assert str(at_head.tree) == head[:8] and at_head.counts["KVBlockZeroer"].code == 0
+    assert at_head.files_scanned == work.files_scanned - 1
+
+
+def test_missing_blob_makes_the_scan_incomplete(port: Path, tmp_path: Path):
+    body = "int only_here_%s = 1;\n" % os.urandom(8).hex()  # a blob no cache has seen
+    commit_files(port, {"src/lost.cpp": body}, "lost")
+    sha = git(port, "rev-parse", "HEAD:src/lost.cpp")
+    (port / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    s = scan(port, "KVBlockZeroer", rev="HEAD", cache_dir=tmp_path / "cache")
+    assert s.incomplete == [f"src/lost.cpp: missing object {sha}"]
+    p = P.judge(s, "KVBlockZeroer")
+    assert p.status == "incomplete" and "src/lost.cpp" in p.reason
+
+
+def test_symlink_out_of_the_root_is_refused(port: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.cpp").write_text("int KVBlockZeroer;\n")
+    (port / "escape").symlink_to(outside)
+    with pytest.raises(UserError, match="symlink pointing outside"):
+        scan(port, "KVBlockZeroer", scope=["escape"])
+    with pytest.raises(UserError, match="'\\.\\.'"):
+        scan(port, "KVBlockZeroer", scope=["../outside"])
+    with pytest.raises(UserError, match="absolute"):
+        scan(port, "KVBlockZeroer", scope=[str(outside)])
+
+
+def test_bad_regex_is_refused_naming_it(port: Path):
+    with pytest.raises(UserError, match=r"regex 'take\(' does not compile"):
+        P.scan(port, regexes=["take("], scope=["src"])
+
+
+def test_regex_multiline_counts_code_and_raw(port: Path):
+    s = P.scan(port, regexes=[r"std::vector<int>\s*\n\s*take_new_block_ids"], scope=["src", "include"])
+    c = next(iter(s.counts.values()))
+    assert (c.code, c.raw, c.hits[0].path, c.hits[0].line) == (1, 1, "include/kv.h", 7)
+
+
+def test_variants_and_renames():
+    assert P.variants("_hash_block_size", renames={"hash_block_size": "prefix_match_unit"}) == [
+        "_hash_block_size", "hash_block_size", "prefix_match_unit"]
+    assert P.variants("KVCacheManager.take_new_block_ids") == ["take_new_block_ids"]
+    assert P.variants("SingleTypeKVCacheManager.__init__") == ["SingleTypeKVCacheManager"]
+    assert P.variants("_x", strip_leading_underscore=False) == ["_x"]
+
+
+def test_hidden_folders_count_only_when_named(port: Path):
+    commit_files(port, {"src/.gen/g.cpp": "int KVBlockZeroer;\n", ".agents/a.py": "KVBlockZeroer = 1\n"}, "hidden")
+    assert scan(port, "KVBlockZeroer").counts["KVBlockZeroer"].code == 0
+    assert scan(port, "KVBlockZeroer", scope=["src/.gen"]).counts["KVBlockZeroer"].code == 1
+    assert scan(port, "KVBlockZeroer", scope=[".agents"]).counts["KVBlockZeroer"].code == 1
+
+
+def test_cli_json_and_table(port: Path):
+    (port / "porttrack.toml").write_text('[port]\nscopes = { code = ["src", "include"], tests = ["tests"] }\n')
+    proc = run_cli("probe", "take_new_block_ids", "KVBlockZeroer", "--json", cwd=port, check_rc=0)
+    data = json.loads(proc.stdout)
+    assert [d["status"] for d in data] == ["present", "absent"]
+    assert data[1]["control"]["symbol"] == "take_new_block_ids" and data[1]["control"]["code"] == 3
+    assert "src/kv.cpp:13" in [h["at"] for h in data[0]["hits"]]
+    assert data[0]["tree"] == git(port, "rev-parse", "HEAD")[:8] + "+dirty"  # porttrack.toml is untracked
+    table = run_cli("probe", "KVBlockZeroer", "--scope", "nowhere", cwd=port, check_rc=0).stdout
+    assert "untrusted" in table and "'nowhere' does not exist" in table
+    bad = run_cli("probe", "x(", "--regex", cwd=port, check_rc=2)
+    assert "regex 'x('" in bad.stderr and "Traceback" not in bad.stderr
