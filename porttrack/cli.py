@@ -184,7 +184,28 @@ def audit(
     as_json: JsonOpt = False,
 ) -> None:
     """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
-    raise UserError("audit is not built yet.")
+    from porttrack import audit as audit_mod, config as config_mod, queuefile
+
+    cfg = config_mod.resolve_config(config)
+    qpath = config_mod.queue_path(cfg, queue)
+    qf = queuefile.load(qpath)
+    qrel = qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+    result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
+                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
+    if write:
+        changed, notes = audit_mod.write(qf, result, qrel)
+        queuefile.save(qf)
+    else:
+        changed, notes = 0, audit_mod.disagreements(result)
+    if as_json:
+        print_json({"tree": result.tree, "scope": result.scope, "written": changed,
+                    "results": [r.as_json() for r in result.results], "disagreements": notes})
+        return
+    out.print(audit_mod.table(result))
+    for note in notes:
+        out.print(note, markup=False, soft_wrap=True)
+    out.print(f"probed {result.tree} in {' '.join(result.scope)}" + (f"; wrote {changed} verdicts to {qrel}" if write else ""),
+              markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -250,7 +271,15 @@ def validate_kv(
     as_json: JsonOpt = False,
 ) -> None:
     """Drive a port's harness over the conformance protocol and compare with kvref."""
-    raise UserError("validate kv is not built yet.")
+    from porttrack import validate
+
+    report = validate.validate(impl, as_of or None, cases, seed, detect=as_of == "",
+                               progress=validate.console_progress(err))
+    if as_json:
+        print_json(validate.as_json(report))
+    else:
+        validate.render(report, out)
+    raise typer.Exit(1 if report.failed else 0)
 
 
 @kvref_app.command("vectors")
@@ -261,4 +290,7 @@ def kvref_vectors(
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
 ) -> None:
     """Write conformance cases and kvref's answers as JSON Lines files."""
-    raise UserError("kvref vectors is not built yet.")
+    from porttrack import validate
+
+    for path in validate.write_vectors(out_dir, as_of, cases, seed):
+        out.print(f"wrote {path}", markup=False)

@@ -1,0 +1,809 @@
+"""audit: classify queue entries by the first-pass rules of DESIGN §8, recording the rule and its evidence.
+
+The queue-only parts (the blocked-by graph from symbols and series, path rules) need
+no port; the rest reads the port through ONE probe scan for every symbol of the audit.
+Human verdicts are never replaced: audit only says where it would differ.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from porttrack import headers as headers_mod
+from porttrack import owners as owners_mod
+from porttrack.config import Config
+from porttrack.errors import UserError
+from porttrack.model import Entry, Gate, Part, Queue, Rule
+
+RULES = {
+    1: "8.1 ignore",
+    2: "8.2 untrusted",
+    3: "8.3 blocked",
+    4: "8.4 owned",
+    5: "8.5 surface-absent",
+    6: "8.6 ported",
+    7: "8.7 inert",
+    8: "8.8 real-gap",
+}
+HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
+
+
+# ---------------------------------------------------------------- selection
+
+
+def parse_entries(spec: str | None) -> set[int] | None:
+    """`121-160,170` -> {121..160, 170}; None or "" -> None (all entries)."""
+    if not spec:
+        return None
+    out: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise UserError(f"--entries {spec!r}: {part!r} is not a number or a range like 121-160.")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise UserError(f"--entries {spec!r}: the range {part} runs backwards.")
+        out.update(range(lo, hi + 1))
+    return out
+
+
+def entries_label(numbers: list[int]) -> str:
+    """[121, 122, 123, 150] -> "121-123, 150"."""
+    numbers = sorted(set(numbers))
+    spans: list[str] = []
+    i = 0
+    while i < len(numbers):
+        j = i
+        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
+            j += 1
+        spans.append(str(numbers[i]) if i == j else f"{numbers[i]}-{numbers[j]}")
+        i = j + 1
+    return ", ".join(spans)
+
+
+# ---------------------------------------------------------------- series and the blocked-by graph
+
+_SERIES = [
+    re.compile(r"\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]\s*\[(?P<name>[^\]\d][^\]]*)\]"),
+    re.compile(r"\[(?P<name>[^\]\d][^\]]*)\]\s*\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]"),
+]
+
+
+@dataclass
+class Stage:
+    series: str  # the name as first written
+    k: int
+    of: str  # "N" or a number
+    n: int  # the entry
+
+
+def series_of(subject: str) -> tuple[str, int, str] | None:
+    """("KV-Cache Layout Refactor", 6, "N") for "[6/N][KV-Cache Layout Refactor] ..."."""
+    for rx in _SERIES:
+        m = rx.search(subject)
+        if m:
+            return m.group("name").strip(), int(m.group("k")), m.group("of").upper()
+    return None
+
+
+def series(queue: Queue) -> dict[str, list[Stage]]:
+    """Series name -> its stages in the queue, by stage number (names compare case-insensitively)."""
+    out: dict[str, list[Stage]] = {}
+    names: dict[str, str] = {}
+    for e in queue.entries:
+        s = series_of(e.subject)
+        if s is None:
+            continue
+        key = re.sub(r"\s+", " ", s[0].lower())
+        name = names.setdefault(key, s[0])
+        out.setdefault(name, []).append(Stage(name, s[1], s[2], e.n))
+    return {k: sorted(v, key=lambda st: (st.k, st.n)) for k, v in sorted(out.items())}
+
+
+def adders(queue: Queue) -> dict[str, int]:
+    """Symbol -> the first entry (in queue order) that adds it."""
+    out: dict[str, int] = {}
+    for e in queue.entries:
+        for s in e.symbols.added:
+            out.setdefault(s, e.n)
+    return out
+
+
+def _needs(e: Entry | None, syms: "EntrySymbols") -> set[str]:
+    """Symbols an entry (or part) needs to exist already: those it uses, changes or removes."""
+    return set(syms.uses) | set(syms.changed) | set(syms.removed)
+
+
+def symbol_edges(queue: Queue) -> dict[int, dict[int, list[str]]]:
+    """n -> {earlier entry that adds a symbol n needs: those symbols}. Queue order decides "earlier"."""
+    add = adders(queue)
+    pos = {e.n: i for i, e in enumerate(queue.entries)}
+    out: dict[int, dict[int, list[str]]] = {}
+    for e in queue.entries:
+        for s in sorted(_needs(e, _entry_symbols(e))):
+            a = add.get(s)
+            if a is not None and a != e.n and pos[a] < pos[e.n]:
+                out.setdefault(e.n, {}).setdefault(a, []).append(s)
+    return out
+
+
+def series_edges(queue: Queue) -> dict[int, dict[int, str]]:
+    """n -> {earlier stage of its series in the queue: "name k/N"}, by stage number, not queue order."""
+    out: dict[int, dict[int, str]] = {}
+    for name, stages in series(queue).items():
+        for st in stages:
+            for earlier in stages:
+                if earlier.k < st.k:
+                    out.setdefault(st.n, {})[earlier.n] = f"[{earlier.k}/{earlier.of}][{name}]"
+    return out
+
+
+def blocked_graph(queue: Queue) -> dict[int, list[int]]:
+    """Entry -> the entries it waits on directly: symbol adders and earlier series stages that are not
+    ported, plus recorded blocked_by (of the entry or its parts). Use `closure` for the transitive set."""
+    ported = {e.n for e in queue.entries if e.verdict == "ported"}
+    out: dict[int, set[int]] = {}
+    for n, by in symbol_edges(queue).items():
+        out.setdefault(n, set()).update(b for b in by if b not in ported)
+    for n, by in series_edges(queue).items():
+        out.setdefault(n, set()).update(b for b in by if b not in ported)
+    for e in queue.entries:
+        rec = set(e.blocked_by).union(*(p.blocked_by for p in e.parts)) if e.parts else set(e.blocked_by)
+        out.setdefault(e.n, set()).update(b for b in rec if b not in ported)
+    return {n: sorted(v) for n, v in sorted(out.items()) if v}
+
+
+def closure(graph: dict[int, list[int]], n: int) -> list[int]:
+    """Every entry `n` waits on, directly or through others (cycles are cut)."""
+    seen: set[int] = set()
+    stack = list(graph.get(n, []))
+    while stack:
+        b = stack.pop()
+        if b in seen or b == n:
+            continue
+        seen.add(b)
+        stack.extend(graph.get(b, []))
+    return sorted(seen)
+
+
+def actionable(queue: Queue) -> list[tuple[int, list[int]]]:
+    """Blocked entries (or entries with a blocked part) whose recorded blockers are all ported now."""
+    ported = {e.n for e in queue.entries if e.verdict == "ported"}
+    out = []
+    for e in queue.entries:
+        blockers: set[int] = set()
+        for obj in [e, *e.parts]:
+            if obj.verdict == "blocked":
+                blockers.update(obj.blocked_by)
+        if blockers and blockers <= ported:
+            out.append((e.n, sorted(blockers)))
+    return out
+
+
+# ---------------------------------------------------------------- path rules
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Glob with `**` spanning directories and `*` staying inside one."""
+    rx = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            rx += r"(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            rx += r".*"
+            i += 2
+        elif pattern[i] == "*":
+            rx += r"[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            rx += r"[^/]"
+            i += 1
+        else:
+            rx += re.escape(pattern[i])
+            i += 1
+    return re.fullmatch(rx, path) is not None
+
+
+def rule_matches(rule: Rule, files: list[str]) -> bool:
+    """A path rule covers an entry when every mirrored file it touches matches the rule's glob."""
+    return bool(files) and all(_glob_match(f, rule.upstream) for f in files)
+
+
+def rule_entries(queue: Queue, rule: Rule) -> list[int]:
+    return [e.n for e in queue.entries if rule_matches(rule, e.files)]
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class EntrySymbols:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    uses: list[str] = field(default_factory=list)
+
+
+def _entry_symbols(e: Entry) -> EntrySymbols:
+    return EntrySymbols(list(e.symbols.added), list(e.symbols.changed), list(e.symbols.removed), list(e.symbols.uses))
+
+
+def _part_symbols(e: Entry, p: Part) -> EntrySymbols:
+    """A part's symbols, sorted into the entry's categories; a name the entry never listed counts as changed."""
+    if not p.symbols:
+        return _entry_symbols(e)
+    mine = set(p.symbols)
+    known = set(e.symbols.added) | set(e.symbols.changed) | set(e.symbols.removed) | set(e.symbols.uses)
+    return EntrySymbols(
+        [s for s in e.symbols.added if s in mine],
+        [s for s in e.symbols.changed if s in mine] + [s for s in p.symbols if s not in known],
+        [s for s in e.symbols.removed if s in mine],
+        [s for s in e.symbols.uses if s in mine],
+    )
+
+
+@dataclass
+class Result:
+    """What audit concludes for one entry, or one part of it."""
+
+    n: int
+    part: str | None
+    verdict: str
+    rule: str  # e.g. "8.5 surface-absent" or "path-rule vllm/v1/kv_offload/**"
+    reason: str
+    evidence: list[str] = field(default_factory=list)
+    gates: list[Gate] = field(default_factory=list)
+    owner: str = ""
+    blocked_by: list[int] = field(default_factory=list)
+    recorded: str = "unclassified"  # the verdict the queue holds now
+    recorded_by: str = ""
+    probes: list[str] = field(default_factory=list)  # symbols probed for this result
+
+    @property
+    def label(self) -> str:
+        return f"entry {self.n}" + (f" part {self.part!r}" if self.part else "")
+
+    @property
+    def human(self) -> bool:
+        """A verdict a person set: verdict_by = "human", or a verdict written with no verdict_by at all."""
+        return self.recorded_by == "human" or (not self.recorded_by and self.recorded not in ("", "unclassified"))
+
+    @property
+    def disagrees(self) -> bool:
+        return self.human and self.recorded != self.verdict
+
+    def as_json(self) -> dict:
+        return {
+            "entry": self.n,
+            "part": self.part,
+            "verdict": self.verdict,
+            "rule": self.rule,
+            "reason": self.reason,
+            "owner": self.owner,
+            "blocked_by": self.blocked_by,
+            "gates": [{k: v for k, v in g.__dict__.items() if v not in (None, "", [], False)} for g in self.gates],
+            "evidence": self.evidence,
+            "recorded": self.recorded,
+            "recorded_by": self.recorded_by,
+        }
+
+
+@dataclass
+class Audit:
+    results: list[Result]
+    tree: str  # port commit probed, plus " (dirty)"
+    scope: list[str]
+    probes: dict[str, Any]  # symbol -> probe.Probe (judged once for the whole audit)
+    counts: dict[str, Any]  # symbol -> probe.Count
+    rows: list[owners_mod.Row]
+    entries: list[int]  # the entries judged
+
+    def for_entry(self, n: int) -> list[Result]:
+        return [r for r in self.results if r.n == n]
+
+
+# ---------------------------------------------------------------- probing
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower() or "probe"
+
+
+def _code(count) -> int:
+    return int(getattr(count, "code", 0) or 0) if count is not None else 0
+
+
+def _hits(count, kinds: tuple[str, ...] | None = None) -> list:
+    if count is None:
+        return []
+    return [h for h in getattr(count, "hits", []) if kinds is None or h.kind in kinds]
+
+
+def _definition(count) -> str:
+    """path:line of a definition hit, else of the first code hit outside tests."""
+    for kinds in (("definition",), ("consumer", "delegation"), ("test",), None):
+        hs = _hits(count, kinds)
+        if hs:
+            return f"{hs[0].path}:{hs[0].line}"
+    return ""
+
+
+class _Probes:
+    """One scan per distinct scope (the whole audit normally has one), judged lazily per symbol."""
+
+    def __init__(self, cfg: Config, scans: dict[tuple[str, ...], tuple[list[str], list[str]]]):
+        from porttrack import probe
+
+        self._probe = probe
+        self.cfg = cfg
+        self.scans = {}
+        self.judged: dict[tuple[tuple[str, ...], str, str], Any] = {}
+        for scope, (symbols, regexes) in scans.items():
+            try:
+                self.scans[scope] = probe.scan(
+                    cfg.port_root,
+                    sorted(set(symbols)),
+                    regexes=tuple(sorted(set(regexes))),
+                    scope=list(scope),
+                    tests_scope=cfg.tests_scope,
+                    exclude=cfg.exclude,
+                    rev=None,
+                    renames=cfg.renames,
+                    strip_leading_underscore=cfg.strip_leading_underscore,
+                    cache_dir=cfg.cache_dir or None,
+                )
+            except re.error as e:
+                raise UserError(f"a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None
+
+    def judge(self, symbol: str, control: str | None = None, scope: tuple[str, ...] | None = None):
+        scope = scope or tuple(self.cfg.code_scope)
+        key = (scope, symbol, control or "")
+        if key not in self.judged:
+            self.judged[key] = self._probe.judge(self.scans[scope], symbol, control or None)
+        return self.judged[key]
+
+    def count(self, symbol: str, scope: tuple[str, ...] | None = None):
+        scan = self.scans[scope or tuple(self.cfg.code_scope)]
+        return scan.counts.get(symbol)
+
+    @property
+    def tree(self) -> str:
+        scan = self.scans.get(tuple(self.cfg.code_scope)) or next(iter(self.scans.values()), None)
+        return tree_text(scan.tree) if scan is not None else ""
+
+
+def tree_text(tree) -> str:
+    """The port commit probed, in full, plus "+dirty" for a modified working tree."""
+    if getattr(tree, "commit", None) is None:
+        return str(tree)
+    return tree.commit + ("+dirty" if tree.dirty else "")
+
+
+def probe_line(symbol: str, p, c, scope: tuple[str, ...], tree: str) -> str:
+    """One re-checkable evidence line: tree, scope, probe, counts, and the control's count."""
+    ctl = f"control {p.control}: code {_code(p.control_count)}" if p.control else "no control"
+    how = f" ({p.control_how})" if p.control_how else ""
+    extra = ""
+    if c is not None:
+        extra = f", raw {c.raw}, files {c.files}, definitions {c.definitions}, consumers {c.consumers}, tests {c.tests}"
+    return (
+        f"probe {symbol} @ {tree} in {' '.join(scope)}: {p.status}, code {_code(c)}{extra}; {ctl}{how}"
+    )
+
+
+_KIND_ORDER = {"definition": 0, "consumer": 1, "delegation": 2, "test": 3, "comment": 4}
+
+
+def hit_lines(symbol: str, c) -> list[str]:
+    hs = sorted(_hits(c), key=lambda h: (_KIND_ORDER.get(h.kind, 5), h.path, h.line))
+    lines = [f"  {symbol} {h.kind} {h.path}:{h.line}" for h in hs[:HIT_LIMIT]]
+    if len(hs) > HIT_LIMIT:
+        lines.append(f"  {symbol}: {len(hs) - HIT_LIMIT} more hits")
+    return lines
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _mirrored(cfg: Config, queue: Queue, files: list[str]) -> list[str]:
+    prefixes = cfg.upstream_paths or queue.meta.paths
+    if not prefixes:
+        return list(files)
+    return [f for f in files if any(f == p.rstrip("/") or f.startswith(p.rstrip("/") + "/") for p in prefixes)]
+
+
+def _pin_position(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool | None:
+    """Is an upstream pin at or past `entry`? None when neither the queue nor the upstream repo can place it."""
+    pos = {e.n: i for i, e in enumerate(queue.entries)}
+    me = pos[entry.n]
+    for i, e in enumerate(queue.entries):
+        if headers_mod.pin_matches(pin, e.sha):
+            return i >= me
+    if headers_mod.pin_matches(pin, queue.meta.target):
+        return True
+    if headers_mod.pin_matches(pin, queue.meta.pin):
+        return False
+    if cfg.upstream_repo and entry.sha and Path(cfg.upstream_repo).is_dir():
+        proc = subprocess.run(
+            ["git", "-C", str(cfg.upstream_repo), "merge-base", "--is-ancestor", entry.sha, pin],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if proc.returncode in (0, 1):
+            return proc.returncode == 0
+    return None
+
+
+class _Ctx:
+    def __init__(self, cfg: Config, queue: Queue, probes: _Probes, rows, where: Callable[[int], str] | None):
+        self.cfg = cfg
+        self.queue = queue
+        self.probes = probes
+        self.rows = rows
+        self.where = where
+        self.scope = tuple(cfg.code_scope)
+        self.tree = probes.tree
+        self.adders = adders(queue)
+        self.series_edges = series_edges(queue)
+        self._provs = None
+
+    def provenance(self):
+        if self._provs is None:
+            provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines)
+            self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
+        return self._provs
+
+    def port_files(self, upstream: str) -> list[str]:
+        """Port files for an upstream path: provenance headers first, then [[map]] templates that exist."""
+        umap, _ = self.provenance()
+        if upstream in umap:
+            return umap[upstream]
+        return [p for p in self.cfg.map_upstream(upstream) if (self.cfg.port_root / p).is_file()]
+
+
+def _gate_for_rule(g: Gate, p) -> Gate:
+    """A path rule's gate copied onto an entry, citing what its probe found when the rule cites nothing."""
+    out = Gate(**g.__dict__)
+    out.scope = list(g.scope)
+    if not out.established_at and p is not None:
+        out.established_at = _definition(p.control_count if g.kind == "absent" else p.count)
+    return out
+
+
+def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
+    """(holds, evidence line, probe) for one of a path rule's gates; holds None when the probe is untrusted."""
+    if g.kind == "entry-ported":
+        waited = ctx.queue.entry(g.entry) if g.entry is not None else None
+        holds = waited is None or waited.verdict != "ported"
+        return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
+    scope = tuple(g.scope or ctx.cfg.code_scope)
+    p = ctx.probes.judge(g.probe, g.control or None, scope)
+    c = ctx.probes.count(g.probe, scope)
+    line = probe_line(g.probe, p, c, scope, ctx.tree)
+    if p.status in ("untrusted", "incomplete"):
+        return None, line, p
+    code = _code(c)
+    holds = {
+        "absent": code == 0,
+        "present": code > 0,
+        "count": code == (g.expect if g.expect is not None else -1),
+        "no-consumer": code > 0 and int(getattr(c, "consumers", 0) or 0) == 0,
+    }.get(g.kind, False)
+    return holds, f"gate {g.id} ({g.kind}) {'holds' if holds else 'is LIVE'}: {line}", p
+
+
+def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: list[str]) -> Result:
+    """Apply the rules of §8 in order to one entry or part; the first that fires decides."""
+    label_part = obj.name if isinstance(obj, Part) else None
+    res = Result(e.n, label_part, "unclassified", "", "", recorded=obj.verdict, recorded_by=obj.verdict_by)
+    ev = res.evidence
+    cfg, scope, tree = ctx.cfg, ctx.scope, ctx.tree
+
+    # 1. nothing mirrored
+    mirrored = _mirrored(cfg, ctx.queue, files)
+    if not mirrored:
+        res.verdict, res.rule = "ignore", RULES[1]
+        paths = ", ".join(cfg.upstream_paths or ctx.queue.meta.paths)
+        res.reason = f"touches no mirrored path ({paths})"
+        ev.append(f"files {', '.join(files) or '(none)'} lie outside the mirrored paths {paths}")
+        return res
+
+    # path rules: a standing disposition holds while all of its gates hold
+    for rule in ctx.queue.rules:
+        if not rule_matches(rule, mirrored):
+            continue
+        lines, verdicts, judged_gates = [], [], []
+        for g in rule.gates:
+            holds, line, p = _rule_gate_holds(ctx, g)
+            lines.append(line)
+            verdicts.append(holds)
+            judged_gates.append(p)
+        if any(h is None for h in verdicts):
+            res.verdict, res.rule = "untrusted", RULES[2]
+            res.reason = f"a gate of the path rule {rule.upstream} could not be judged: its positive control failed"
+            ev.extend(lines)
+            return res
+        if all(verdicts):
+            res.verdict, res.rule = rule.verdict, f"path-rule {rule.upstream}"
+            res.reason = rule.reason or f"every file matches the path rule {rule.upstream}"
+            res.gates = [_gate_for_rule(g, p) for g, p in zip(rule.gates, judged_gates)]
+            ev.append(f"files {', '.join(mirrored)} all match the path rule {rule.upstream}")
+            ev.extend(lines)
+            return res
+        ev.append(f"path rule {rule.upstream} does not apply: a gate is live")
+        ev.extend(lines)
+
+    # probe every symbol this entry adds, changes, removes, or needs from an earlier entry
+    linked = {s: ctx.adders[s] for s in sorted(_needs(e, syms)) if s in ctx.adders and ctx.adders[s] != e.n}
+    probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(linked))
+    res.probes = probed
+    judged = {s: ctx.probes.judge(s) for s in probed}
+    counts = {s: ctx.probes.count(s) for s in probed}
+    for s in probed:
+        ev.append(probe_line(s, judged[s], counts[s], scope, tree))
+        ev.extend(hit_lines(s, counts[s]))
+
+    # 2. any probe untrusted
+    bad = [s for s in probed if judged[s].status in ("untrusted", "incomplete")]
+    if bad:
+        res.verdict, res.rule = "untrusted", RULES[2]
+        why = "; ".join(f"{s}: {judged[s].reason or judged[s].status}" for s in bad)
+        res.reason = f"cannot judge: {why}"
+        return res
+
+    present = {s for s in probed if _code(counts[s]) > 0}
+
+    # 3. blocked: needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage
+    pos = {x.n: i for i, x in enumerate(ctx.queue.entries)}
+    blockers: dict[int, list[str]] = {}
+    for s, a in linked.items():
+        adder = ctx.queue.entry(a)
+        if s not in present and adder is not None and adder.verdict != "ported" and pos[a] < pos[e.n]:
+            blockers.setdefault(a, []).append(f"uses {s}, which entry {a} adds and the port lacks")
+    for b, stage in ctx.series_edges.get(e.n, {}).items():
+        other = ctx.queue.entry(b)
+        if other is not None and other.verdict != "ported":
+            blockers.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
+    if blockers:
+        res.verdict, res.rule = "blocked", RULES[3]
+        res.blocked_by = sorted(blockers)
+        res.reason = "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items()))
+        for b, why in sorted(blockers.items()):
+            other = ctx.queue.entry(b)
+            ev.append(f"blocked by entry {b} ({other.short} verdict {other.verdict}): {'; '.join(why)}")
+            res.gates.append(
+                Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
+            )
+        return res
+
+    # 4. owned by an open matrix row
+    row = owners_mod.find_owner(
+        ctx.rows,
+        paths=mirrored,
+        symbols=sorted(set(syms.changed) | set(syms.added) | set(syms.removed)),
+        pr=e.pr,
+        done_states=cfg.done_states,
+    )
+    if row is not None:
+        res.verdict, res.rule = "owned", RULES[4]
+        res.owner = owners_mod.owner_text(row)
+        cite = _what_row_cites(row, mirrored, syms, e.pr)
+        res.reason = f"tracked by matrix row {row.id} ({row.state})"
+        ev.append(f"matrix row {row.id} at {row.where} ({row.state}) cites {cite}")
+        return res
+
+    changed = sorted(set(syms.changed) | set(syms.removed))
+
+    # 5. none of the changed/removed symbols exists
+    if changed and not any(s in present for s in changed):
+        res.verdict, res.rule = "surface-absent", RULES[5]
+        res.reason = f"the port has none of {', '.join(changed)}"
+        for s in changed:
+            res.gates.append(_absent_gate(ctx, s, judged[s]))
+        return res
+
+    # 6. the added symbols exist and the mapped files' pins are at or past the entry
+    added = sorted(set(syms.added))
+    if added and all(s in present for s in added):
+        verdict = _pins_at_or_past(ctx, e, mirrored)
+        ev.extend(verdict[1])
+        if verdict[0]:
+            res.verdict, res.rule = "ported", RULES[6]
+            res.reason = f"{', '.join(added)} exist and the port's pins are at or past {e.short}"
+            return res
+
+    # 7. changed symbols exist but nothing consumes them
+    existing = [s for s in changed if s in present]
+    if existing and all(int(getattr(counts[s], "consumers", 0) or 0) == 0 for s in existing):
+        res.verdict, res.rule = "inert", RULES[7]
+        res.reason = f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations"
+        for s in existing:
+            res.gates.append(
+                Gate(id=f"{_slug(s)}-consumer", kind="no-consumer", probe=s, scope=list(scope),
+                     control=judged[s].control or "", established_at=_definition(counts[s]))
+            )
+        for s in changed:
+            if s not in present:
+                res.gates.append(_absent_gate(ctx, s, judged[s]))
+        return res
+
+    # 8. otherwise
+    res.verdict, res.rule = "real-gap", RULES[8]
+    used = [s for s in existing if int(getattr(counts[s], "consumers", 0) or 0) > 0]
+    if used:
+        res.reason = "changes code the port has and reads: " + ", ".join(
+            f"{s} ({counts[s].consumers} consumers)" for s in used
+        )
+    elif added:
+        missing = [s for s in added if s not in present]
+        res.reason = f"adds {', '.join(missing or added)}, which the port does not have yet" if missing else (
+            f"adds {', '.join(added)}; the port has the names but its pins do not place it past {e.short}"
+        )
+    else:
+        res.reason = "touches mirrored code and no rule defers it"
+    return res
+
+
+def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
+    """An absent gate cites where its control is defined: the proof that the scope holds code."""
+    control = p.control or ""
+    c = p.control_count
+    return Gate(id=f"{_slug(s)}-absent", kind="absent", probe=s, scope=list(ctx.scope), control=control,
+                established_at=_definition(c))
+
+
+def _what_row_cites(row, paths: list[str], syms: EntrySymbols, pr: int | None) -> str:
+    if pr is not None and owners_mod.cites_pr(row.upstream, pr):
+        return f"PR #{pr}"
+    for p in paths:
+        if owners_mod.cites_path(row.upstream, p):
+            return p
+    for s in [*syms.changed, *syms.added, *syms.removed]:
+        if owners_mod.cites_symbol(row.upstream, s):
+            return s
+    return "the entry"
+
+
+def _pins_at_or_past(ctx: _Ctx, e: Entry, mirrored: list[str]) -> tuple[bool, list[str]]:
+    _, pins = ctx.provenance()
+    lines: list[str] = []
+    placed: list[bool] = []
+    for up in mirrored:
+        for pf in ctx.port_files(up):
+            for pin in pins.get(pf, []):
+                at = _pin_position(pin, ctx.queue, ctx.cfg, e)
+                where = "at or past" if at else ("before" if at is False else "not placeable against")
+                lines.append(f"pin {pf} @ {pin} ({up}) is {where} {e.short}")
+                placed.append(bool(at))
+    if not placed:
+        lines.append(f"no mapped port file of {', '.join(mirrored)} states a pin")
+    return bool(placed) and all(placed), lines
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
+    """Every symbol and regex the audit will probe, grouped by scope, so each scope is scanned once."""
+    code = tuple(cfg.code_scope)
+    add = adders(queue)
+    symbols: set[str] = set()
+    plan: dict[tuple[str, ...], tuple[list[str], list[str]]] = {code: ([], [])}
+    for e in chosen:
+        for syms in [_entry_symbols(e)] + [_part_symbols(e, p) for p in e.parts]:
+            symbols.update(syms.added, syms.changed, syms.removed)
+            symbols.update(s for s in _needs(e, syms) if s in add)
+    plan[code][0].extend(sorted(symbols))
+    for rule in queue.rules:
+        for g in rule.gates:
+            if g.kind == "entry-ported":
+                continue
+            sym, rx = plan.setdefault(tuple(g.scope or code), ([], []))
+            (rx if g.regex else sym).append(g.probe)
+            if g.control:
+                sym.append(g.control)
+    return plan
+
+
+def audit(
+    cfg: Config,
+    queue: Queue,
+    *,
+    entries: set[int] | None = None,
+    where: Callable[[int], str] | None = None,
+) -> Audit:
+    """Judge the chosen entries (all by default) and each of their parts.
+
+    `where(n)` gives the queue path:line of entry n, cited by entry-ported gates.
+    """
+    if entries is not None:
+        missing = sorted(entries - {e.n for e in queue.entries})
+        if missing and not (entries & {e.n for e in queue.entries}):
+            raise UserError(f"--entries names no entry of this queue (asked for {entries_label(missing)}).")
+    chosen = [e for e in queue.entries if entries is None or e.n in entries]
+    rows = owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
+    probes = _Probes(cfg, _plan(cfg, queue, chosen))
+    ctx = _Ctx(cfg, queue, probes, rows, where)
+    results: list[Result] = []
+    for e in chosen:
+        results.append(judge(ctx, e, e, _entry_symbols(e), e.files))
+        for p in e.parts:
+            results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
+    counts = {}
+    for scope, scan in probes.scans.items():
+        for k, v in scan.counts.items():
+            counts.setdefault(k, v)
+    judged = {sym: p for (scope, sym, ctl), p in probes.judged.items() if scope == ctx.scope and not ctl}
+    return Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
+
+
+# ---------------------------------------------------------------- --write
+
+
+def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
+    """Store audit verdicts where none is set or audit set it; never over a human verdict.
+
+    `qrel` is the queue path relative to the port root, for entry-ported gates' citations.
+    Returns (how many entries/parts changed, messages for the human verdicts audit disagrees with).
+    """
+    from porttrack import queuefile
+
+    notes: list[str] = []
+    written: list[Result] = []
+    for r in result.results:
+        if r.human:
+            if r.disagrees:
+                notes.append(
+                    f"{r.label}: audit would say {r.verdict} ({r.rule}: {r.reason}); the human verdict {r.recorded} stands."
+                )
+            continue
+        before = queuefile.dumps(qf)
+        queuefile.set_entry(
+            qf, r.n, r.part, verdict=r.verdict, verdict_by="audit", rule=r.rule, reason=r.reason,
+            owner=r.owner, blocked_by=r.blocked_by, gates=r.gates, evidence=r.evidence,
+        )
+        if queuefile.dumps(qf) != before:
+            written.append(r)
+    # Entry-ported gates cite the waited-on entry's line, which the writes above may have moved;
+    # rewriting one-line values moves no line, so one more pass settles them.
+    view = queuefile.QueueFile(qf.path, qf.doc, qf.queue, queuefile.dumps(qf))
+    for r in result.results:
+        if r.human or not any(g.kind == "entry-ported" for g in r.gates):
+            continue
+        for g in r.gates:
+            if g.kind == "entry-ported" and g.entry is not None:
+                g.established_at = f"{qrel}:{queuefile.line_of(view, g.entry)}"
+        queuefile.set_entry(qf, r.n, r.part, gates=r.gates)
+    return len(written), notes
+
+
+def disagreements(result: Audit) -> list[str]:
+    return [
+        f"{r.label}: audit would say {r.verdict} ({r.rule}); the human verdict {r.recorded} stands."
+        for r in result.results
+        if r.disagrees
+    ]
+
+
+
+def table(result: Audit):
+    """A rich table of the results for people."""
+    from rich.table import Table
+
+    t = Table(show_lines=False)
+    for col in ("entry", "verdict", "rule", "reason", "owner / blocked by", "gates"):
+        t.add_column(col, overflow="fold")
+    for r in result.results:
+        verdict = r.verdict + (f" (human: {r.recorded})" if r.disagrees else "")
+        who = r.owner or (", ".join(map(str, r.blocked_by)) if r.blocked_by else "")
+        t.add_row(
+            str(r.n) + (f" {r.part}" if r.part else ""), verdict, r.rule, r.reason, who,
+            ", ".join(f"{g.id} @ {g.established_at}" if g.established_at else g.id for g in r.gates),
+        )
+    return t

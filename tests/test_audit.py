@@ -1,0 +1,346 @@
+"""audit: every rule of DESIGN §8 on a real port repository, a matrix and a queue, through the real CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_files, init_repo, run_cli
+from porttrack import audit as audit_mod
+from porttrack import queuefile
+from porttrack.config import load_config
+from porttrack.errors import UserError
+
+
+def sha(n: int) -> str:
+    return hashlib.sha1(f"upstream commit {n}".encode()).hexdigest()
+
+
+CONFIG = """\
+[upstream]
+paths = ["vllm/", "tests/"]
+
+[port]
+scopes = { code = ["src", "include"], tests = ["tests"] }
+
+[[map]]
+upstream = 'vllm/(?P<rest>.+)\\.py'
+port = ["src/vllm/{rest}.cpp", "include/vllm/{rest}.h"]
+
+[owners]
+matrices = [".agents/*-matrix.md"]
+
+[queue]
+file = "queue/cycle.toml"
+"""
+
+MATRIX = """\
+# Engine matrix
+
+| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |
+|---|---|---|---|---|---|---|---|---|
+| `KV-PREFIX-MATCH-UNIT` | prefix match unit | T0 | `vllm/v1/core/kv_cache_utils.py:640-707` @ `e24d1b24` | `src/vllm/v1/core/kv_cache_utils.cpp:3` | — | — | `ACTIVE` | kv |
+| `MODEL-LAGUNA` | Laguna | T2 | `vllm/model_executor/models/laguna.py` | — | — | — | `INVENTORIED` | models |
+| `KV-OLD` | done work | T0 | `vllm/v1/spec_decode/eagle.py` | — | — | — | `DONE` | kv |
+"""
+
+
+def port_files(pin40: str) -> dict[str, str]:
+    return {
+        "porttrack.toml": CONFIG,
+        ".agents/engine-matrix.md": MATRIX,
+        "include/vllm/v1/core/kv_cache_manager.h": (
+            f"// Ported from: vllm/v1/core/kv_cache_manager.py @ {pin40[:10]}\n"
+            "#pragma once\n"
+            "namespace vllm {\n"
+            "class KVCacheManager {\n"
+            " public:\n"
+            "  int allocate_slots(int n);\n"
+            "  int take_new_block_ids();\n"
+            "};\n"
+            "}  // namespace vllm\n"
+        ),
+        "src/vllm/v1/core/kv_cache_manager.cpp": (
+            "// See include/vllm/v1/core/kv_cache_manager.h.\n"
+            '#include "vllm/v1/core/kv_cache_manager.h"\n'
+            "namespace vllm {\n"
+            "int KVCacheManager::allocate_slots(int n) { return n; }\n"
+            "int KVCacheManager::take_new_block_ids() { return 0; }\n"
+            "}  // namespace vllm\n"
+        ),
+        "src/vllm/v1/core/sched/scheduler.cpp": (
+            "// Ported from: vllm/v1/core/sched/scheduler.py @ e24d1b24\n"
+            '#include "vllm/v1/core/kv_cache_manager.h"\n'
+            "namespace vllm {\n"
+            "int Schedule(KVCacheManager& m) { return m.allocate_slots(4); }\n"
+            "}  // namespace vllm\n"
+        ),
+        "src/vllm/v1/core/kv_cache_utils.cpp": (
+            "// Ported from: vllm/v1/core/kv_cache_utils.py:640-707 @ e24d1b24\n"
+            "namespace vllm {\n"
+            "int resolve_kv_cache_block_sizes(int b) { return b; }\n"
+            "}  // namespace vllm\n"
+        ),
+        "tests/vllm/v1/core/test_kv_cache_manager.cpp": (
+            '#include "vllm/v1/core/kv_cache_manager.h"\n'
+            "int main() { vllm::KVCacheManager m; return m.take_new_block_ids(); }\n"
+        ),
+    }
+
+
+def entry(n: int, subject: str, files: list[str], *, added=(), changed=(), removed=(), uses=(), extra: str = "",
+          verdict: str = "", parts: str = "") -> str:
+    lines = [
+        "[[entry]]",
+        f"n = {n}",
+        f'sha = "{sha(n)}"',
+        f"pr = {40000 + n}",
+        f'subject = "{subject} (#{40000 + n})"',
+        f"files = {json.dumps(files)}",
+        'disposition = "PORT-NOW"',
+    ]
+    if verdict:
+        lines.append(verdict)
+    lines.append(extra) if extra else None
+    lines += [
+        "[entry.symbols]",
+        f"added = {json.dumps(list(added))}",
+        f"changed = {json.dumps(list(changed))}",
+        f"removed = {json.dumps(list(removed))}",
+        f"uses = {json.dumps(list(uses))}",
+    ]
+    text = "\n".join(lines) + "\n"
+    return text + (parts or "") + "\n"
+
+
+KVMGR = "vllm/v1/core/kv_cache_manager.py"
+
+
+def queue_text() -> str:
+    head = f'# the cycle queue\n[queue]\nname = "cycle"\nupstream = "vllm-project/vllm"\npin = "{sha(0)}"\ntarget = "{sha(999)}"\n\n'
+    es = [
+        entry(1, "[CI] Bump runners", [".buildkite/test.yml", "docs/usage.md"]),
+        entry(10, "[Core] Add KV block zeroer", ["vllm/v1/worker/utils.py"], added=["KVBlockZeroer"]),
+        entry(11, "[Core] Zero blocks on reuse", ["vllm/v1/worker/gpu_model_runner.py"], added=["zero_block_ids"], uses=["KVBlockZeroer"]),
+        entry(12, "[Core] Zero on preemption", ["vllm/v1/worker/gpu_worker.py"], uses=["zero_block_ids"]),
+        entry(20, "[Core] Prefix match unit", ["vllm/v1/core/kv_cache_utils.py"], changed=["resolve_kv_cache_block_sizes"]),
+        entry(30, "[Spec] Eagle proposer", ["vllm/v1/spec_decode/eagle.py"], changed=["EagleProposer.propose"]),
+        entry(40, "[Core] allocate_slots", [KVMGR], added=["KVCacheManager.allocate_slots"]),
+        entry(50, "[Core] Record new block ids", [KVMGR], changed=["KVCacheManager.take_new_block_ids"]),
+        entry(60, "[Core] Fix allocate_slots", [KVMGR], changed=["KVCacheManager.allocate_slots"]),
+        entry(61, "[Core] Tidy allocate_slots", [KVMGR], changed=["KVCacheManager.allocate_slots"],
+              verdict='verdict = "no-op"\nverdict_by = "human"\nreason = "the loop always holds one spec here"'),
+        entry(70, "[Model] Laguna + KV zeroing", ["vllm/model_executor/models/laguna.py", "vllm/v1/core/single_type_kv_cache_manager.py"],
+              uses=["KVBlockZeroer"],
+              parts='[[entry.part]]\nname = "(a) model half"\nfiles = ["vllm/model_executor/models/laguna.py"]\nsymbols = ["LagunaForCausalLM"]\n'
+                    '[[entry.part]]\nname = "(b) KV half"\nfiles = ["vllm/v1/core/single_type_kv_cache_manager.py"]\nsymbols = ["KVBlockZeroer"]\n'),
+        entry(80, "[2/N][KV-Cache Layout Refactor] Move strides", ["vllm/v1/attention/backends/flash_attn.py"]),
+        entry(81, "[1/N][KV-Cache Layout Refactor] Introduce layout", ["vllm/v1/attention/backends/flash_attn.py"]),
+        entry(82, "[3/N][KV-Cache Layout Refactor] Drop old layout", ["vllm/v1/attention/backends/flash_attn.py"],
+              verdict='verdict = "ported"\nverdict_by = "human"'),
+        entry(90, "[Offload] CPU tier", ["vllm/v1/kv_offload/cpu/manager.py"], changed=["CPUOffloadingManager.lookup"]),
+        entry(91, "[Offload] FS tier", ["vllm/v1/kv_offload/tiering/fs/backend.py", "vllm/v1/kv_offload/spec.py"]),
+        entry(100, "[Mamba] align mode a", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
+        entry(101, "[Mamba] align mode b", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
+        entry(102, "[Mamba] align mode c", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
+    ]
+    rule = (
+        "[[rule]]\n"
+        'upstream = "vllm/v1/kv_offload/**"\n'
+        'verdict = "inert"\n'
+        'reason = "the worker half refuses every device"\n'
+        "[[rule.gate]]\n"
+        'id = "offload-worker-half"\n'
+        'kind = "absent"\n'
+        'probe = "EnsureWorkerTransferSupported"\n'
+        'scope = ["src"]\n'
+        'control = "allocate_slots"\n'
+    )
+    return head + "".join(es) + rule
+
+
+def build_port(root: Path) -> Path:
+    port = init_repo(root / "port")
+    files = port_files(sha(40))
+    files["queue/cycle.toml"] = queue_text()
+    commit_files(port, files, "port", date="2026-01-01T00:00:00Z")
+    return port
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory) -> Path:
+    return build_port(tmp_path_factory.mktemp("audit"))
+
+
+@pytest.fixture(scope="module")
+def results(port) -> dict:
+    proc = run_cli("audit", "--json", cwd=port, check_rc=0)
+    data = json.loads(proc.stdout)
+    return {(r["entry"], r["part"]): r for r in data["results"]} | {"_": data}
+
+
+def test_rule_1_ignore(results):
+    r = results[(1, None)]
+    assert (r["verdict"], r["rule"]) == ("ignore", "8.1 ignore")
+
+
+def test_rule_3_blocked_chain_of_three(results, port):
+    assert results[(10, None)]["verdict"] == "real-gap"
+    r11, r12 = results[(11, None)], results[(12, None)]
+    assert (r11["verdict"], r11["rule"], r11["blocked_by"]) == ("blocked", "8.3 blocked", [10])
+    assert (r12["verdict"], r12["blocked_by"]) == ("blocked", [11])
+    assert r12["gates"] == [{"id": "entry-11-ported", "kind": "entry-ported", "entry": 11,
+                             "established_at": f"queue/cycle.toml:{queue_line(port, 11)}", "scope": []}] or \
+        r12["gates"][0]["established_at"] == f"queue/cycle.toml:{queue_line(port, 11)}"
+    q = queuefile.load(port / "queue/cycle.toml").queue
+    graph = audit_mod.blocked_graph(q)
+    assert graph[12] == [11] and graph[11] == [10]
+    assert audit_mod.closure(graph, 12) == [10, 11]
+
+
+def queue_line(port: Path, n: int) -> int:
+    return next(i for i, l in enumerate((port / "queue/cycle.toml").read_text().splitlines(), 1) if l == f"n = {n}") - 1
+
+
+def test_rule_4_owned_by_a_row_citing_a_line_range(results, port):
+    r = results[(20, None)]
+    line = next(i for i, l in enumerate(MATRIX.splitlines(), 1) if "KV-PREFIX-MATCH-UNIT" in l)
+    assert (r["verdict"], r["rule"]) == ("owned", "8.4 owned")
+    assert r["owner"] == f"KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:{line})"
+    assert any(f".agents/engine-matrix.md:{line}" in e for e in r["evidence"])
+
+
+def test_rule_5_surface_absent_with_control_citation(results):
+    r = results[(30, None)]  # the DONE row that cites eagle.py owns nothing
+    assert (r["verdict"], r["rule"]) == ("surface-absent", "8.5 surface-absent")
+    (g,) = r["gates"]
+    assert g["kind"] == "absent" and g["probe"] == "EagleProposer.propose" and g["scope"] == ["src", "include"]
+    assert g["control"] and g["established_at"]
+    path, line = g["established_at"].rsplit(":", 1)
+    assert path.startswith(("src/", "include/")) and int(line) > 0
+    ev = "\n".join(r["evidence"])
+    assert "probe EagleProposer.propose @" in ev and "code 0" in ev and f"control {g['control']}: code " in ev
+
+
+def test_rule_6_ported_by_symbol_and_pin(results):
+    r = results[(40, None)]
+    assert (r["verdict"], r["rule"]) == ("ported", "8.6 ported")
+    assert any("include/vllm/v1/core/kv_cache_manager.h @" in e and "at or past" in e for e in r["evidence"])
+
+
+def test_rule_7_inert_no_consumer(results):
+    r = results[(50, None)]
+    assert (r["verdict"], r["rule"]) == ("inert", "8.7 inert")
+    (g,) = r["gates"]
+    assert g["kind"] == "no-consumer" and g["probe"] == "KVCacheManager.take_new_block_ids"
+    assert g["established_at"] in ("include/vllm/v1/core/kv_cache_manager.h:7", "src/vllm/v1/core/kv_cache_manager.cpp:5")
+
+
+def test_rule_8_real_gap_cites_the_consumer(results):
+    r = results[(60, None)]
+    assert (r["verdict"], r["rule"]) == ("real-gap", "8.8 real-gap")
+    assert any("src/vllm/v1/core/sched/scheduler.cpp:4" in e for e in r["evidence"])
+
+
+def test_two_part_entry_gets_two_verdicts(results):
+    a, b = results[(70, "(a) model half")], results[(70, "(b) KV half")]
+    assert a["verdict"] == "owned" and a["owner"].startswith("MODEL-LAGUNA (")
+    assert b["verdict"] == "blocked" and b["blocked_by"] == [10]
+
+
+def test_series_taken_out_of_order(results):
+    assert results[(81, None)]["verdict"] == "real-gap"  # stage 1
+    r80 = results[(80, None)]
+    assert (r80["verdict"], r80["blocked_by"]) == ("blocked", [81])  # stage 2 waits on stage 1, queued after it
+    r82 = results[(82, None)]
+    assert (r82["verdict"], r82["blocked_by"]) == ("blocked", [80, 81])
+    assert r82["recorded"] == "ported"
+    assert any("entry 82" in d and "audit would say blocked" in d for d in results["_"]["disagreements"])
+
+
+def test_path_rule_covers_two_entries(results):
+    for n in (90, 91):
+        r = results[(n, None)]
+        assert (r["verdict"], r["rule"]) == ("inert", "path-rule vllm/v1/kv_offload/**")
+        assert r["gates"][0]["id"] == "offload-worker-half" and r["gates"][0]["established_at"].startswith("src/")
+        assert any("gate offload-worker-half (absent) holds" in e for e in r["evidence"])
+
+
+def test_write_keeps_human_verdicts_and_is_stable(tmp_path):
+    port = build_port(tmp_path)
+    q = port / "queue/cycle.toml"
+    before = q.read_text()
+    proc = run_cli("audit", "--write", cwd=port, check_rc=0)
+    assert "entry 61: audit would say real-gap" in proc.stdout.replace("\n", " ")
+    after = queuefile.load(q)
+    e61 = after.queue.entry(61)
+    assert (e61.verdict, e61.verdict_by, e61.reason) == ("no-op", "human", "the loop always holds one spec here")
+    assert after.queue.entry(82).verdict == "ported"
+    e30 = after.queue.entry(30)
+    assert (e30.verdict, e30.verdict_by, e30.rule) == ("surface-absent", "audit", "8.5 surface-absent")
+    assert e30.evidence and e30.gates[0].kind == "absent"
+    e12 = after.queue.entry(12)
+    assert e12.gates[0].established_at == f"queue/cycle.toml:{queuefile.line_of(after, 11)}"
+    part_b = next(p for p in after.queue.entry(70).parts if p.name == "(b) KV half")
+    assert (part_b.verdict, part_b.blocked_by) == ("blocked", [10])
+    assert "# the cycle queue" in q.read_text() and q.read_text() != before
+    # audit again: the tree is now dirty (the queue changed), and the evidence says so; after that nothing moves
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    written = q.read_text()
+    assert "+dirty in src include" in written
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    assert q.read_text() == written
+
+
+def test_entries_selection(port):
+    data = json.loads(run_cli("audit", "--entries", "10-12,40", "--json", cwd=port, check_rc=0).stdout)
+    assert [r["entry"] for r in data["results"]] == [10, 11, 12, 40]
+    proc = run_cli("audit", "--entries", "12-10", cwd=port, check_rc=2)
+    assert "runs backwards" in proc.stderr
+    proc = run_cli("audit", "--entries", "500-510", cwd=port, check_rc=2)
+    assert "names no entry" in proc.stderr
+
+
+def test_rule_2_untrusted(tmp_path):
+    port = build_port(tmp_path)
+    cfg_text = CONFIG.replace('code = ["src", "include"]', 'code = ["lib"]')
+    (port / "porttrack.toml").write_text(cfg_text)
+    data = json.loads(run_cli("audit", "--entries", "30", "--json", cwd=port, check_rc=0).stdout)
+    (r,) = data["results"]
+    assert (r["verdict"], r["rule"]) == ("untrusted", "8.2 untrusted")
+    assert "does not exist" in r["reason"]
+
+
+def test_path_rule_with_a_failed_control_is_untrusted(tmp_path):
+    port = build_port(tmp_path)
+    q = port / "queue/cycle.toml"
+    q.write_text(q.read_text().replace('control = "allocate_slots"', 'control = "NoSuchControl"'))
+    data = json.loads(run_cli("audit", "--entries", "90-91", "--json", cwd=port, check_rc=0).stdout)
+    assert [r["verdict"] for r in data["results"]] == ["untrusted", "untrusted"]
+
+
+def test_actionable_when_blockers_are_ported(tmp_path):
+    port = build_port(tmp_path)
+    qf = queuefile.load(port / "queue/cycle.toml")
+    queuefile.set_entry(qf, 11, verdict="blocked", verdict_by="audit", blocked_by=[10])
+    queuefile.set_entry(qf, 12, verdict="blocked", verdict_by="audit", blocked_by=[11])
+    assert audit_mod.actionable(qf.queue) == []
+    queuefile.set_entry(qf, 10, verdict="ported", verdict_by="human")
+    assert audit_mod.actionable(qf.queue) == [(11, [10])]
+
+
+def test_parse_entries():
+    assert audit_mod.parse_entries("121-123, 150") == {121, 122, 123, 150}
+    assert audit_mod.parse_entries(None) is None
+    with pytest.raises(UserError):
+        audit_mod.parse_entries("12x")
+    assert audit_mod.entries_label([3, 1, 2, 7]) == "1-3, 7"
+
+
+def test_series_parse():
+    assert audit_mod.series_of("[6/N][KV-Cache Layout Refactor] move (#1)") == ("KV-Cache Layout Refactor", 6, "N")
+    assert audit_mod.series_of("[KV-Cache Layout Refactor][2/5] x") == ("KV-Cache Layout Refactor", 2, "5")
+    assert audit_mod.series_of("[Bugfix][Core] x") is None
