@@ -32,7 +32,19 @@ QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (d
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
+def _bare_as_of(argv: list[str]) -> list[str]:
+    # Typer has no optional-value options: a bare `--as-of` (last, or before
+    # another option) becomes `--as-of ""`, which `validate kv` reads as "detect".
+    out = []
+    for i, a in enumerate(argv):
+        out.append(a)
+        if a == "--as-of" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append("")
+    return out
+
+
 def main() -> None:
+    sys.argv[1:] = _bare_as_of(sys.argv[1:])
     try:
         rc = app(standalone_mode=False)
     except UserError as e:

@@ -1,0 +1,363 @@
+"""Conformance cases and kvref's answers to them (docs/protocol.md).
+
+A case is {"id", "op", "args"}; `answer(case, semantics)` is kvref's reply to
+it ({"ok": true, "result": ...} or {"ok": false, "error": "ValueError", ...}),
+or None when the op does not exist yet at that semantics. Cases are
+deterministic: the edge cases first, then `n` random ones from `seed`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from kvref.manager import run_steps
+from kvref.resolve import needs_kv_cache_zeroing, resolve_kv_cache_block_sizes
+from kvref.semantics import SemanticsLike, resolve_semantics
+from kvref.specs import groups_from_json, spec_from_json
+
+PROTOCOL_VERSION = 1
+OPS = ("resolve_block_sizes", "needs_kv_cache_zeroing", "record_new_block_ids", "zero_blocks")
+# Byte i of a zeroing buffer starts as (i * MUL + ADD) % MOD + 1: never zero.
+FILL = {"mul": 37, "add": 11, "mod": 251}
+_OP_SWITCH = {"resolve_block_sizes": "resolve-block-sizes", "needs_kv_cache_zeroing": "record-new-block-ids",
+              "record_new_block_ids": "record-new-block-ids", "zero_blocks": "record-new-block-ids"}
+
+
+def fnv1a64(data: bytes) -> str:
+    """64-bit FNV-1a of the bytes, as 16 lowercase hex digits."""
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def answer(case: dict, semantics: SemanticsLike = "latest") -> dict | None:
+    sem = resolve_semantics(semantics)
+    op, args = case["op"], case["args"]
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}")
+    if _OP_SWITCH[op] not in sem:
+        return None
+    try:
+        if op == "resolve_block_sizes":
+            r = resolve_kv_cache_block_sizes(
+                groups_from_json(args["groups"]), block_size=args["block_size"], dcp=args.get("dcp", 1),
+                pcp=args.get("pcp", 1), enable_prefix_caching=args.get("enable_prefix_caching", True),
+                connector_enabled=args.get("connector_enabled", False),
+                prefix_match_unit=args.get("prefix_match_unit"), semantics=sem)
+            result = {"scheduler_block_size": r.scheduler_block_size, "hash_block_size": r.hash_block_size}
+            if r.cache_hit_alignment is not None:
+                result["cache_hit_alignment"] = r.cache_hit_alignment
+        elif op == "needs_kv_cache_zeroing":
+            layers = [spec_from_json(s) for s in args["layers"]]
+            result = {"needs_kv_cache_zeroing": needs_kv_cache_zeroing(layers, semantics=sem)}
+        elif op == "record_new_block_ids":
+            r = run_steps(groups_from_json(args["groups"]), num_blocks=args["num_blocks"],
+                          needs_zeroing=args["needs_zeroing"], steps=args["steps"], semantics=sem)
+            result = {"new_block_ids_to_zero": r["new_block_ids_to_zero"], "pending": r["pending"]}
+        else:
+            result = zero_blocks(args, sem)
+    except ValueError as e:
+        return {"ok": False, "error": "ValueError", "message": str(e)}
+    return {"ok": True, "result": result}
+
+
+# ---------------------------------------------------------------- zeroing over a described buffer
+
+
+def fill_bytes(n: int, fill: dict = FILL):
+    import numpy as np
+
+    i = np.arange(n, dtype=np.int64)
+    return ((i * fill["mul"] + fill["add"]) % fill["mod"] + 1).astype(np.uint8)
+
+
+def _byte_index(t: dict):
+    """Byte offsets of every byte of every element of a described tensor, shape (*shape, element_size)."""
+    import numpy as np
+
+    el = t["element_size"]
+    idx = np.full([*t["shape"], el], t["offset"], dtype=np.int64)
+    for d, (n, s) in enumerate(zip(t["shape"], t["strides"])):
+        shape = [1] * (len(t["shape"]) + 1)
+        shape[d] = n
+        idx += (np.arange(n, dtype=np.int64) * s * el).reshape(shape)
+    return idx + np.arange(el, dtype=np.int64)
+
+
+def block_states(buf, tensors: list[dict], num_blocks: int, fill) -> list[str]:
+    """Per spec block: "zero", "untouched" (as filled) or "mixed", over every tensor's bytes of that block."""
+    import numpy as np
+
+    states = []
+    per_tensor = []
+    for t in tensors:
+        idx = np.moveaxis(_byte_index(t), t["block_dim"], 0)
+        per_tensor.append((idx, t.get("ratio", 1)))
+    for b in range(num_blocks):
+        where = np.concatenate([idx[b * r:(b + 1) * r].reshape(-1) for idx, r in per_tensor])
+        got = buf[where]
+        states.append("zero" if not got.any() else "untouched" if (got == fill[where]).all() else "mixed")
+    return states
+
+
+def zero_blocks(args: dict, semantics: SemanticsLike) -> dict:
+    """Run KVBlockZeroer over the described buffer; report each block's state and the buffer's digest."""
+    import numpy as np
+    import torch
+
+    from kvref.zeroer import KVBlockZeroer, KVLayer
+
+    fill = args.get("fill", FILL)
+    start = fill_bytes(args["buffer_bytes"], fill)
+    buf = torch.from_numpy(start.copy())
+    layers = []
+    for t in args["tensors"]:
+        el = t["element_size"]
+        if el not in (1, 2, 4, 8) or t["offset"] % el or args["buffer_bytes"] % el:
+            raise ValueError(f"element_size {el} and offset {t['offset']} must be aligned within the buffer")
+        typed = buf.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[el])
+        view = typed.as_strided(t["shape"], t["strides"], t["offset"] // el)
+        layers.append(KVLayer(view, t["block_dim"], t.get("ratio", 1), t.get("kind", "full_attention")))
+    zeroer = KVBlockZeroer(layers, semantics=semantics, use_triton=False)
+    zeroer.zero(args["block_ids"])
+    out = buf.numpy()
+    num_blocks = min(t["shape"][t["block_dim"]] // t.get("ratio", 1) for t in args["tensors"])
+    return {"blocks": block_states(out, args["tensors"], num_blocks, start), "digest": fnv1a64(out.tobytes())}
+
+
+# ---------------------------------------------------------------- case generation
+
+
+def _spec(kind: str, block_size: int, **kw) -> dict:
+    d = {"kind": kind, "block_size": block_size}
+    d.update(kw)
+    return d
+
+
+def _resolve_args(groups, block_size=16, **kw) -> dict:
+    args = {"groups": groups, "block_size": block_size, "dcp": 1, "pcp": 1, "enable_prefix_caching": True,
+            "connector_enabled": False, "prefix_match_unit": None}
+    args.update(kw)
+    return args
+
+
+def _edge_resolve() -> list[dict]:
+    f, m = "full_attention", "mamba"
+    return [
+        _resolve_args([_spec(f, 16)]),  # KVREF §1 known case (16, 16)
+        _resolve_args([_spec(f, 16), _spec(f, 32)]),  # (32, 16)
+        _resolve_args([_spec(f, 32), _spec(f, 8)]),  # (32, 8)
+        _resolve_args([_spec(f, 16), _spec(f, 32)], prefix_match_unit=5),  # ValueError for a unit of 5
+        _resolve_args([], block_size=16),
+        _resolve_args([_spec(f, 16)], dcp=2, pcp=2),
+        _resolve_args([_spec(f, 16), _spec(m, 32, mamba_cache_mode="align")], dcp=2),
+        _resolve_args([_spec(f, 16), _spec(f, 32)], pcp=2),
+        _resolve_args([_spec(f, 16), _spec(f, 48)], enable_prefix_caching=False),
+        _resolve_args([_spec(f, 16), _spec(f, 48)], enable_prefix_caching=False, connector_enabled=True),
+        _resolve_args([_spec(f, 16), _spec(m, 64)]),  # mamba "none", size differs: back off everywhere
+        _resolve_args([_spec(f, 16), _spec(m, 64, mamba_cache_mode="align")]),  # G1 backs off, G2+ hashes
+        _resolve_args([_spec(f, 32), _spec(m, 16)]),  # mamba "none" at the cache size: G1 hashes, G2+ back off
+        _resolve_args([_spec(f, 32), [_spec(m, 16), _spec(m, 16)]]),  # wrapper: only G3 looks inside
+        _resolve_args([_spec(f, 16), _spec("circular_buffer", 4)]),  # G3 hashes prefix-cacheable groups only
+        _resolve_args([_spec(f, 16), _spec("circular_buffer", 6)], prefix_match_unit=8),
+        _resolve_args([_spec(f, 64, tokens_per_state=4), _spec(f, 16)]),
+        _resolve_args([_spec(f, 16, tokens_per_state=32), _spec(m, 64, mamba_cache_mode="align")]),
+        _resolve_args([_spec(f, 16, tokens_per_state="1/2"), _spec(f, 32, tokens_per_state=-1)]),
+        _resolve_args([_spec(f, 16), _spec(f, 32)], prefix_match_unit=32),
+    ]
+
+
+def _edge_zeroing() -> list[dict]:
+    f, m = "full_attention", "mamba"
+    return [
+        {"layers": []},
+        {"layers": [_spec(f, 16)]},
+        {"layers": [_spec(f, 16), _spec(m, 16)]},
+        {"layers": [_spec(f, 16, dtype="bfloat16"), _spec(f, 16, dtype="fp8_e4m3")]},
+        {"layers": [_spec(f, 16), _spec(f, 16, kv_quant_mode="per_token_head")]},
+        {"layers": [_spec(f, 16, dtype="fp8_e4m3"), _spec("sliding_window", 16, dtype="fp8_e4m3")]},
+    ]
+
+
+def _record_args(groups, needs, steps, num_blocks=32) -> dict:
+    return {"groups": groups, "num_blocks": num_blocks, "needs_zeroing": needs, "steps": steps}
+
+
+def _edge_record() -> list[dict]:
+    f, sw, m = _spec("full_attention", 4), _spec("sliding_window", 4), _spec("mamba", 4)
+    steps = [[{"op": "allocate", "request": "a", "num_tokens": 9}],
+             [{"op": "allocate", "request": "a", "num_tokens": 13}, {"op": "allocate", "request": "b", "num_tokens": 4}],
+             [{"op": "free", "request": "a"}, {"op": "allocate", "request": "c", "num_tokens": 8}], []]
+    ext = [[{"op": "allocate_external", "request": "a", "num_tokens": 8, "async_load": True},
+            {"op": "allocate", "request": "b", "num_tokens": 4}], [{"op": "allocate", "request": "a", "num_tokens": 12}]]
+    return [
+        _record_args([f], True, steps),
+        _record_args([f], False, steps),  # G1: never drained, pending grows
+        _record_args([sw], True, steps),  # G1 records exact full-attention types only
+        _record_args([f, m], True, steps),
+        _record_args([_spec("mla", 4), sw, m], True, steps),
+        _record_args([f], True, ext),  # ids an async load will write are not zeroed (G3)
+        _record_args([f], True, [[{"op": "allocate", "request": "a", "num_tokens": 200}]], num_blocks=8),
+    ]
+
+
+def _tensor(offset, shape, strides, el, block_dim, ratio=1, kind="full_attention") -> dict:
+    return {"offset": offset, "shape": list(shape), "strides": list(strides), "element_size": el,
+            "block_dim": block_dim, "ratio": ratio, "kind": kind}
+
+
+def _dense_strides(shape) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return out[::-1]
+
+
+def _zero_args(tensors, ids, buffer_bytes) -> dict:
+    nb = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
+    return {"buffer_bytes": buffer_bytes, "fill": dict(FILL), "tensors": tensors, "num_blocks": nb,
+            "block_ids": ids}
+
+
+def _edge_zero() -> list[dict]:
+    nb = 6
+    blk = [nb, 2, 2, 4]  # block outermost: (blocks, K/V, tokens, head)
+    kv = [2, nb, 2, 4]  # K/V outermost: two segments
+    s_blk, s_kv = _dense_strides(blk), _dense_strides(kv)
+    size = nb * 16 * 2  # bf16
+    cases = [
+        _zero_args([_tensor(0, blk, s_blk, 2, 0)], [1, 4], size),
+        _zero_args([_tensor(0, kv, s_kv, 2, 1)], [0, 5], size),
+        _zero_args([_tensor(0, [2, nb * 2, 1, 4], _dense_strides([2, nb * 2, 1, 4]), 2, 1, ratio=2)], [2], size),
+        _zero_args([_tensor(0, kv, s_kv, 2, 1), _tensor(0, kv, s_kv, 2, 1)], [3], size),  # shared tensor
+        _zero_args([_tensor(0, blk, s_blk, 2, 0), _tensor(size, [nb, 8], [8, 1], 4, 0)], [0, 2], size * 2),
+        # Packed: two layers' pages interleaved, block stride = both pages, plus one stride of slack.
+        _zero_args([_tensor(0, [nb, 8], [16, 1], 4, 0), _tensor(32, [nb, 8], [16, 1], 4, 0)], [1, 3],
+                   nb * 64 + 64),
+        _zero_args([_tensor(0, [nb, 8], [16, 1], 4, 0), _tensor(32, [nb, 8], [16, 1], 4, 0)], [5], nb * 64 + 64),
+        _zero_args([_tensor(0, blk, s_blk, 2, 0, kind="sliding_window")], [2], size),
+        _zero_args([_tensor(0, blk, s_blk, 2, 0)], [], size),
+        _zero_args([_tensor(0, blk, s_blk, 2, 0)], [nb], size),  # out of range
+        _zero_args([_tensor(0, [nb, 3], [3, 1], 2, 0)], [1], nb * 6),  # 6-byte stride: not int32 words
+        # Heads outermost, block dim in the middle: four segments.
+        _zero_args([_tensor(0, [2, 2, nb, 4], _dense_strides([2, 2, nb, 4]), 4, 2)], [0, 1, 5], 2 * 2 * nb * 16),
+    ]
+    return cases
+
+
+def _random_resolve(rng: random.Random) -> dict:
+    kinds = ["full_attention"] * 4 + ["sliding_window", "mla", "mamba", "circular_buffer"]
+    ng = rng.choice([1, 2, 2, 3, 3, 4])
+    groups = []
+    for _ in range(ng):
+        kind = rng.choice(kinds)
+        spec = _spec(kind, rng.choice([4, 8, 12, 16, 16, 32, 48, 64, 128]))
+        if kind == "mamba":
+            spec["mamba_cache_mode"] = rng.choice(["none", "all", "align"])
+        elif rng.random() < 0.2:
+            spec["tokens_per_state"] = rng.choice([2, 4, 8, "1/2"])
+        groups.append([spec, dict(spec)] if rng.random() < 0.15 else spec)
+    return _resolve_args(
+        groups, block_size=rng.choice([8, 16, 16, 32]), dcp=rng.choice([1, 1, 1, 2, 4]), pcp=rng.choice([1, 1, 1, 2]),
+        enable_prefix_caching=rng.random() < 0.8, connector_enabled=rng.random() < 0.2,
+        prefix_match_unit=rng.choice([None, None, None, 4, 8, 16, 5]))
+
+
+def _random_zeroing(rng: random.Random) -> dict:
+    layers = []
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.choice(["full_attention", "full_attention", "sliding_window", "mla", "mamba"])
+        spec = _spec(kind, 16)
+        if kind != "mamba":
+            spec["dtype"] = rng.choice(["bfloat16", "bfloat16", "fp8_e4m3"])
+            if rng.random() < 0.2:
+                spec["kv_quant_mode"] = "per_token_head"
+        layers.append(spec)
+    return {"layers": layers}
+
+
+def _random_record(rng: random.Random) -> dict:
+    bs = rng.choice([2, 4, 8])
+    groups = [_spec(rng.choice(["full_attention", "sliding_window", "mla", "mamba"]), bs)
+              for _ in range(rng.randint(1, 3))]
+    steps, live = [], []
+    for _ in range(rng.randint(1, 5)):
+        step = []
+        for _ in range(rng.randint(0, 3)):
+            r = rng.random()
+            if live and r < 0.25:
+                step.append({"op": "free", "request": live.pop(rng.randrange(len(live)))})
+            elif r < 0.4:
+                req = f"r{len(live)}x{rng.randint(0, 99)}"
+                live.append(req)
+                step.append({"op": "allocate_external", "request": req, "num_tokens": rng.randint(1, 3 * bs),
+                             "async_load": rng.random() < 0.5})
+            else:
+                req = rng.choice(live) if live and rng.random() < 0.5 else f"r{len(live)}y{rng.randint(0, 99)}"
+                if req not in live:
+                    live.append(req)
+                step.append({"op": "allocate", "request": req, "num_tokens": rng.randint(1, 4 * bs)})
+        steps.append(step)
+    return _record_args(groups, rng.random() < 0.6, steps, num_blocks=rng.choice([16, 32, 64]))
+
+
+def _random_zero(rng: random.Random) -> dict:
+    tensors, offset, slack = [], 0, 0
+    nb = rng.randint(2, 8)
+    for _ in range(rng.randint(1, 3)):
+        el = rng.choice([1, 2, 4])
+        ratio = rng.choice([1, 1, 2])
+        tokens, head = rng.choice([1, 2, 4]), rng.choice([4, 8])
+        kind = rng.choice(["full_attention", "full_attention", "mla", "sliding_window"])
+        layout = rng.choice(["block_outer", "kv_outer", "heads_outer", "packed"])
+        offset = -(-offset // 8) * 8
+        if layout == "packed":  # two layers share each block's bytes; head >= 4 keeps pages int32-aligned
+            page = tokens * head * el
+            for part in range(2):
+                tensors.append(_tensor(offset + part * page, [nb * ratio, tokens, head], [2 * tokens * head, head, 1],
+                                       el, 0, ratio, kind))
+            offset += nb * ratio * 2 * page
+            slack = max(slack, 2 * page)  # room for the pre-d6af803f43 whole-stride write of the top block
+            continue
+        if layout == "block_outer":
+            shape, bd = [nb * ratio, 2, tokens, head], 0
+        elif layout == "kv_outer":
+            shape, bd = [2, nb * ratio, tokens, head], 1
+        else:  # heads, then K/V, outside the block dim
+            shape, bd = [rng.choice([1, 2]), 2, nb * ratio, tokens * head], 2
+        strides = _dense_strides(shape)
+        tensors.append(_tensor(offset, shape, strides, el, bd, ratio, kind))
+        if rng.random() < 0.2:  # the same tensor registered by a second layer
+            tensors.append(dict(tensors[-1]))
+        n = 1
+        for x in shape:
+            n *= x
+        offset += n * el
+    nb_min = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
+    ids = rng.sample(range(nb_min), rng.randint(0, nb_min))
+    if rng.random() < 0.1:
+        ids.append(nb_min + rng.randint(0, 3))
+    return _zero_args(tensors, ids, -(-(offset + slack) // 8) * 8)
+
+
+_EDGES = {"resolve_block_sizes": _edge_resolve, "needs_kv_cache_zeroing": _edge_zeroing,
+          "record_new_block_ids": _edge_record, "zero_blocks": _edge_zero}
+_RANDOM = {"resolve_block_sizes": _random_resolve, "needs_kv_cache_zeroing": _random_zeroing,
+           "record_new_block_ids": _random_record, "zero_blocks": _random_zero}
+
+
+def generate(n: int = 200, seed: int = 0, ops: tuple[str, ...] = OPS) -> list[dict]:
+    """Edge cases for every op, then n random cases spread over the ops, all from `seed`."""
+    cases: list[dict[str, Any]] = []
+    for op in ops:
+        cases += [{"op": op, "args": a, "edge": True} for a in _EDGES[op]()]
+    rng = random.Random(seed)
+    for i in range(max(0, n)):
+        op = ops[i % len(ops)]
+        cases.append({"op": op, "args": _RANDOM[op](rng), "edge": False})
+    for i, c in enumerate(cases, 1):
+        c["id"] = i
+    return cases

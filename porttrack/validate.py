@@ -1,0 +1,477 @@
+"""validate kv and kvref vectors: drive a port's harness over the conformance protocol.
+
+The harness is the port's own program; porttrack starts it, shakes hands
+(`hello`), sends one JSON request per line and reads one JSON reply per line
+(docs/protocol.md). Each reply is compared with kvref's answer at the
+requested upstream semantics; a harness that crashes, hangs or prints garbage
+fails that case and is restarted for the next one. kvref (and torch) are
+imported only inside these functions: porttrack itself never needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue as queue_mod
+import shlex
+import subprocess
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from porttrack.errors import UserError
+
+DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
+
+
+def _kvref():
+    try:
+        from kvref import cases, semantics
+    except ImportError as e:
+        raise UserError(f"kvref cannot be imported ({e}); install it with: pip install -e '.[kvref]'.") from None
+    return cases, semantics
+
+
+# ---------------------------------------------------------------- the harness process
+
+
+class HarnessFault(Exception):
+    """The harness crashed, hung or answered something that is not a reply."""
+
+
+class Harness:
+    def __init__(self, cmd: str, timeout: float) -> None:
+        self.cmd, self.timeout = cmd, timeout
+        self.proc: subprocess.Popen | None = None
+        self.hello: dict = {}
+
+    def start(self) -> dict:
+        try:
+            argv = shlex.split(self.cmd)
+        except ValueError as e:
+            raise UserError(f"--impl {self.cmd!r} is not a valid command line: {e}.") from None
+        if not argv:
+            raise UserError("--impl is empty; give the command that starts the port's harness.")
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, bufsize=1, errors="replace")
+        except OSError as e:
+            raise UserError(f"--impl: cannot start {argv[0]!r}: {e.strerror or e}.") from None
+        self.lines: queue_mod.Queue = queue_mod.Queue()
+        self.stderr_tail: list[str] = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self._keep_err), daemon=True).start()
+        return self.request(0, "hello", {"protocol": _kvref()[0].PROTOCOL_VERSION, "client": "porttrack"})
+
+    @staticmethod
+    def _pump(stream, put: Callable) -> None:
+        for line in stream:
+            put(line)
+        put(None)
+
+    def _keep_err(self, line: str | None) -> None:
+        if line is not None:
+            self.stderr_tail = (self.stderr_tail + [line.rstrip()])[-5:]
+
+    def request(self, rid: int, op: str, args: dict) -> dict:
+        assert self.proc is not None
+        try:
+            self.proc.stdin.write(json.dumps({"id": rid, "op": op, "args": args}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            raise HarnessFault(self._died()) from None
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                line = self.lines.get(timeout=max(left, 0.001))
+            except queue_mod.Empty:
+                self.stop()
+                raise HarnessFault(f"no reply within {self.timeout:g}s (harness hung; restarted)") from None
+            if line is None:
+                raise HarnessFault(self._died())
+            if not line.strip():
+                continue
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                self.stop()
+                raise HarnessFault(f"garbage on stdout: {line.strip()[:80]!r} (restarted)") from None
+            if not isinstance(reply, dict) or reply.get("id") != rid or not isinstance(reply.get("ok"), bool):
+                self.stop()
+                raise HarnessFault(f"not a reply to request {rid}: {line.strip()[:80]!r} (restarted)")
+            return reply
+
+    def _died(self) -> str:
+        code = self.proc.wait(timeout=5) if self.proc else None
+        self.proc = None
+        err = " | ".join(self.stderr_tail)
+        return f"harness exited with code {code}" + (f"; stderr: {err[:200]}" if err else "")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for s in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                try:
+                    s.close()
+                except Exception:
+                    pass
+            self.proc = None
+
+
+# ---------------------------------------------------------------- comparing replies
+
+
+def first_difference(expected: Any, got: Any, path: str) -> str | None:
+    """The path of the first field where `got` differs from `expected` (extra fields in `got` are fine)."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return path
+        for k, v in expected.items():
+            if k not in got:
+                return f"{path}.{k}"
+            d = first_difference(v, got[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list):
+            return path
+        for i, (a, b) in enumerate(zip(expected, got)):
+            d = first_difference(a, b, f"{path}[{i}]")
+            if d:
+                return d
+        return None if len(expected) == len(got) else f"{path}.length"
+    if type(expected) is bool or type(got) is bool:
+        return None if expected is got else path
+    return None if expected == got else path
+
+
+def _lookup(obj: Any, path: str) -> Any:
+    import re
+
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        key, idx = part
+        try:
+            if key == "length":
+                return len(obj)
+            obj = obj[key] if key else obj[int(idx)]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obj
+
+
+def compare(expected: dict, reply: dict) -> tuple[str | None, Any, Any]:
+    """(first differing field, expected value, got value), or (None, …) when the reply matches."""
+    if expected["ok"] != reply.get("ok"):
+        note = reply.get("message") if not reply.get("ok") else reply.get("result")
+        return "ok", expected["ok"], f"{reply.get('ok')} ({str(note)[:120]})"
+    if not expected["ok"]:
+        return (None, None, None) if reply.get("error") == expected["error"] else ("error", expected["error"], reply.get("error"))
+    field = first_difference(expected["result"], reply.get("result"), "result")
+    if field is None:
+        return None, None, None
+    return field, _lookup({"result": expected["result"]}, "." + field), _lookup({"result": reply.get("result")}, "." + field)
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class CaseResult:
+    id: int
+    op: str
+    status: str  # passed | failed | skipped | n/a
+    field: str | None = None
+    expected: Any = None
+    got: Any = None
+    note: str = ""
+
+
+@dataclass
+class Report:
+    impl: str
+    harness: dict
+    semantics: str | None
+    cases: int
+    seed: int
+    results: list[CaseResult] = field(default_factory=list)
+    as_of: dict | None = None  # what --as-of without a revision found
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, Counter] = {}
+        for r in self.results:
+            out.setdefault(r.op, Counter())[r.status] += 1
+        return {op: dict(c) for op, c in out.items()}
+
+    @property
+    def failed(self) -> bool:
+        if self.as_of is not None:
+            return not self.as_of["matches"]
+        return any(r.status == "failed" for r in self.results)
+
+
+def resolve_as_of(as_of: str | None):
+    """--as-of: a preset, a commit kvref knows, or any upstream revision placed with git."""
+    cases, semantics = _kvref()
+    if as_of is None:
+        return semantics.resolve_semantics("latest")
+    if not as_of.strip():
+        raise UserError("--as-of needs a revision here: a preset (G1, G2, G3, latest) or an upstream sha prefix.")
+    try:
+        return semantics.resolve_semantics(as_of)
+    except ValueError as e:
+        placed = _place_with_git(as_of, semantics)
+        if placed is None:
+            raise UserError(f"--as-of {as_of!r}: {e}; an arbitrary upstream revision needs a porttrack.toml "
+                            "whose [upstream] repo holds it.") from None
+        return placed
+
+
+def _place_with_git(rev: str, semantics):
+    """The switches whose commits are ancestors of `rev` in the configured upstream repo."""
+    from porttrack import config as config_mod, gitio
+
+    try:
+        cfg = config_mod.resolve_config(None)
+    except UserError:
+        return None
+    repo = cfg.upstream_repo
+    if repo is None or not gitio.is_git_repo(repo):
+        return None
+    target = gitio.rev_parse(repo, rev)
+    if target is None:
+        raise UserError(f"--as-of {rev!r} is not a revision of the upstream repo {repo}.")
+    on = set()
+    for s in semantics.SWITCHES:
+        if not s.sha:
+            continue
+        full = gitio.rev_parse(repo, s.sha)
+        if full and subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", full, target],
+                                   capture_output=True).returncode == 0:
+            on.add(s.name)
+    names = [s.name for s in semantics.SWITCHES]
+    # A row with no recorded commit is on when any later recorded row is.
+    for i, s in enumerate(semantics.SWITCHES):
+        if not s.sha and any(t.name in on for t in semantics.SWITCHES[i + 1:] if t.sha):
+            on.add(s.name)
+    return semantics.Semantics(frozenset(n for n in names if n in on), f"{rev[:12]} (placed in {repo.name})")
+
+
+def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[int, int], None] | None = None):
+    """Send every case the harness supports; return (hello result, {case id: reply or fault text})."""
+    harness = Harness(impl, timeout)
+    try:
+        try:
+            hello = harness.start()
+        except HarnessFault as e:
+            raise UserError(f"harness {impl!r} did not answer hello: {e}.") from None
+        info = hello.get("result") if hello.get("ok") else None
+        if not isinstance(info, dict) or not isinstance(info.get("ops"), list):
+            raise UserError(f"harness {impl!r} answered hello without a result listing its ops: {str(hello)[:160]}.")
+        want = _kvref()[0].PROTOCOL_VERSION
+        if info.get("protocol") != want:
+            raise UserError(f"harness {impl!r} speaks protocol {info.get('protocol')!r}; porttrack speaks {want}.")
+        replies: dict[int, Any] = {}
+        for i, case in enumerate(cases):
+            if progress:
+                progress(i, len(cases))
+            if case["op"] not in info["ops"]:
+                continue
+            if harness.proc is None:
+                try:
+                    harness.start()
+                except (HarnessFault, UserError) as e:
+                    replies[case["id"]] = f"harness did not restart: {e}"
+                    continue
+            try:
+                replies[case["id"]] = harness.request(case["id"], case["op"], case["args"])
+            except HarnessFault as e:
+                replies[case["id"]] = str(e)
+        return info, replies
+    finally:
+        harness.stop()
+
+
+def _judge(case: dict, expected: dict | None, reply: Any, supported: bool) -> CaseResult:
+    if not supported:
+        return CaseResult(case["id"], case["op"], "skipped", note="op not supported by the harness")
+    if expected is None:
+        return CaseResult(case["id"], case["op"], "n/a", note="op does not exist at this semantics")
+    if isinstance(reply, str):
+        return CaseResult(case["id"], case["op"], "failed", "(harness)", note=reply)
+    fld, exp, got = compare(expected, reply)
+    if fld is None:
+        return CaseResult(case["id"], case["op"], "passed")
+    note = reply.get("message", "") if isinstance(reply, dict) and not reply.get("ok") else ""
+    return CaseResult(case["id"], case["op"], "failed", fld, exp, got, note=str(note)[:200])
+
+
+def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = False,
+             timeout: float | None = None, progress: Callable[[int, int], None] | None = None) -> Report:
+    """Run the cases through the harness; compare with kvref at --as-of, or find the semantics it matches."""
+    kcases, semantics = _kvref()
+    if n < 0:
+        raise UserError(f"--cases must be 0 or more, got {n}.")
+    timeout = timeout or float(os.environ.get("PORTTRACK_KV_TIMEOUT", DEFAULT_TIMEOUT))
+    sem = None if detect else resolve_as_of(as_of)
+    cases = kcases.generate(n, seed)
+    info, replies = run_cases(impl, cases, timeout, progress)
+    supported = set(info["ops"])
+    if detect:
+        as_of_report, sem = _detect(cases, replies, supported, kcases, semantics)
+    report = Report(impl, info, sem.label, n, seed)
+    for case in cases:
+        report.results.append(_judge(case, kcases.answer(case, sem), replies.get(case["id"]),
+                                     case["op"] in supported))
+    if detect:
+        report.as_of = as_of_report
+    return report
+
+
+def _detect(cases, replies, supported, kcases, semantics):
+    """Score the harness against every point of upstream history kvref knows; report the matching ones."""
+    points = [semantics.upto(s.name) for s in semantics.SWITCHES]
+    scores = []
+    for p in points:
+        bad = 0
+        for c in cases:
+            if c["op"] not in supported:
+                continue
+            exp = kcases.answer(c, p)
+            reply = replies.get(c["id"])
+            if exp is None or isinstance(reply, str) or reply is None or compare(exp, reply)[0] is not None:
+                bad += 1
+        scores.append(bad)
+    best = min(scores)
+    matching = [p for p, s in zip(points, scores) if s == best]
+    names = [s.name for s in semantics.SWITCHES]
+    included = [n for n in names if all(n in p.on for p in matching)]
+    excluded = [n for n in names if all(n not in p.on for p in matching)]
+    by_name = {s.name: s for s in semantics.SWITCHES}
+    report = {
+        "matches": best == 0,
+        "mismatches_at_best": best,
+        "points": [{"semantics": p.last.name, "sha": p.last.sha, "mismatches": s} for p, s in zip(points, scores)],
+        "matching": [p.last.name for p in matching],
+        "included": [_switch_row(by_name[n]) for n in included],
+        "not_included": [_switch_row(by_name[n]) for n in excluded],
+        "undetermined": [_switch_row(by_name[n]) for n in names if n not in included and n not in excluded],
+        "queue": _queue_entries([by_name[n] for n in names]),
+    }
+    return report, matching[-1]
+
+
+def _switch_row(s) -> dict:
+    return {"name": s.name, "sha": s.sha, "pr": s.pr, "date": s.date}
+
+
+def _queue_entries(switches) -> dict[str, list[int]]:
+    """Queue entries (of the porttrack.toml found from here, if any) whose commit is a switch's."""
+    try:
+        from porttrack import config as config_mod, queuefile
+
+        cfg = config_mod.resolve_config(None)
+        qf = queuefile.load(config_mod.queue_path(cfg, None))
+    except Exception:
+        return {}
+    out = {}
+    for s in switches:
+        if s.sha:
+            hits = [e.n for e in qf.queue.entries if e.sha and (e.sha.startswith(s.sha) or s.sha.startswith(e.sha))]
+            if hits:
+                out[s.name] = hits
+    return out
+
+
+# ---------------------------------------------------------------- vectors and rendering
+
+
+def write_vectors(out_dir: Path, as_of: str | None, n: int, seed: int) -> list[Path]:
+    """One JSON Lines file per op: {"id", "op", "args", "expect"} per line, plus manifest.json."""
+    kcases, semantics = _kvref()
+    if n < 0:
+        raise UserError(f"--cases must be 0 or more, got {n}.")
+    sem = resolve_as_of(as_of)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out {out_dir} exists and is not a folder.")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_op: dict[str, list[str]] = {op: [] for op in kcases.OPS}
+    for case in kcases.generate(n, seed):
+        expect = kcases.answer(case, sem)
+        if expect is None:
+            continue
+        by_op[case["op"]].append(json.dumps({"id": case["id"], "op": case["op"], "edge": case["edge"],
+                                             "args": case["args"], "expect": expect}, sort_keys=True))
+    written = []
+    for op, lines in by_op.items():
+        path = out_dir / f"{op}.jsonl"
+        path.write_text("".join(line + "\n" for line in lines))
+        written.append(path)
+    manifest = {"protocol": kcases.PROTOCOL_VERSION, "semantics": sem.label,
+                "switches_on": sorted(sem.on, key=[s.name for s in semantics.SWITCHES].index),
+                "cases": n, "seed": seed, "files": {p.name: len(by_op[p.stem]) for p in written}}
+    path = out_dir / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return written + [path]
+
+
+def as_json(report: Report) -> dict:
+    return {
+        "impl": report.impl, "harness": report.harness, "semantics": report.semantics,
+        "cases": report.cases, "seed": report.seed, "ok": not report.failed, "counts": report.counts(),
+        "failures": [r.__dict__ for r in report.results if r.status == "failed"],
+        "as_of": report.as_of,
+    }
+
+
+def render(report: Report, console) -> None:
+    from rich.table import Table
+
+    h = report.harness
+    console.print(f"harness {h.get('name', '?')!s} (protocol {h.get('protocol')}) via {report.impl!r}; "
+                  f"{report.cases} random cases from seed {report.seed} after the edge cases", markup=False)
+    if report.as_of is None:
+        console.print(f"expected behaviour: upstream as of {report.semantics}", markup=False)
+    table = Table("op", "passed", "failed", "skipped", "n/a")
+    for op, c in report.counts().items():
+        table.add_row(op, *(str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "n/a")))
+    console.print(table)
+    fails = [r for r in report.results if r.status == "failed"]
+    for r in fails[:20]:
+        what = r.note if r.field == "(harness)" else f"{r.field}: expected {r.expected!r}, got {r.got!r}"
+        console.print(f"  case {r.id} {r.op}: {what}", markup=False)
+    if len(fails) > 20:
+        console.print(f"  … and {len(fails) - 20} more failures (--json lists all)", markup=False)
+    if report.as_of is not None:
+        a = report.as_of
+        best = ", ".join(a["matching"])
+        head = "matches" if a["matches"] else f"matches no point exactly; closest ({a['mismatches_at_best']} mismatches)"
+        console.print(f"as-of: the harness {head}: {best}", markup=False)
+        for key, title in (("included", "includes"), ("not_included", "does not include"),
+                           ("undetermined", "cannot tell (not observable by these ops)")):
+            for s in a[key]:
+                entries = a["queue"].get(s["name"])
+                where = f" (queue entries {', '.join(map(str, entries))})" if entries else ""
+                console.print(f"  {title}: {s['sha'] or '(no sha)'} {s['name']}{where}", markup=False)
+
+
+def console_progress(console) -> Callable[[int, int], None]:
+    """A progress callback: a live line on a terminal, a plain line every quarter otherwise."""
+    state = {"next": 0.25}
+
+    def tick(i: int, total: int) -> None:
+        if console.is_terminal:
+            console.print(f"case {i + 1}/{total}", end="\r", markup=False)
+        elif total and (i + 1) / total >= state["next"]:
+            console.print(f"validate kv: {i + 1}/{total} cases sent", markup=False)
+            state["next"] += 0.25
+
+    return tick
