@@ -1,0 +1,499 @@
+"""Definitions a source file holds, and what one change of that file adds, changes, removes and uses.
+
+Names are qualified the way people cite them: `Class.method`, `Outer.Inner.field` in Python;
+`ns::Class::method`, `Enum::Member`, `MACRO` in C, C++ and CUDA (as written, with `::`).
+A definition's digest covers its text without comments and without the members that are
+definitions of their own, so editing one method marks that method changed, not its class.
+Parse results are cached by git blob id, so a second walk of the same range parses nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import builtins
+import difflib
+import hashlib
+import itertools
+import json
+import keyword
+import os
+import sqlite3
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from tree_sitter import Node, Query, QueryCursor
+
+from porttrack.cache import cache_root
+from porttrack.parse import language, parser
+
+# Bump when what is extracted changes, so stale cache entries are never read.
+CACHE_VERSION = "v1"
+
+_PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
+_C_IGNORED = frozenset(
+    "std size_t ssize_t ptrdiff_t intptr_t uintptr_t nullptr_t NULL override final "
+    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t".split()
+)
+_IDENT_QUERY = {
+    "python": "(identifier) @i",
+    "c": "[(identifier) (field_identifier) (type_identifier)] @i",
+    "cpp": "[(identifier) (field_identifier) (type_identifier) (namespace_identifier)] @i",
+}
+_PREPROC_CONTAINERS = {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}
+_CLASS_TYPES = {"class_specifier", "struct_specifier", "union_specifier"}
+
+
+@dataclass
+class FileDiff:
+    """What one change of one file did to its definitions (names sorted)."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    uses: list[str] = field(default_factory=list)  # identifiers on added lines, minus builtins and own definitions
+
+
+# ---------------------------------------------------------------- tree-sitter helpers
+
+
+@lru_cache(maxsize=None)
+def _query(lang: str, source: str) -> Query:
+    return Query(language(lang), source)
+
+
+def _captures(lang: str, source: str, node: Node) -> list[Node]:
+    found = QueryCursor(_query(lang, source)).captures(node)
+    return [n for nodes in found.values() for n in nodes]
+
+
+def _ident_query(lang: str) -> str:
+    return _IDENT_QUERY["cpp" if lang == "cuda" else lang]
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+class _Defs:
+    """Collects name -> (node, excised member nodes) while walking a tree, then digests them."""
+
+    def __init__(self, src: bytes, comments: list[Node]):
+        self.src = src
+        self.comments = sorted((c.start_byte, c.end_byte) for c in comments)
+        self._comment_starts = [c[0] for c in self.comments]
+        self.found: dict[str, list[tuple[Node, list[Node]]]] = {}
+
+    def add(self, name: str, node: Node, members: list[Node] | None = None) -> None:
+        if name:
+            self.found.setdefault(name, []).append((node, members or []))
+
+    def digests(self) -> dict[str, str]:
+        return {name: self._digest(spans) for name, spans in self.found.items()}
+
+    def _digest(self, spans: list[tuple[Node, list[Node]]]) -> str:
+        h = hashlib.blake2b(digest_size=8)
+        for node, members in spans:
+            cut = [(m.start_byte, m.end_byte) for m in members]
+            first = bisect.bisect_left(self._comment_starts, node.start_byte)
+            last = bisect.bisect_left(self._comment_starts, node.end_byte)
+            cut += [c for c in self.comments[first:last] if c[1] <= node.end_byte]
+            pos, parts = node.start_byte, []
+            for start, end in sorted(cut):
+                if start >= pos:
+                    parts.append(self.src[pos:start])
+                    pos = end
+            parts.append(self.src[pos : node.end_byte])
+            # Trailing blanks and blank lines are layout, not meaning; indentation is kept (Python).
+            lines = [ln.rstrip() for ln in b"".join(parts).splitlines()]
+            h.update(b"\n".join(ln for ln in lines if ln))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+
+# ---------------------------------------------------------------- Python
+
+
+def _py_walk(body: Node, prefix: str, out: _Defs) -> list[Node]:
+    """Record the definitions directly in `body`; return the nodes recorded (for the parent to excise)."""
+    recorded: list[Node] = []
+    for node in body.named_children:
+        inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        if inner is None:
+            continue
+        if inner.type == "function_definition":
+            out.add(prefix + _text(inner.child_by_field_name("name")), node)
+            recorded.append(node)
+        elif inner.type == "class_definition":
+            name = prefix + _text(inner.child_by_field_name("name"))
+            members = _py_walk(inner.child_by_field_name("body"), name + ".", out)
+            out.add(name, node, members)
+            recorded.append(node)
+        elif node.type == "expression_statement" and node.named_children:
+            assign = node.named_children[0]
+            if assign.type == "assignment":
+                left = assign.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    out.add(prefix + _text(left), node)
+                    recorded.append(node)
+        elif node.type in ("if_statement", "try_statement", "with_statement"):
+            # `if TYPE_CHECKING:`, `try: import x except: ...`: definitions inside still count.
+            for part in node.named_children:
+                blocks = [part] if part.type == "block" else [c for c in part.named_children if c.type == "block"]
+                for block in blocks:
+                    recorded += _py_walk(block, prefix, out)
+    return recorded
+
+
+# ---------------------------------------------------------------- C, C++, CUDA
+
+
+def _function_name(declarator: Node | None) -> str | None:
+    """The name inside a (possibly pointer/reference-wrapped) function declarator, or None."""
+    while declarator is not None:
+        if declarator.type == "function_declarator":
+            inner = declarator.child_by_field_name("declarator")
+            return "".join(_text(inner).split()) or None
+        declarator = declarator.child_by_field_name("declarator")
+    return None
+
+
+def _c_walk(body: Node, prefix: str, out: _Defs) -> list[Node]:
+    recorded: list[Node] = []
+    for node in body.named_children:
+        recorded += _c_item(node, node, prefix, out)
+    return recorded
+
+
+def _c_item(node: Node, outer: Node, prefix: str, out: _Defs) -> list[Node]:
+    """Record one top-level or member item; `outer` is the span to digest (a template wraps its item)."""
+    t = node.type
+    if t == "template_declaration":
+        for child in node.named_children:
+            if child.type != "template_parameter_list":
+                if _c_item(child, outer, prefix, out):
+                    return [outer]
+        return []
+    if t == "function_definition":
+        name = _function_name(node.child_by_field_name("declarator"))
+        if name:
+            out.add(prefix + name, outer)
+            return [outer]
+        return []
+    if t in ("declaration", "field_declaration", "friend_declaration"):
+        recorded: list[Node] = []
+        spec = node.child_by_field_name("type")
+        if spec is not None and spec.type in _CLASS_TYPES | {"enum_specifier"}:
+            recorded += [outer] if _c_type(spec, outer, prefix, out) else []
+        for decl in node.children_by_field_name("declarator"):
+            name = _function_name(decl)
+            if name:
+                out.add(prefix + name, outer)
+                recorded = [outer]
+        return recorded
+    if t in _CLASS_TYPES or t == "enum_specifier":
+        return [outer] if _c_type(node, outer, prefix, out) else []
+    if t == "type_definition":
+        spec = node.child_by_field_name("type")
+        names = ["".join(_text(d).split()) for d in node.children_by_field_name("declarator")]
+        if spec is not None and spec.type in _CLASS_TYPES | {"enum_specifier"}:
+            # typedef struct { ... } Foo;  names the anonymous struct Foo.
+            _c_type(spec, spec, prefix, out, fallback=names[0] if names else "")
+        for name in names:
+            if name.isidentifier():
+                out.add(prefix + name, outer)
+        return [outer]
+    if t == "alias_declaration":
+        out.add(prefix + _text(node.child_by_field_name("name")), outer)
+        return [outer]
+    if t == "namespace_definition":
+        name = "".join(_text(node.child_by_field_name("name")).split())
+        body = node.child_by_field_name("body")
+        if body is not None:
+            _c_walk(body, prefix + name + "::" if name else prefix, out)
+        return [outer]
+    if t == "linkage_specification":
+        body = node.child_by_field_name("body")
+        if body is not None:
+            if body.type == "declaration_list":
+                _c_walk(body, prefix, out)
+            else:
+                _c_item(body, body, prefix, out)
+        return [outer]
+    if t in _PREPROC_CONTAINERS:
+        # Items under #if/#ifdef are still this scope's definitions; the guard itself is not one.
+        recorded = []
+        for child in node.named_children:
+            recorded += _c_item(child, child, prefix, out)
+        return recorded
+    if t in ("preproc_def", "preproc_function_def"):
+        out.add(_text(node.child_by_field_name("name")), outer)  # macros have no scope
+        return [outer]
+    return []
+
+
+def _c_type(spec: Node, outer: Node, prefix: str, out: _Defs, fallback: str = "") -> bool:
+    """Record a class/struct/union/enum that has a body; True when something was recorded."""
+    body = spec.child_by_field_name("body")
+    if body is None:
+        return False  # a forward declaration or a use, not a definition
+    name = "".join(_text(spec.child_by_field_name("name")).split()) or fallback
+    qual = prefix + name if name else ""
+    if spec.type == "enum_specifier":
+        member_prefix = qual + "::" if qual else prefix
+        for member in body.named_children:
+            if member.type == "enumerator":
+                out.add(member_prefix + _text(member.child_by_field_name("name")), member)
+        if qual:
+            out.add(qual, outer, [m for m in body.named_children if m.type == "comment"])
+        return True
+    members = _c_walk(body, qual + "::" if qual else prefix, out)
+    if qual:
+        out.add(qual, outer, members)
+    return True
+
+
+# ---------------------------------------------------------------- public functions
+
+
+def parse(data: bytes, lang: str):
+    return parser(lang).parse(data)
+
+
+def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
+    """Qualified name -> digest of every definition in one file's bytes."""
+    tree = tree or parse(data, lang)
+    root = tree.root_node
+    out = _Defs(data, _captures(lang, "(comment) @c", root))
+    if lang == "python":
+        _py_walk(root, "", out)
+    else:
+        _c_walk(root, "", out)
+    return out.digests()
+
+
+def _rows(data: bytes) -> list[bytes]:
+    """Lines with their "\\n" (tree-sitter's rows); a last line without one differs from one with."""
+    parts = data.split(b"\n")
+    return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def line_edits(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
+    """The differing line blocks `(i1, i2, j1, j2)`: old rows i1:i2 became new rows j1:j2."""
+    a, b = _rows(old), _rows(new)
+    # Most commits edit a few spots of a long file: match the common head and tail with
+    # C-speed comparisons and leave only the middle to difflib, whose matcher is pure Python.
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not mid_a or not mid_b:
+        return [(head, len(a) - tail, head, len(b) - tail)] if mid_a or mid_b else []
+    ops = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes()
+    return [(head + i1, head + i2, head + j1, head + j2) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+
+
+def added_lines(old: bytes, new: bytes, edits=None) -> set[int]:
+    """0-based rows of `new` that are not matched in `old`."""
+    edits = line_edits(old, new) if edits is None else edits
+    return {j for _, _, j1, j2 in edits for j in range(j1, j2)}
+
+
+def reparse(tree, src: bytes, dst: bytes, edits: list[tuple[int, int, int, int]], lang: str):
+    """Parse `dst` reusing `tree` (the parse of `src`), given the line edits from src to dst.
+
+    tree-sitter then reparses only what the edits touch: about ten times faster than a full parse.
+    """
+    tree = tree.copy()
+    s_at, d_at = _offsets(src), _offsets(dst)
+    # Back to front, so that the rows and bytes of the edits still to apply have not moved.
+    for i1, i2, j1, j2 in reversed(edits):
+        start = s_at[i1]
+        end_row, end_col = _point(dst, d_at, j2)
+        tree.edit(
+            start_byte=start,
+            old_end_byte=s_at[i2],
+            new_end_byte=start + d_at[j2] - d_at[j1],
+            start_point=_point(src, s_at, i1),
+            old_end_point=_point(src, s_at, i2),
+            new_end_point=(end_row - j1 + i1, end_col),
+        )
+    return parser(lang).parse(dst, tree)
+
+
+def _offsets(data: bytes) -> list[int]:
+    """Byte offset where each row starts, then the length of the data."""
+    return [0, *itertools.accumulate(len(r) for r in _rows(data))]
+
+
+def _point(data: bytes, offsets: list[int], row: int) -> tuple[int, int]:
+    """tree-sitter's (row, column) of the start of `row`, or of the end of the data."""
+    if row < len(offsets) - 1 or not data or data.endswith(b"\n"):
+        return (row, 0)
+    return (row - 1, offsets[-1] - offsets[-2])
+
+
+def identifiers_on(tree, lang: str, rows: set[int]) -> set[str]:
+    """Identifiers on the given 0-based rows, minus keywords and builtins."""
+    ignored = _PY_IGNORED if lang == "python" else _C_IGNORED
+    cursor = QueryCursor(_query(lang, _ident_query(lang)))
+    names: set[str] = set()
+    for first, last in _runs(rows):
+        # Ask tree-sitter only about each run of added rows rather than the whole file.
+        cursor.set_point_range((first, 0), (last + 1, 0))
+        for nodes in cursor.captures(tree.root_node).values():
+            names.update(_text(n) for n in nodes if n.start_point[0] in rows)
+    return {n for n in names if n and n not in ignored}
+
+
+def _runs(rows: set[int]) -> list[tuple[int, int]]:
+    """Sorted rows as (first, last) runs of consecutive numbers."""
+    runs: list[list[int]] = []
+    for r in sorted(rows):
+        if runs and r == runs[-1][1] + 1:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    return [(a, b) for a, b in runs]
+
+
+def diff_definitions(old: dict[str, str], new: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    added = sorted(n for n in new if n not in old)
+    removed = sorted(n for n in old if n not in new)
+    changed = sorted(n for n in new if n in old and old[n] != new[n])
+    return added, changed, removed
+
+
+def defined_words(names) -> set[str]:
+    """Every component of qualified names: `A.b` and `ns::A::b` define `A` and `b` (and `ns`)."""
+    return {w for n in names for w in n.replace("::", ".").split(".") if w}
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8000]
+
+
+class Extractor:
+    """Diffs file changes into symbols, caching parse results by blob id.
+
+    `read(sha)` returns a blob's bytes (the walk passes a cat-file reader that refuses missing
+    objects). Within a run each blob is parsed once (a file's after-blob is the next older
+    commit's before-blob); across runs results live in one SQLite file under the cache root:
+    definitions per blob, and the diff per (before, after) blob pair. `parsed` counts blobs given
+    to tree-sitter in this run, `cached` the file changes answered from the cache.
+    """
+
+    def __init__(self, read: Callable[[str], bytes], cache_dir: str | os.PathLike | None = None):
+        self.read = read
+        folder = cache_root(cache_dir) / "symbols"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"parse-{CACHE_VERSION}.sqlite"
+        self.db = _open_db(self.path)
+        self.parsed = 0
+        self.cached = 0
+        self.skipped = 0  # binary blobs of source files: recorded as touched, no symbols
+        self._recent: OrderedDict[str, tuple[object, dict[str, str]]] = OrderedDict()
+
+    def file_change(self, lang: str, old: str | None, new: str | None) -> FileDiff:
+        """Symbols of one change from blob `old` to blob `new` (None: file absent on that side)."""
+        key = f"{lang}:{old or '-'}:{new or '-'}"
+        hit = self._get("pair", key)
+        if hit is not None:
+            self.cached += 1
+            return FileDiff(**hit)
+        old_data = self.read(old) if old else b""
+        new_data = self.read(new) if new else b""
+        if is_binary(old_data) or is_binary(new_data):
+            self.skipped += 1
+            result = FileDiff()
+        else:
+            edits = line_edits(old_data, new_data)
+            new_defs, uses = {}, set()
+            if new:
+                tree, new_defs = self._tree(lang, new, new_data, old, old_data, edits)
+                uses = identifiers_on(tree, lang, added_lines(old_data, new_data, edits))
+            old_defs = {}
+            if old:
+                back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
+                old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=False)[1]
+            added, changed, removed = diff_definitions(old_defs, new_defs)
+            uses -= defined_words(added + changed)
+            result = FileDiff(added, changed, removed, sorted(uses))
+        self._put("pair", key, result.__dict__)
+        return result
+
+    def close(self) -> None:
+        if self.db is not None:
+            try:
+                self.db.commit()
+                self.db.close()
+            except sqlite3.Error:
+                pass  # a cache that cannot be written only costs a reparse next time
+            self.db = None
+
+    def _tree(self, lang, sha, data, other, other_data, edits, need_tree=True):
+        """(tree or None, definitions) of blob `sha`, parsed at most once per run.
+
+        When the other side of the change was parsed recently, its tree is edited into this one
+        (incremental parsing): a file's before-blob is the after-blob of the next older commit.
+        """
+        if sha in self._recent:
+            self._recent.move_to_end(sha)
+            return self._recent[sha]
+        if not need_tree:
+            hit = self._get("blob", f"{lang}:{sha}")
+            if hit is not None:
+                return None, hit
+        if other in self._recent:
+            tree = reparse(self._recent[other][0], other_data, data, edits, lang)  # edits: other -> this
+        else:
+            tree = parse(data, lang)
+        self.parsed += 1
+        defs = definitions(data, lang, tree)
+        self._put("blob", f"{lang}:{sha}", defs)
+        self._recent[sha] = (tree, defs)
+        if len(self._recent) > 64:
+            self._recent.popitem(last=False)
+        return tree, defs
+
+    def _get(self, table: str, key: str):
+        if self.db is None:
+            return None
+        try:
+            row = self.db.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError):
+            return None
+
+    def _put(self, table: str, key: str, value) -> None:
+        if self.db is None:
+            return
+        try:
+            self.db.execute(f"INSERT OR REPLACE INTO {table} (key, value) VALUES (?, ?)", (key, json.dumps(value, separators=(",", ":"))))
+        except sqlite3.Error:
+            pass
+
+    def __enter__(self) -> "Extractor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _open_db(path: Path) -> sqlite3.Connection | None:
+    """The cache database, or None when it cannot be opened (the walk then just parses everything)."""
+    try:
+        db = sqlite3.connect(path, timeout=10)
+        db.execute("PRAGMA journal_mode=WAL")  # concurrent walks read while one writes
+        db.execute("PRAGMA synchronous=NORMAL")
+        for table in ("blob", "pair"):
+            db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.commit()
+        return db
+    except sqlite3.Error:
+        return None

@@ -1,0 +1,317 @@
+"""Walk an upstream git range in one streamed `git log` and extract the symbols each commit touches.
+
+One `git rev-list` lists the range (its size, progress positions, the shallow-clone check); one
+`git log --raw --numstat -z` streams every commit that touches the mirrored paths with all of its
+files, blob ids, renames and line counts; one `git cat-file --batch` serves the blobs that
+tree-sitter reads, while git is still producing the rest of the stream. No process or object
+load per commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from porttrack import gitio
+from porttrack.errors import UserError
+from porttrack.model import Symbols
+from porttrack.parse import language_for
+from porttrack.symbols import Extractor, defined_words
+
+ZERO_SHA = "0" * 40
+_REVERT = re.compile(r'^Revert "(?P<inner>.*)"(?P<rest>[^"]*)$')
+_HEX40 = re.compile(rb"\b[0-9a-f]{40}\b")
+_REGULAR_FILE_MODES = ("100644", "100755")  # not symlinks (120000) nor submodules (160000)
+
+
+@dataclass
+class FileChange:
+    path: str  # path after the commit (for a delete: the old path)
+    old_path: str | None = None  # set for renames/copies
+    insertions: int = 0  # -1 for binary files
+    deletions: int = 0  # -1 for binary files
+    binary: bool = False
+    status: str = "M"  # A, M, D, R, C, T
+    old_blob: str | None = None  # None when the file did not exist before
+    new_blob: str | None = None  # None when the file is gone after
+    similarity: int | None = None  # percent, for renames/copies
+
+
+@dataclass
+class Commit:
+    sha: str
+    date: dt.date
+    subject: str
+    pr: int | None
+    reverts: int | None
+    parents: list[str]
+    files: list[FileChange]  # every file the commit touches (against its first parent for merges)
+    symbols: Symbols = field(default_factory=Symbols)
+
+
+@dataclass
+class WalkResult:
+    pin: str
+    target: str
+    total_commits: int  # commits in the range, mirrored or not
+    commits: list[Commit]  # oldest first, only those touching `paths`
+    parsed: int = 0  # blobs tree-sitter parsed in this walk (0 on a second walk of the same range)
+    cached: int = 0  # file changes answered from the parse cache
+    skipped: int = 0  # binary or NUL-holding source blobs: recorded as touched, no symbols
+
+
+def walk(
+    repo: Path,
+    rev_range: str,
+    paths: list[str],
+    *,
+    pr_pattern: str = r"\(#(\d+)\)",
+    first_parent: bool = True,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> WalkResult:
+    """The commits of `rev_range` (`A..B`) that touch `paths`, oldest first, with their symbols."""
+    repo = _require_repo(Path(repo))
+    try:
+        pr_re = re.compile(pr_pattern)
+    except re.error as e:
+        raise UserError(f"pr_pattern {pr_pattern!r} is not a valid regular expression: {e}.") from None
+    pin, target = _resolve_range(repo, rev_range)
+    mode = ["--first-parent"] if first_parent else []
+    order = gitio.git(repo, "rev-list", *mode, f"{pin}..{target}").decode().split()
+    _refuse_shallow_cut(repo, order)
+    position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
+    total = len(order)
+    prefixes = [p.strip("/").removeprefix("./") for p in paths if p.strip("/")]
+    pathspec = [f":(top,literal){p}" for p in prefixes]
+
+    commits: list[Commit] = []
+    with gitio.CatFile(repo) as cat, Extractor(lambda sha: _read_blob(cat, repo, sha), cache_dir) as extractor:
+        done = 0
+        for commit in _stream(repo, pin, target, first_parent, pathspec, pr_re):
+            done += 1
+            if progress:
+                progress(position.get(commit.sha, done), total)
+            if prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files):
+                continue  # a merge kept by git's history simplification without a mirrored change
+            commit.symbols = _commit_symbols(commit.files, prefixes, extractor)
+            commits.append(commit)
+    if progress:
+        progress(total, total)
+    commits.reverse()
+    return WalkResult(pin, target, total, commits, extractor.parsed, extractor.cached, extractor.skipped)
+
+
+# ---------------------------------------------------------------- range and repository checks
+
+
+def _require_repo(repo: Path) -> Path:
+    """The repository to read; a bare mirror is fine since nothing here needs a work tree."""
+    if not repo.is_dir():
+        raise UserError(f"upstream repository {repo} is not a directory.")
+    if not gitio.is_git_repo(repo):
+        raise UserError(f"upstream repository {repo} is not a git repository.")
+    if gitio.git(repo, "rev-parse", "--is-bare-repository").strip() == b"true":
+        return repo
+    return Path(gitio.git(repo, "rev-parse", "--show-toplevel").decode().strip())
+
+
+def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:
+    if "..." in rev_range or rev_range.count("..") != 1:
+        raise UserError(f"range {rev_range!r} must have the form PIN..TARGET (two dots).")
+    ends = rev_range.split("..")
+    if not all(e.strip() for e in ends):
+        raise UserError(f"range {rev_range!r} must name both ends: PIN..TARGET.")
+    shas = []
+    for rev in ends:
+        sha = gitio.rev_parse(repo, rev.strip())
+        if sha is None:
+            shallow = _is_shallow(repo)
+            hint = " (the repository is a shallow clone: fetch more history)" if shallow else ""
+            raise UserError(f"revision {rev!r} of range {rev_range!r} is not a commit in {repo}{hint}.")
+        shas.append(sha)
+    return shas[0], shas[1]
+
+
+def _is_shallow(repo: Path) -> bool:
+    return gitio.git(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
+
+
+def _refuse_shallow_cut(repo: Path, order: list[str]) -> None:
+    """A commit of the range whose parents were cut by a shallow clone would end the walk early."""
+    if not _is_shallow(repo):
+        return
+    shallow_file = Path(gitio.git(repo, "rev-parse", "--path-format=absolute", "--git-path", "shallow").decode().strip())
+    try:
+        cut = set(shallow_file.read_text().split())
+    except OSError:
+        return
+    for sha in order:
+        if sha in cut:
+            raise UserError(
+                f"the range reaches past the shallow clone's boundary at commit {sha} in {repo}: "
+                "fetch more history (git fetch --deepen or --unshallow)."
+            )
+
+
+def _read_blob(cat: gitio.CatFile, repo: Path, sha: str) -> bytes:
+    data = cat.read(sha)
+    if data is None:
+        raise UserError(f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.")
+    return data
+
+
+def _under(path: str | None, prefixes: list[str]) -> bool:
+    return path is not None and any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+# ---------------------------------------------------------------- the stream
+
+
+def _stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re) -> Iterator[Commit]:
+    """Commits of the range touching `pathspec` (newest first), parsed from one `git log` as it runs."""
+    args = [
+        "git", "-C", str(repo), "-c", "log.showSignature=false", "-c", "diff.relative=false",
+        "log", "-z", "--raw", "--numstat", "--no-abbrev", "-M", "--full-diff",
+        "--no-color", "--no-ext-diff", "--no-textconv", "--no-decorate",
+        "--format=%x01%H%x00%P%x00%cs%x00%s",
+    ]  # fmt: skip
+    if first_parent:
+        args += ["--first-parent", "--diff-merges=first-parent"]
+    args += [f"{pin}..{target}", "--", *pathspec]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout
+        try:
+            yield from _parse(_tokens(proc.stdout), pr_re)
+        finally:
+            proc.stdout.close()
+            rc = proc.wait()
+        if rc != 0:
+            err.seek(0)
+            _fail(repo, err.read())
+
+
+def _fail(repo: Path, stderr: bytes):
+    missing = _HEX40.search(stderr)
+    if missing and re.search(rb"unable to read|missing|bad object|could not (read|fetch)|not a valid", stderr, re.I):
+        sha = missing.group().decode()
+        raise UserError(f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.")
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    raise UserError(f"git log failed in {repo}: {lines[-1] if lines else 'no message'}")
+
+
+def _tokens(stream) -> Iterator[bytes]:
+    """NUL-separated fields of `git log -z`, read in chunks so parsing overlaps git's work."""
+    rest = b""
+    while chunk := stream.read(1 << 16):
+        parts = (rest + chunk).split(b"\x00")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
+
+
+def _parse(tokens: Iterator[bytes], pr_re) -> Iterator[Commit]:
+    """Turn the token stream into Commits: header fields, then raw lines, then numstat lines."""
+    commit: Commit | None = None
+    raw: list[FileChange] = []
+    stats: dict[str, tuple[int, int, bool]] = {}
+    path = lambda: next(tokens).decode("utf-8", "replace")  # noqa: E731 — a non-UTF-8 name must not break the TOML
+    for tok in tokens:
+        tok = tok.lstrip(b"\n")
+        if not tok:
+            continue
+        if tok.startswith(b"\x01"):
+            if commit is not None:
+                yield _finish(commit, raw, stats)
+            sha = tok[1:].decode()
+            parents = next(tokens).decode().split()
+            date = dt.date.fromisoformat(next(tokens).decode())
+            subject = next(tokens).decode("utf-8", "replace")
+            pr, reverts = pr_of(subject, pr_re)
+            commit, raw, stats = Commit(sha, date, subject, pr, reverts, parents, []), [], {}
+        elif tok.startswith(b":"):
+            _, new_mode, old_blob, new_blob, status = tok.decode().split(" ")
+            old_mode = tok[1:7].decode()
+            first = path()
+            kind = status[0]
+            change = FileChange(path=first, status=kind)
+            if kind in "RC":
+                change.old_path, change.path = first, path()
+                change.similarity = int(status[1:] or 0)
+            change.old_blob = old_blob if old_blob != ZERO_SHA and old_mode in _REGULAR_FILE_MODES else None
+            change.new_blob = new_blob if new_blob != ZERO_SHA and new_mode in _REGULAR_FILE_MODES else None
+            raw.append(change)
+        else:
+            ins, dels, name = tok.split(b"\t", 2)
+            if name:
+                key = name.decode("utf-8", "replace")
+            else:  # a rename or copy: old and new path follow as their own fields
+                path()
+                key = path()
+            binary = ins == b"-"
+            stats[key] = (-1 if binary else int(ins), -1 if binary else int(dels), binary)
+    if commit is not None:
+        yield _finish(commit, raw, stats)
+
+
+def _finish(commit: Commit, raw: list[FileChange], stats: dict[str, tuple[int, int, bool]]) -> Commit:
+    for change in raw:
+        if change.path in stats:
+            change.insertions, change.deletions, change.binary = stats[change.path]
+    commit.files = raw
+    return commit
+
+
+def pr_of(subject: str, pr_re: re.Pattern) -> tuple[int | None, int | None]:
+    """(PR number, reverted PR): the last match in the subject; a revert's quoted subject names what it reverts."""
+    revert = _REVERT.match(subject)
+    if revert:
+        return _last_number(pr_re, revert.group("rest")), _last_number(pr_re, revert.group("inner"))
+    return _last_number(pr_re, subject), None
+
+
+def _last_number(pr_re: re.Pattern, text: str) -> int | None:
+    matches = list(pr_re.finditer(text))
+    if not matches:
+        return None
+    m = matches[-1]
+    digits = m.group(1) if m.groups() else m.group(0)
+    digits = re.sub(r"\D", "", digits or "")
+    return int(digits) if digits else None
+
+
+# ---------------------------------------------------------------- symbols per commit
+
+
+def _commit_symbols(files: list[FileChange], prefixes: list[str], extractor: Extractor) -> Symbols:
+    added: set[str] = set()
+    changed: set[str] = set()
+    removed: set[str] = set()
+    uses: set[str] = set()
+    for f in files:
+        if f.binary or not (_under(f.path, prefixes) or _under(f.old_path, prefixes) or not prefixes):
+            continue
+        lang = language_for(f.path) or (language_for(f.old_path) if f.old_path else None)
+        if lang is None or (f.old_blob is None and f.new_blob is None):
+            continue
+        d = extractor.file_change(lang, f.old_blob, f.new_blob)
+        added.update(d.added)
+        changed.update(d.changed)
+        removed.update(d.removed)
+        uses.update(d.uses)
+    # A name removed from one file and added to another moved: for the port that is a change.
+    moved = added & removed
+    changed |= moved
+    added -= moved
+    removed -= moved
+    added -= changed
+    removed -= changed
+    uses -= defined_words(added | changed)
+    return Symbols(sorted(added), sorted(changed), sorted(removed), sorted(uses))
