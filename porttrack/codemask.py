@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from tree_sitter import Node, Query, QueryCursor
 
-from porttrack.parse import language, parser
+from porttrack.parse import language, language_for, parser
 
 IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -42,8 +42,25 @@ _NONCODE = {
         "(_ condition: (false) @cond) @if0",
     ],
 }
+# C-family sources without a grammar of their own: comments and strings lex the same, which is
+# all the mask needs (Objective-C++, Metal and GLSL shaders, included fragments)
+_EXTRA_SUFFIX = {".mm": "cpp", ".m": "c", ".metal": "cpp", ".inc": "cpp", ".comp": "c", ".glsl": "c", ".vert": "c", ".frag": "c"}
+
+
+def lang_for(path: str) -> str | None:
+    """The grammar that masks a file: porttrack.parse's choice, then close C-family relatives."""
+    dot = path.rfind(".")
+    return _lang_for_suffix(path[dot:].lower() if dot > path.rfind("/") else "")
+
+
+@lru_cache(maxsize=None)
+def _lang_for_suffix(suffix: str) -> str | None:
+    return language_for("x" + suffix) or _EXTRA_SUFFIX.get(suffix)
+
+
+# @def marks the names a good automatic control is made of (functions, classes); @decl any declared name
 _DECL = [
-    "(function_declarator declarator: (_) @decl)",
+    "(function_declarator declarator: (_) @def)",
     "(_ declarator: (identifier) @decl)",
     "(_ declarator: (field_identifier) @decl)",
     "(_ declarator: (type_identifier) @decl)",
@@ -56,13 +73,13 @@ _DECL = [
     "(preproc_def name: (_) @decl)",
     "(preproc_function_def name: (_) @decl)",
     "(namespace_definition name: (_) @decl)",
-    "(class_specifier name: (_) @decl) @spec",
-    "(struct_specifier name: (_) @decl) @spec",
-    "(union_specifier name: (_) @decl) @spec",
-    "(enum_specifier name: (_) @decl) @spec",
+    "(class_specifier name: (_) @def) @spec",
+    "(struct_specifier name: (_) @def) @spec",
+    "(union_specifier name: (_) @def) @spec",
+    "(enum_specifier name: (_) @def) @spec",
     # python
-    "(function_definition name: (identifier) @decl)",
-    "(class_definition name: (identifier) @decl)",
+    "(function_definition name: (identifier) @def)",
+    "(class_definition name: (identifier) @def)",
     "(assignment left: (identifier) @decl)",
     "(parameters (identifier) @decl)",
     "(typed_parameter (identifier) @decl)",
@@ -104,7 +121,7 @@ def _matches(lang: str, patterns, root: Node):
 @dataclass
 class FileIndex:
     lang: str | None
-    occurrences: dict[str, array]  # identifier -> flat array [line, col, flags, line, col, flags, ...]
+    occurrences: dict[str, array]  # identifier -> flat array [line, col, flags, byte offset, line, ...]
     noncode: list[tuple[int, int, int]] = field(default_factory=list)  # merged (start, end, why) byte ranges
     decl_starts: list[int] = field(default_factory=list)  # byte offsets of declared names, sorted
     first_def: tuple[str, int] | None = None  # (name, line) of the first code declaration: a control candidate
@@ -169,6 +186,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
     """Index every identifier occurrence of one file with its line, column and flags."""
     noncode: list[tuple[int, int, int]] = []
     decl_starts: set[int] = set()
+    def_starts: set[int] = set()
     call_starts: set[int] = set()
     bodies: dict[bytes, list[tuple[int, int]]] = {}
     if lang:
@@ -185,7 +203,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
             alt = node.child_by_field_name("alternative")
             noncode.append((cond.end_byte, alt.start_byte if alt else node.end_byte, IF0))
         for _, m in _matches(lang, _DECL, root):
-            for n in m.get("decl", []):
+            for n in m.get("decl", []) + m.get("def", []):
                 spec = m.get("spec")
                 if spec and spec[0].child_by_field_name("body") is None:
                     parent = spec[0].parent
@@ -194,7 +212,10 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
                     if parent.type == "declaration" and parent.child_by_field_name("declarator") is not None:
                         continue
                 seg = data[n.start_byte : n.end_byte]
-                decl_starts.update(n.start_byte + t.start() for t in IDENT.finditer(seg))
+                starts = [n.start_byte + t.start() for t in IDENT.finditer(seg)]
+                decl_starts.update(starts)
+                if "def" in m and starts:
+                    def_starts.add(starts[-1])  # `A::f` defines f
         for n in _captures(lang, _CALLS, root).get("callee", []):
             call_starts.add(_callee_name(n).start_byte)
         for _, m in _matches(lang, _FUNCS, root):
@@ -207,6 +228,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
 
     occurrences: dict[str, array] = {}
     first_def: tuple[str, int] | None = None
+    first_decl: tuple[str, int] | None = None
     line, line_start, pos = 1, 0, 0
     for m in IDENT.finditer(data):
         s = m.start()
@@ -219,13 +241,16 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
         flags = (_why_at(noncode, s, starts) if noncode else CODE) if lang else NO_GRAMMAR
         if s in decl_starts:
             flags |= DECL
-            if first_def is None and not flags & NONCODE_MASK:
-                first_def = (word.decode("ascii"), line)
+            if not flags & NONCODE_MASK:
+                if first_def is None and s in def_starts:
+                    first_def = (word.decode("ascii"), line)
+                if first_decl is None:
+                    first_decl = (word.decode("ascii"), line)
         if s in call_starts and word in bodies and any(b0 <= s < b1 for b0, b1 in bodies[word]):
             flags |= DELEGATION
         key = word.decode("ascii")
         arr = occurrences.get(key)
         if arr is None:
             arr = occurrences[key] = array("i")
-        arr.extend((line, s - line_start + 1, flags))
-    return FileIndex(lang, occurrences, noncode, sorted(decl_starts), first_def)
+        arr.extend((line, s - line_start + 1, flags, s))
+    return FileIndex(lang, occurrences, noncode, sorted(decl_starts), first_def or first_decl)

@@ -14,6 +14,9 @@ import os
 import pickle
 import re
 import sqlite3
+import stat
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -23,9 +26,8 @@ from typing import Iterable
 from porttrack import codemask, gitio
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
-from porttrack.parse import language_for
 
-CACHE_FILE = "index-v1.sqlite"  # bump the version when codemask's output changes meaning
+CACHE_FILE = "index-v3.sqlite"  # bump the version when codemask's output changes meaning
 
 
 # ---------------------------------------------------------------- the model
@@ -246,7 +248,8 @@ class _File:
     path: str
     sha: str  # git blob id
     lang: str | None
-    data: bytes | None = None  # read lazily for a revision
+    data: bytes | None = None  # read lazily: from disk when `disk`, else through cat-file
+    disk: bool = False
 
     @property
     def key(self) -> str:
@@ -268,11 +271,37 @@ def _list_revision(root: Path, commit: str, paths: list[str]) -> list[tuple[str,
     return out
 
 
-def _list_worktree(root: Path, paths: list[str], in_git: bool) -> list[str]:
-    """Tracked and untracked-not-ignored files under `paths`; a plain walk outside git."""
+def _git_lines(root: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(["git", "-C", str(root), "--literal-pathspecs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait(proc: subprocess.Popen) -> list[bytes]:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise UserError(f"git {' '.join(map(str, proc.args[4:6]))} failed: {err.decode('utf-8', 'replace').strip()}")
+    return [r for r in out.split(b"\0") if r]
+
+
+def _list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str | None]:
+    """Files under `paths` -> blob id when the index vouches for the working-tree content, else None.
+
+    Clean tracked files are known by their index entry and are never read; modified and
+    untracked (not ignored) files are read and hashed. Outside git: a plain walk, all read.
+    """
     if in_git:
-        args = ["--literal-pathspecs", "ls-files", "-z", "-c", "-o", "--exclude-standard", "--deduplicate", "--", *(p or "." for p in paths)]
-        return sorted({p.decode("utf-8", "surrogateescape") for p in gitio.git(root, *args).split(b"\0") if p})
+        spec = [p or "." for p in paths]
+        staged = _git_lines(root, "ls-files", "-s", "-z", "--", *spec)
+        changed = _git_lines(root, "ls-files", "-z", "-m", "-o", "--exclude-standard", "--", *spec)
+        out: dict[str, str | None] = {}
+        for rec in _wait(staged):
+            meta, _, path = rec.partition(b"\t")
+            mode, sha, stage = meta.split()
+            p = path.decode("utf-8", "surrogateescape")
+            if mode in (b"100644", b"100755"):
+                out[p] = sha.decode() if stage == b"0" and p not in out else None
+        for rec in _wait(changed):
+            out[rec.decode("utf-8", "surrogateescape")] = None
+        return out
     out = []
     for p in paths:
         base = root / p
@@ -283,7 +312,7 @@ def _list_worktree(root: Path, paths: list[str], in_git: bool) -> list[str]:
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]  # hidden only when named
             rel = Path(dirpath).relative_to(root).as_posix()
             out += [f"{rel}/{f}" if rel != "." else f for f in filenames]
-    return sorted(set(out))
+    return dict.fromkeys(out)
 
 
 # ---------------------------------------------------------------- the cache
@@ -309,7 +338,7 @@ class _Cache:
         db.execute("PRAGMA synchronous=OFF")
         db.execute(
             "CREATE TABLE IF NOT EXISTS blob (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL,"
-            " first_def TEXT, first_line INTEGER, info BLOB NOT NULL)"
+            " first_def TEXT, first_line INTEGER, problem TEXT, info BLOB)"
         )
         db.execute(
             "CREATE TABLE IF NOT EXISTS occ (ident TEXT NOT NULL, blob INTEGER NOT NULL, data BLOB NOT NULL,"
@@ -318,13 +347,13 @@ class _Cache:
         db.execute("SELECT count(*) FROM blob WHERE id = 0").fetchone()  # fails early on a corrupt file
         return db
 
-    def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None]]:
-        """key -> (id, first declared name, its line) for the file versions already indexed."""
+    def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None, str | None]]:
+        """key -> (id, first defined name, its line, why it cannot be read) for file versions already seen."""
         out = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
-            q = f"SELECT key, id, first_def, first_line FROM blob WHERE key IN ({','.join('?' * len(chunk))})"
-            out.update((k, (bid, fd, fl)) for k, bid, fd, fl in self.db.execute(q, chunk))
+            q = f"SELECT key, id, first_def, first_line, problem FROM blob WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update((k, (bid, fd, fl, pr)) for k, bid, fd, fl, pr in self.db.execute(q, chunk))
         return out
 
     def infos(self, ids: list[int]) -> dict[int, codemask.FileIndex]:
@@ -335,7 +364,7 @@ class _Cache:
             out.update((bid, pickle.loads(info)) for bid, info in self.db.execute(q, chunk))
         return out
 
-    def add(self, indexed: dict[str, codemask.FileIndex]) -> dict[str, tuple[int, str | None, int | None]]:
+    def add(self, indexed: dict[str, codemask.FileIndex | str]) -> dict[str, tuple[int, str | None, int | None, str | None]]:
         """Store new file indexes; returns their ids (another process may have stored them first)."""
         db = self.db
         db.execute("BEGIN IMMEDIATE")
@@ -343,6 +372,10 @@ class _Cache:
             have = self.ids(list(indexed))
             for key, fi in indexed.items():
                 if key in have:
+                    continue
+                if isinstance(fi, str):  # binary or undecodable: remembered, not indexed
+                    bid = db.execute("INSERT INTO blob (key, problem) VALUES (?, ?)", (key, fi)).lastrowid
+                    have[key] = (bid, None, None, fi)
                     continue
                 occ = fi.occurrences
                 fi.occurrences = {}  # kept in the occ table, not in the info
@@ -352,7 +385,7 @@ class _Cache:
                 bid = db.execute(
                     "INSERT INTO blob (key, first_def, first_line, info) VALUES (?, ?, ?, ?)", (key, fd, fl, info)
                 ).lastrowid
-                have[key] = (bid, fd, fl)
+                have[key] = (bid, fd, fl, None)
                 db.executemany("INSERT INTO occ VALUES (?, ?, ?)", ((w, bid, a.tobytes()) for w, a in occ.items()))
             db.execute("COMMIT")
         except BaseException:
@@ -416,8 +449,11 @@ def scan(
     renames: dict[str, str] = {},
     strip_leading_underscore: bool = True,
     cache_dir: Path | None = None,
+    texts: bool = True,
 ) -> Scan:
-    """Count every symbol and regex over scope (+ tests scope) in one pass over the files."""
+    """Count every symbol and regex over scope (+ tests scope) in one pass over the files.
+
+    `texts=False` leaves Hit.text empty, so a warm scan reads no file at all (for gates)."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise UserError(f"port root {root} is not a directory.")
@@ -432,17 +468,19 @@ def scan(
     scope_paths = list(dict.fromkeys(_check_scope(root, s, "scope") for s in scope))
     test_paths = list(dict.fromkeys(_check_scope(root, s, "tests scope") for s in tests_scope))
     excl = [_glob_re(g) for g in exclude]
-    tree = _tree(root, rev)
 
-    # list the files
+    # list the files (for the working tree, while git status decides whether it is dirty)
     wanted = list(dict.fromkeys(scope_paths + test_paths))
-    if tree.rev is not None:
-        listed = _list_revision(root, tree.commit, wanted) if wanted else []
-        shas = dict(listed)
-        all_paths = sorted(shas)
+    if rev is not None:
+        tree = _tree(root, rev)
+        shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
     else:
-        all_paths = _list_worktree(root, wanted, tree.git) if wanted else []
-        shas = {}
+        with ThreadPoolExecutor(1) as pool:
+            tree_job = pool.submit(_tree, root, None)
+            in_git = (root / ".git").exists() or gitio.is_git_repo(root)
+            shas = _list_worktree(root, wanted, in_git) if wanted else {}
+            tree = tree_job.result()
+    all_paths = sorted(shas)
     missing = [s for s in scope_paths if not any(_under(p, [s]) for p in all_paths) and not _exists(root, s, tree)]
     excluded = hidden = 0
     paths: list[str] = []
@@ -458,55 +496,50 @@ def scan(
     files: list[_File] = []
     incomplete: list[str] = []
     binary: list[str] = []
+    base = str(root)
     for p in paths:
-        if tree.rev is not None:
-            files.append(_File(p, shas[p], language_for(p)))
+        sha = shas[p]
+        if sha is not None:
+            files.append(_File(p, sha, codemask.lang_for(p), disk=tree.rev is None))
             continue
-        full = root / p
-        if full.is_symlink() or not full.is_file():
-            continue  # deleted in the working tree, a link, or a submodule
+        full = os.path.join(base, p)
         try:
-            data = full.read_bytes()
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue  # a link or a submodule: links are not followed, so nothing outside the root is read
+            with open(full, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            continue  # deleted in the working tree
         except OSError as e:
             incomplete.append(f"{p}: unreadable ({e.strerror})")
             continue
-        files.append(_File(p, _git_blob_id(data), language_for(p), data))
+        files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
 
     cache = _Cache(Path(cache_dir) if cache_dir is not None else cache_root() / "probe")
-    cat = gitio.CatFile(root) if tree.rev is not None else None
+    reader = _Reader(root)
     try:
         ids = cache.ids(sorted({f.key for f in files}))
 
-        def load(f: _File) -> bool:
-            if f.data is None and cat is not None:
-                f.data = cat.read(f.sha)
-                if f.data is None:
-                    incomplete.append(f"{f.path}: missing object {f.sha}")
-                    return False
-            return True
-
-        # index what the cache has not seen
-        new: dict[str, codemask.FileIndex] = {}
-        readable: list[_File] = []
+        # index what the cache has not seen; binary and undecodable versions are remembered too
+        new: dict[str, codemask.FileIndex | str] = {}
         for f in files:
-            if f.key in ids:
-                readable.append(f)
-                continue
-            if not load(f):
+            if f.key in ids or f.key in new or not reader.load(f, incomplete):
                 continue
             problem = _decode_problem(f.data)
-            if problem == "binary":
-                binary.append(f.path)
-                continue
-            if problem:
-                incomplete.append(f"{f.path}: {problem}")
-                continue
-            if f.key not in new:
-                new[f.key] = codemask.index_file(f.data, f.lang)
-            readable.append(f)
+            new[f.key] = problem if problem else codemask.index_file(f.data, f.lang)
         if new:
             ids.update(cache.add(new))
-        # binary and undecodable files are never cached; everything in `readable` is indexed
+        readable: list[_File] = []
+        for f in files:
+            if f.key not in ids:
+                continue  # unreadable: already listed as incomplete
+            problem = ids[f.key][3]
+            if problem == "binary":
+                binary.append(f.path)
+            elif problem:
+                incomplete.append(f"{f.path}: {problem}")
+            else:
+                readable.append(f)
         by_id: dict[int, list[_File]] = {}
         for f in readable:
             by_id.setdefault(ids[f.key][0], []).append(f)
@@ -515,19 +548,19 @@ def scan(
         in_tests = {f.path for f in readable if _under(f.path, test_paths)}
         no_grammar = [f.path for f in readable if f.lang is None]
 
-        # the automatic control: the first code declaration in the scope
+        # the automatic control: the first function or class defined in the scope
         auto, auto_how = {}, {}
         for f in readable:
-            _, fd, fl = ids[f.key]
+            _, fd, fl, _ = ids[f.key]
             if f.path in in_scope and fd:
                 auto["word"] = fd
-                auto_how["word"] = f"automatic: the first declaration found in the scope ({f.path}:{fl})"
+                auto_how["word"] = f"automatic: the first definition found in the scope ({f.path}:{fl})"
                 if compiled:
                     auto["regex"] = rf"\b{fd}\b"
                     auto_how["regex"] = auto_how["word"] + ", as a regex"
                 break
 
-        # words
+        # words: answered from the index alone
         word_names = {s: names[s] for s in symbols}
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
@@ -535,30 +568,26 @@ def scan(
         occ_by_ident: dict[str, list[tuple[int, array]]] = {}
         for ident, bid, a in cache.occurrences(idents, set(by_id)):
             occ_by_ident.setdefault(ident, []).append((bid, a))
-
-        texts = _Lines(cat)
         counts: dict[str, Count] = {}
         for sym, vs in word_names.items():
             hits = []
             for v in vs:
-                for bid, a in occ_by_ident.get(v, []):
+                for bid, a in occ_by_ident.get(v, ()):
                     for f in by_id[bid]:
-                        for i in range(0, len(a), 3):
-                            hits.append(_hit(f, a[i], a[i + 1], a[i + 2], v, in_tests))
-            counts[sym] = _count(sym, "word", vs, hits, in_scope, texts)
+                        for i in range(0, len(a), 4):
+                            hits.append((f, a[i], a[i + 1], a[i + 2], a[i + 3], v))
+            counts[sym] = _count(sym, "word", vs, hits, in_scope, in_tests)
 
-        # regexes read every file's text
+        # regexes read every file
         rx_all = dict(compiled)
         if "regex" in auto and auto["regex"] not in rx_all:
             rx_all[auto["regex"]] = re.compile(auto["regex"].encode(), re.MULTILINE)
         if rx_all:
             infos = cache.infos(sorted(by_id))
-            for f in readable:
-                load(f)
             for rx, pat in rx_all.items():
                 hits = []
                 for f in readable:
-                    if f.data is None:
+                    if not reader.load(f, incomplete):
                         continue
                     fi = infos[ids[f.key][0]]
                     nl = None
@@ -570,13 +599,17 @@ def scan(
                         s = m.start()
                         line = bisect_right(nl, s - 1) + 1
                         col = s - (nl[line - 2] + 1 if line > 1 else 0) + 1
-                        name = m.group().decode("utf-8", "replace")
-                        hits.append(_hit(f, line, col, fi.flags_at(s), name, in_tests))
-                counts[rx] = _count(rx, "regex", [rx], hits, in_scope, texts)
+                        hits.append((f, line, col, fi.flags_at(s), s, m.group().decode("utf-8", "replace")))
+                counts[rx] = _count(rx, "regex", [rx], hits, in_scope, in_tests)
+
+        for c in counts.values():
+            for h in c.hits:
+                if texts:
+                    h.text = reader.line(h)
+                del h._file, h._offset  # let go of file contents
     finally:
         cache.close()
-        if cat is not None:
-            cat.close()
+        reader.close()
 
     asked = {**{s: counts[s] for s in symbols}, **{r: counts[r] for r in regexes}}
     controls = {auto[form]: counts[auto[form]] for form in auto}
@@ -606,32 +639,52 @@ def _exists(root: Path, rel: str, tree: Tree) -> bool:
     return bool(proc.strip())
 
 
-class _Lines:
-    """Source lines for hit texts, read only for files that have hits."""
+class _Reader:
+    """File contents on demand: the working tree from disk, a revision through one cat-file process."""
 
-    def __init__(self, cat: gitio.CatFile | None):
-        self.cat = cat
-        self.lines: dict[str, list[bytes]] = {}
+    def __init__(self, root: Path):
+        self.root = str(root)
+        self.cat: gitio.CatFile | None = None
 
-    def get(self, f: _File, line: int) -> str:
-        lines = self.lines.get(f.path)
-        if lines is None:
-            data = f.data
-            if data is None and self.cat is not None:
-                data = f.data = self.cat.read(f.sha)
-            lines = self.lines[f.path] = (data or b"").split(b"\n")
-        return lines[line - 1].decode("utf-8", "replace").strip() if 0 < line <= len(lines) else ""
+    def load(self, f: _File, incomplete: list[str]) -> bool:
+        if f.data is not None:
+            return True
+        if f.disk:
+            try:
+                with open(os.path.join(self.root, f.path), "rb") as fh:
+                    f.data = fh.read()
+                return True
+            except OSError as e:
+                incomplete.append(f"{f.path}: unreadable ({e.strerror})")
+                return False
+        if self.cat is None:
+            self.cat = gitio.CatFile(Path(self.root))
+        f.data = self.cat.read(f.sha)
+        if f.data is None:
+            incomplete.append(f"{f.path}: missing object {f.sha}")
+            return False
+        return True
+
+    def line(self, h: Hit) -> str:
+        """The stripped source line of a hit, found from its byte offset."""
+        f = h._file
+        if f.data is None and not self.load(f, []):
+            return ""
+        start = h._offset - (h.col - 1)
+        end = f.data.find(b"\n", h._offset)
+        return f.data[start : end if end >= 0 else len(f.data)].decode("utf-8", "replace").strip()
+
+    def close(self) -> None:
+        if self.cat is not None:
+            self.cat.close()
 
 
-def _hit(f: _File, line: int, col: int, flags: int, name: str, in_tests: set[str]) -> tuple:
-    return (f, line, col, flags, name, f.path in in_tests)
-
-
-def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scope: set[str], texts: _Lines) -> Count:
+def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scope: set[str], in_tests: set[str]) -> Count:
     c = Count(symbol, form, vs, 0, 0, 0, 0, 0, 0, [])
     files = set()
-    for f, line, col, flags, name, is_test in sorted(raw_hits, key=lambda h: (h[0].path, h[1], h[2])):
+    for f, line, col, flags, offset, name in sorted(raw_hits, key=lambda h: (h[0].path, h[1], h[2])):
         why = flags & codemask.NONCODE_MASK
+        is_test = f.path in in_tests
         scoped = f.path in in_scope
         if why:
             kind = "comment"
@@ -656,7 +709,9 @@ def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scop
                     c.delegations += 1
         if is_test and not why:
             c.tests += 1
-        c.hits.append(Hit(f.path, line, kind, texts.get(f, line), col, name, codemask.WHY.get(why, "")))
+        h = Hit(f.path, line, kind, "", col, name, codemask.WHY.get(why, ""))
+        h._file, h._offset = f, offset  # for the source line, filled in when asked
+        c.hits.append(h)
     c.files = len(files)
     return c
 
@@ -708,6 +763,9 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
             status, reason = "untrusted", f"control {control!r} has no code hit in {where} either"
         else:
             status = "absent"
+            raw_only = sorted({h.path for h in count.hits if h.why == "no grammar" and _under(h.path, scan.scope)})
+            if raw_only:
+                reason = f"raw hits in {len(raw_only)} file(s) no grammar reads, not counted as code: " + ", ".join(raw_only[:3])
     return Probe(
         symbol=symbol,
         form=count.form,
