@@ -299,8 +299,8 @@ class Audit:
     results: list[Result]
     tree: str  # port commit probed, plus " (dirty)"
     scope: list[str]
-    probes: dict[str, Any]  # symbol -> probe.Probe (judged once for the whole audit)
-    counts: dict[str, Any]  # symbol -> probe.Count
+    probes: list[Any]  # every probe.Probe judged, by scope then symbol
+    counts: dict[str, Any]  # symbol -> probe.Count (code scope first)
     rows: list[owners_mod.Row]
     entries: list[int]  # the entries judged
 
@@ -700,14 +700,15 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
             symbols.update(syms.added, syms.changed, syms.removed)
             symbols.update(s for s in _needs(e, syms) if s in add)
     plan[code][0].extend(sorted(symbols))
-    for rule in queue.rules:
-        for g in rule.gates:
-            if g.kind == "entry-ported":
-                continue
-            sym, rx = plan.setdefault(tuple(g.scope or code), ([], []))
-            (rx if g.regex else sym).append(g.probe)
-            if g.control:
-                sym.append(g.control)
+    # gates already recorded on the chosen entries are probed too, so reports can show their counts
+    recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]
+    for g in [*recorded, *(g for rule in queue.rules for g in rule.gates)]:
+        if g.kind == "entry-ported" or not g.probe:
+            continue
+        sym, rx = plan.setdefault(tuple(g.scope or code), ([], []))
+        (rx if g.regex else sym).append(g.probe)
+        if g.control:
+            sym.append(g.control)
     return plan
 
 
@@ -735,12 +736,29 @@ def audit(
         results.append(judge(ctx, e, e, _entry_symbols(e), e.files))
         for p in e.parts:
             results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
+    # recorded gates are judged here so that reports can cite their counts
+    for e in chosen:
+        for obj in [e, *e.parts]:
+            for g in obj.gates:
+                if g.kind != "entry-ported" and g.probe:
+                    try:
+                        probes.judge(g.probe, g.control or None, tuple(g.scope or ctx.scope))
+                    except ValueError:  # a word control for a regex probe: check reports that mismatch
+                        pass
     counts = {}
-    for scope, scan in probes.scans.items():
-        for k, v in scan.counts.items():
+    for scope in sorted(probes.scans, key=lambda sc: sc != ctx.scope):
+        for k, v in probes.scans[scope].counts.items():
             counts.setdefault(k, v)
-    judged = {sym: p for (scope, sym, ctl), p in probes.judged.items() if scope == ctx.scope and not ctl}
+    judged = [p for _, p in sorted(probes.judged.items(), key=lambda kv: (kv[0][0] != ctx.scope, kv[0]))]
     return Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
+
+
+def gate_probe(result: Audit, g: Gate):
+    """The probe that judged a gate in this audit, or None (entry-ported gates, or gates not probed)."""
+    for p in result.probes:
+        if p.symbol == g.probe and list(p.scope) == list(g.scope or result.scope) and (not g.control or p.control == g.control):
+            return p
+    return None
 
 
 # ---------------------------------------------------------------- --write

@@ -229,7 +229,30 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    raise UserError("report is not built yet.")
+    from porttrack import audit as audit_mod, config as config_mod, queuefile, report as report_mod
+
+    if kind not in ("sync", "deferral"):
+        raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
+    cfg = config_mod.resolve_config(config)
+    qpath = config_mod.queue_path(cfg, queue)
+    qf = queuefile.load(qpath)
+    qrel = qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+    result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
+                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
+    command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
+    render = report_mod.sync if kind == "sync" else report_mod.deferral
+    text = render(qf.queue, result, command=command, **({"queue_rel": qrel} if kind == "deferral" else {}))
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_file.with_name(out_file.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out_file)
+    except OSError as e:
+        raise UserError(f"cannot write report {out_file}: {e.strerror}.") from None
+    out.print(f"wrote {out_file}", markup=False)
 
 
 @app.command()

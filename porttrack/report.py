@@ -1,0 +1,300 @@
+"""The team's markdown reports (DESIGN §9.2, §9.4): sync and deferral, generated from a queue and an audit.
+
+What a person recorded in the queue wins; audit's conclusion fills in where nothing is
+recorded yet. Both reports name the port commit probed and end with the command that
+reproduces them. No clock, no randomness: the same queue and tree give the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from porttrack import audit as audit_mod
+from porttrack.model import DEFERRED, Entry, Gate, Queue
+
+_SECTIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
+
+
+@dataclass
+class View:
+    """One entry or part as the report shows it: the recorded judgement, else audit's."""
+
+    entry: Entry
+    part: str | None
+    verdict: str
+    reason: str
+    owner: str
+    blocked_by: list[int]
+    gates: list[Gate]
+    source: str  # "human", "audit" (recorded by audit) or "audit (not written)"
+    result: audit_mod.Result | None = None
+
+    @property
+    def label(self) -> str:
+        return str(self.entry.n) + (f" {self.part}" if self.part else "")
+
+
+def views(queue: Queue, result: audit_mod.Audit) -> list[View]:
+    by_key = {(r.n, r.part): r for r in result.results}
+    out = []
+    for n in result.entries:
+        e = queue.entry(n)
+        for obj, part in [(e, None), *((p, p.name) for p in e.parts)]:
+            r = by_key.get((n, part))
+            if obj.verdict not in ("", "unclassified") or r is None:
+                out.append(View(e, part, obj.verdict, obj.reason, obj.owner, list(obj.blocked_by), list(obj.gates),
+                                obj.verdict_by or "human", r))
+            else:
+                out.append(View(e, part, r.verdict, r.reason, r.owner, list(r.blocked_by), list(r.gates),
+                                "audit (not written)", r))
+    return out
+
+
+def upstream_name(queue: Queue) -> str:
+    return (queue.meta.upstream.rstrip("/").rsplit("/", 1)[-1] or "upstream") if queue.meta.upstream else "upstream"
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def entry_line(e: Entry, reason: str, repo: str) -> str:
+    """``- vllm#46853 `Subject (#46853)` (`4c3c64fc`) — reason.`` (DESIGN §9.2)."""
+    subject = " ".join(e.subject.split()).replace("`", "\\`")
+    ref = f"{repo}#{e.pr}" if e.pr is not None else f"{repo}@{e.sha[:8]}"
+    if e.reverts is not None:
+        reason = f"reverts {repo}#{e.reverts}; {reason}"
+    return f"- {ref} `{subject}` (`{e.sha[:8]}`) — {_sentence(reason)}"
+
+
+def _why(v: View) -> str:
+    """The reason a line gives: verdict, then what was recorded or concluded."""
+    text = v.verdict
+    if v.reason:
+        text += f": {v.reason}"
+    if v.owner:
+        text += f"; owned by {v.owner}"
+    if v.blocked_by and v.verdict == "blocked":
+        text += f"; blocked by {', '.join(map(str, v.blocked_by))}"
+    return text
+
+
+def _line_reason(vs: list[View]) -> str:
+    main, parts = vs[0], vs[1:]
+    text = _why(main)
+    if parts:
+        text += "; parts: " + "; ".join(f"{p.part} {_why(p)}" for p in parts)
+    return text
+
+
+def _grouped(vs: list[View]) -> list[list[View]]:
+    out: dict[int, list[View]] = {}
+    for v in vs:
+        out.setdefault(v.entry.n, []).append(v)
+    return list(out.values())
+
+
+def _cycle_state(vs: list[View]) -> str:
+    tally: dict[str, int] = {}
+    for v in vs:
+        if v.part is None:
+            tally[v.verdict] = tally.get(v.verdict, 0) + 1
+    to_port = tally.get("real-gap", 0)
+    open_ = tally.get("unclassified", 0) + tally.get("untrusted", 0)
+    head = (
+        f"**OPEN**: {to_port} real gap{'s' if to_port != 1 else ''} to port" if to_port
+        else "**OPEN**: entries still to triage" if open_
+        else "**CLOSED**: nothing left to port"
+    )
+    detail = ", ".join(f"{k} {tally[k]}" for k in sorted(tally))
+    return f"{head} ({detail})."
+
+
+def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
+    """The sync report of DESIGN §9.2 for the audited entries."""
+    vs = views(queue, result)
+    groups = _grouped(vs)
+    repo = upstream_name(queue)
+    m = queue.meta
+    entries = [g[0].entry for g in groups]
+    files = sorted({f for e in entries for f in e.files})
+    ins = sum(s[0] for e in entries for s in e.stat.values() if len(s) == 2 and s[0] >= 0)
+    dels = sum(s[1] for e in entries for s in e.stat.values() if len(s) == 2 and s[1] >= 0)
+    range_commits = m.range_commits or len(queue.entries)
+    lines = [
+        f"# {repo} upstream-sync audit: {m.name}",
+        "",
+        f"- **Current pin:** `{m.pin or 'unknown'}`",
+        f"- **Target:** `{m.target or 'unknown'}`",
+        f"- **Range:** `{m.pin[:8]}..{m.target[:8]}` — {range_commits} commits, {len(entries)} queued here "
+        f"({audit_mod.entries_label([e.n for e in entries]) or 'none'}), {len(files)} changed files, "
+        f"{ins:,} insertions and {dels:,} deletions.",
+        f"- **Cycle state:** {_cycle_state(vs)}",
+        f"- **Port commit probed:** `{result.tree}` (scope `{' '.join(result.scope)}`).",
+    ]
+    for section in _SECTIONS:
+        chosen = [g for g in groups if g[0].entry.disposition == section]
+        lines += ["", f"## {section}" if section == "PORT-NOW" else f"## {section} ({len(chosen)})", ""]
+        lines += [entry_line(g[0].entry, _line_reason(g), repo) for g in chosen] or ["No entries."]
+    carry = [g for g in groups if any(v.verdict in DEFERRED or v.verdict in ("unclassified", "untrusted") for v in g)]
+    lines += ["", "## Carry-over", ""]
+    for g in carry:
+        waits = []
+        for v in g:
+            if v.verdict in ("unclassified", "untrusted"):
+                waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict}: triage it")
+            elif v.verdict in DEFERRED:
+                waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict} until {_gates_text(v)}")
+        lines.append(entry_line(g[0].entry, "; ".join(waits), repo))
+    if not carry:
+        lines.append("Nothing carries over.")
+    lines += ["", f"Reproduce: `{command}`", ""]
+    return "\n".join(lines)
+
+
+def _gate_text(g: Gate) -> str:
+    scope = " ".join(g.scope) or "the code scope"
+    what = f"/{g.probe}/" if g.regex else f"`{g.probe}`"
+    return {
+        "absent": f"{what} appears in {scope}",
+        "no-consumer": f"something outside tests reads {what}",
+        "count": f"{what} no longer counts {g.expect} in {scope}",
+        "present": f"{what} disappears from {scope}",
+        "entry-ported": f"entry {g.entry} is ported",
+    }.get(g.kind, f"gate {g.id} goes live")
+
+
+def _gates_text(v: View) -> str:
+    if v.gates:
+        return " or ".join(_gate_text(g) for g in v.gates)
+    if v.owner:
+        return f"row {v.owner} lands"
+    if v.blocked_by:
+        return " and ".join(f"entry {b} is ported" for b in v.blocked_by)
+    return "a gate is recorded"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _upstream_cell(e: Entry, repo: str) -> str:
+    ref = f"{repo}#{e.pr}" if e.pr is not None else repo
+    return _cell(f"{ref} {' '.join(e.subject.split())} (`{e.sha[:8]}`)")
+
+
+@dataclass
+class Gap:
+    key: str  # what the entries share: a gate symbol or a blocker
+    members: list[str] = field(default_factory=list)
+
+
+def gaps(vs: list[View]) -> list[Gap]:
+    """Deferred entries sharing a gate symbol or a blocker, where none of them is owned: a row is owed."""
+    groups: dict[str, list[View]] = {}
+    for v in vs:
+        if v.verdict not in DEFERRED:
+            continue
+        keys = {f"gate symbol `{g.probe}`" for g in v.gates if g.kind != "entry-ported" and g.probe}
+        keys |= {f"blocker entry {b}" for b in v.blocked_by}
+        keys |= {f"blocker entry {g.entry}" for g in v.gates if g.kind == "entry-ported" and g.entry is not None}
+        for k in keys:
+            groups.setdefault(k, []).append(v)
+    out = []
+    for key in sorted(groups):
+        members = groups[key]
+        if len({(m.entry.n, m.part) for m in members}) >= 2 and not any(m.owner for m in members):
+            out.append(Gap(key, sorted({m.label for m in members}, key=lambda s: (int(s.split()[0]), s))))
+    return out
+
+
+def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "") -> str:
+    """The deferral report of DESIGN §9.4."""
+    vs = views(queue, result)
+    repo = upstream_name(queue)
+    # an entry split into parts is judged by its parts
+    vs = [v for v in vs if v.part is not None or not v.entry.parts]
+    deferred = [v for v in vs if v.verdict in DEFERRED]
+    gated = [v for v in deferred if v.verdict != "owned"]
+    owned = [v for v in deferred if v.verdict == "owned"]
+    numbers = sorted({v.entry.n for v in deferred})
+    title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
+    lines = [title, "", f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.", ""]
+
+    rows = {}
+    for v in deferred:
+        if v.owner:
+            rows.setdefault(v.owner, []).append(v.label)
+    lines += ["## Row it concerns", ""]
+    if rows:
+        lines += [f"- {owner}: entr{'y' if len(ls) == 1 else 'ies'} {', '.join(ls)}" for owner, ls in sorted(rows.items())]
+    else:
+        lines.append("No matrix row owns these entries (see \"A row is owed\").")
+
+    lines += ["", "## Deferred entries", "", "| entry | upstream | gate that makes it real | established at |", "|---|---|---|---|"]
+    for v in gated:
+        for g in v.gates or [None]:
+            gate = f"{v.verdict}: {_gate_text(g)}" if g else f"{v.verdict}: {_gates_text(v)} (no gate recorded)"
+            at = f"`{g.established_at}`" if g and g.established_at else "—"
+            lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {at} |")
+    if not gated:
+        lines.append("| — | — | — | — |")
+
+    lines += ["", "## Already owned (do not re-file)", ""]
+    lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
+
+    ser = audit_mod.series(queue)
+    chosen = set(result.entries)
+    ser = {name: st for name, st in ser.items() if any(s.n in chosen for s in st)}
+    if ser:
+        verdict = {v.entry.n: v.verdict for v in views(queue, result) if v.part is None}
+        audit_says = {r.n: r for r in result.results if r.part is None and r.disagrees}
+        lines += ["", "## Series", ""]
+        for name, stages in ser.items():
+            states = []
+            for s in stages:
+                e = queue.entry(s.n)
+                state = verdict.get(s.n, e.verdict)
+                if s.n in audit_says:
+                    state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"
+                states.append(f"{s.k}/{s.of} entry {s.n} {state}")
+            lines.append(f"- {name}: " + "; ".join(states))
+
+    lines += ["", "## A row is owed", ""]
+    gs = gaps(vs)
+    lines += [f"- {g.key}: entries {', '.join(g.members)}; no matrix row owns any of them." for g in gs] or [
+        "None: every shared gate or blocker has an owning row."
+    ]
+
+    lines += ["", "## What could not be determined", ""]
+    unknown = [v for v in vs if v.verdict in ("untrusted", "unclassified")]
+    bad_probes = [p for p in result.probes if p.status in ("untrusted", "incomplete")]
+    for v in unknown:
+        lines.append(f"- {v.label}: {v.verdict}" + (f": {v.reason}" if v.reason else ""))
+    for p in bad_probes:
+        lines.append(f"- probe `{p.symbol}` in `{' '.join(p.scope)}`: {p.status}: {p.reason}")
+    if not unknown and not bad_probes:
+        lines.append("Nothing: every probe had a working positive control.")
+
+    lines += ["", "## Verification state", "", f"- Port commit probed: `{result.tree}`", f"- Scope: `{' '.join(result.scope)}`", "- Probes:"]
+    wanted = {g.probe for v in vs for g in v.gates if g.probe} | {s for r in result.results for s in r.probes}
+    shown = [p for p in result.probes if p.symbol in wanted]
+    for p in shown:
+        ctl = f"control `{p.control}`: code {audit_mod._code(p.control_count)}" if p.control else "no control"
+        lines.append(f"  - `{p.symbol}` in `{' '.join(p.scope)}`: code {audit_mod._code(p.count)} ({ctl}) — {p.status}")
+    if not shown:
+        lines.append("  - none")
+    lines += [f"- Reproduce: `{command}`", ""]
+    return "\n".join(lines)
+
+
+def command_line(kind: str, entries: str | None, queue_rel: str, out: str | None) -> str:
+    """The exact command that regenerates a report."""
+    parts = ["porttrack", "report", kind]
+    if entries:
+        parts += ["--entries", entries]
+    parts += ["--queue", queue_rel]
+    if out:
+        parts += ["--out", out]
+    return " ".join(parts)

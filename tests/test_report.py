@@ -1,0 +1,126 @@
+"""Reports: the sync report of DESIGN §9.2 (parsed back with the team's own entry regex) and the deferral report of §9.4."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+from porttrack.model import Entry
+from porttrack.report import entry_line
+from test_audit import build_port, queue_line, sha
+
+# The regex the team's tooling reads sync reports with: PR, subject with \` escapes, short sha, em dash, reason.
+ENTRY_RE = re.compile(
+    r"^- (?P<repo>[\w.-]+)#(?P<pr>\d+) `(?P<subject>(?:[^`\\]|\\.)*)` \(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+\.)$"
+)
+REAL_WORLD = (
+    "- vllm#46853 `Add Laguna XS.2.1 DFlash drafter support (#46853)` (`4c3c64fc`) — adds the Laguna DFlash draft "
+    "architecture; add the model-registry row."
+)
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory) -> Path:
+    return build_port(tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def sync_text(port) -> str:
+    return run_cli("report", "sync", cwd=port, check_rc=0).stdout
+
+
+@pytest.fixture(scope="module")
+def deferral_text(port) -> str:
+    return run_cli("report", "deferral", cwd=port, check_rc=0).stdout
+
+
+def test_regex_reads_the_real_world_line():
+    m = ENTRY_RE.match(REAL_WORLD)
+    assert m and m["pr"] == "46853" and m["sha"] == "4c3c64fc"
+
+
+def test_entry_line_round_trips_backticks_and_reverts():
+    e = Entry(n=1, sha="4c3c64fc" + "0" * 32, subject="Revert `KVBlockZeroer` change (#51800)", pr=51800, reverts=51749)
+    line = entry_line(e, "undoes the zeroer", "vllm")
+    m = ENTRY_RE.match(line)
+    assert m, line
+    assert m["subject"].replace("\\`", "`") == e.subject
+    assert m["reason"] == "reverts vllm#51749; undoes the zeroer."
+
+
+def test_sync_report_sections_and_lines(sync_text, port):
+    lines = sync_text.splitlines()
+    assert lines[0].startswith("# vllm upstream-sync audit")
+    heads = [l for l in lines if l.startswith("## ")]
+    assert heads == ["## PORT-NOW", "## INVENTORY (0)", "## IGNORE (0)", "## Carry-over"]
+    head = git(port, "rev-parse", "HEAD")
+    assert f"- **Port commit probed:** `{head}`" in sync_text
+    assert f"- **Current pin:** `{sha(0)}`" in sync_text
+    entries = [l for l in lines if l.startswith("- vllm#")]
+    assert entries
+    for l in entries:
+        m = ENTRY_RE.match(l)
+        assert m, l
+    parsed = {int(m["pr"]): m for m in map(ENTRY_RE.match, entries)}
+    assert parsed[40030]["subject"] == "[Spec] Eagle proposer (#40030)"
+    assert parsed[40030]["sha"] == sha(30)[:8]
+    assert lines[-1] == "Reproduce: `porttrack report sync --queue queue/cycle.toml`"
+
+
+def test_sync_report_by_disposition(tmp_path):
+    port = build_port(tmp_path)
+    q = port / "queue/cycle.toml"
+    text = q.read_text()
+    text = text.replace('files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "PORT-NOW"',
+                        'files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "IGNORE"')
+    q.write_text(text)
+    out = run_cli("report", "sync", "--entries", "1,30", cwd=port, check_rc=0).stdout
+    ignore = out.split("## IGNORE (1)")[1].split("##")[0]
+    assert "vllm#40001" in ignore and "vllm#40030" not in ignore
+    assert "`porttrack report sync --entries 1,30 --queue queue/cycle.toml`" in out
+
+
+def test_deferral_report(deferral_text, port):
+    t = deferral_text
+    assert t.startswith("# Deferral: entries 11-12, 20, 30, 50, 70, 80, 90-91, 100-102\n")
+    assert "| entry | upstream | gate that makes it real | established at |" in t
+    assert f"| 12 | vllm#40012 [Core] Zero on preemption (#40012) (`{sha(12)[:8]}`) | blocked: entry 11 is ported | `queue/cycle.toml:{queue_line(port, 11)}` |" in t
+    assert "| 50 | " in t and "`include/vllm/v1/core/kv_cache_manager.h:7`" in t
+    owned = t.split("## Already owned (do not re-file)")[1].split("##")[0]
+    assert "20 vllm#40020" in owned and "KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:5)" in owned
+    assert "70 (a) model half" in owned
+    assert "## Row it concerns\n\n- KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:5): entry 20" in t
+    series = t.split("## Series")[1].split("##")[0]
+    assert "1/N entry 81 real-gap; 2/N entry 80 blocked; 3/N entry 82 ported (audit would say blocked" in series
+    owed = t.split("## A row is owed")[1].split("##")[0]
+    assert "- gate symbol `mamba_get_block_table`: entries 100, 101, 102; no matrix row owns any of them." in owed
+    assert "- blocker entry 10: entries 11, 70 (b) KV half;" in owed
+    assert "## What could not be determined\n\nNothing" in t
+    verify = t.split("## Verification state")[1]
+    head = git(port, "rev-parse", "HEAD")
+    assert f"- Port commit probed: `{head}`" in verify
+    assert re.search(r"- `mamba_get_block_table` in `src include`: code 0 \(control `[\w.:]+`: code [1-9]\d*\) — absent", verify)
+    assert t.rstrip("\n").splitlines()[-1] == "- Reproduce: `porttrack report deferral --queue queue/cycle.toml`"
+
+
+def test_reports_are_deterministic_and_written_to_a_file(port, deferral_text, sync_text, tmp_path):
+    assert run_cli("report", "sync", cwd=port, check_rc=0).stdout == sync_text
+    target = tmp_path / "out" / "deferral.md"  # outside the port, so the tree probed stays clean
+    out = run_cli("report", "deferral", "--out", str(target), cwd=port, check_rc=0)
+    assert f"wrote {target}" in out.stdout
+    assert target.read_text().replace(f" --out {target}", "") == deferral_text
+
+
+def test_deferral_names_what_could_not_be_determined(tmp_path):
+    port = build_port(tmp_path)
+    (port / "porttrack.toml").write_text((port / "porttrack.toml").read_text().replace('code = ["src", "include"]', 'code = ["lib"]'))
+    t = run_cli("report", "deferral", "--entries", "30", cwd=port, check_rc=0).stdout
+    unknown = t.split("## What could not be determined")[1].split("##")[0]
+    assert "- 30: untrusted: cannot judge" in unknown and "does not exist" in unknown
+
+
+def test_bad_kind(port):
+    assert "sync or deferral" in run_cli("report", "weekly", cwd=port, check_rc=2).stderr
