@@ -20,14 +20,14 @@ _HASH = {".py", ".sh", ".cmake", ".pyi", ".bash"}
 _SLASH = {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl", ".ipp", ".metal", ".m", ".mm"}
 HEADER_SUFFIXES = _HASH | _SLASH
 
-_PIN_RE = re.compile(r"@\s*(?:pin\s+)?`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])")
+_PIN_RE = re.compile(r"(?:@\s*(?:pin\s+)?|\bat\s+(?:pin\s+)?(?=`?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b))`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])")
 # A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
 _PATH = r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
 _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
 _SOURCE_RE = re.compile(r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?")
 # The statements that name sources; "Ports" only counts when a path follows at once.
 _LABEL_RE = re.compile(
-    r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+ports?\s+of|ported\s+from|\(?upstream(?=\s*:)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
+    r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+ports?\s+of|ported\s+from|\(?upstream(?=\s*:\s*`?[\w.\-]+/)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
 )
 _REIMPL_RE = re.compile(r"(?i)REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT")
 _ORIGINAL_RE = re.compile(
@@ -122,6 +122,8 @@ def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, i
     Returns the text and the index of the last line used.
     """
     text = lines[k][1][start:].strip()
+    if text.endswith(":") and not _SOURCE_RE.search(text):
+        text = ""  # "UPSTREAM (ported FROM, ground-every-impl rule):" is a bare label
     j = k
     bare = not text
     while j + 1 < len(lines) and lines[j + 1][0] == lines[j][0] + 1:
@@ -130,7 +132,7 @@ def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, i
             break
         if text.endswith("/"):
             text += nxt
-        elif re.search(r"(?:@|\+|,|\band)$", text) or nxt.startswith("@") or (
+        elif re.search(r"(?:@|\+|,|\band|\bat)$", text) or re.match(r"(?:@|\+|,|and\s|at\s+`?[0-9a-f]{7})", nxt) or (
             bare and re.match(r"`?(?:[A-Za-z0-9_.\-]+/|" + _PATH + ")", nxt)
         ):
             text += " " + nxt

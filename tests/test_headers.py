@@ -165,3 +165,17 @@ def test_headers_command_lists_sources_unpinned_and_port_commit_pins(tmp_path):
     assert data["port_commit_pins"] == {first[:10]: first}
     text = run_cli("headers", cwd=port, check_rc=0).stdout
     assert "src/b.cpp" in text and "no pin" in text and first[:10] in text
+
+
+def test_real_tree_forms():
+    # "at <sha>" on its own line, "+ more" continuing, an UPSTREAM label with a note, prose "Upstream:" ignored
+    text = "// Ported from:\n//   vllm/tests/models/test_registry.py:31-103,151-159\n// at e24d1b24fe96a56ba8b0d653efa076d03eb95d6c.\n"
+    assert srcs(text, "tests/t.cpp") == [("tests/models/test_registry.py", "e24d1b24fe96a56ba8b0d653efa076d03eb95d6c", ":31-103,151-159")]
+    text = "// Ported from vllm/v1/worker/gpu/input_batch.py::combine_tokens\n// + _combine_kernel @ e24d1b24 (T0 subset).\n"
+    assert srcs(text) == [("vllm/v1/worker/gpu/input_batch.py", "e24d1b24", "::combine_tokens")]
+    text = "// UPSTREAM (ported FROM, ground-every-impl rule):\n//   vllm/model_executor/layers/linear.py:141-181  class LinearMethodBase\n"
+    assert srcs(text) == [("vllm/model_executor/layers/linear.py", "", ":141-181")]
+    assert srcs("  // Upstream: block_hash + group_idx (base.py:35-37). Our\n") == []
+    assert srcs("// (Upstream: vllm/model_executor/models/mistral.py @ e24d1b24 — literally\n") == [
+        ("vllm/model_executor/models/mistral.py", "e24d1b24", "")
+    ]
