@@ -390,9 +390,7 @@ class Extractor:
 
     def __init__(self, read: Callable[[str], bytes], cache_dir: str | os.PathLike | None = None):
         self.read = read
-        folder = cache_root(cache_dir) / "symbols"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / f"parse-{CACHE_VERSION}.sqlite"
+        self.path = cache_root(cache_dir) / "symbols" / f"parse-{CACHE_VERSION}.sqlite"
         self.db = _open_db(self.path)
         self.parsed = 0
         self.cached = 0
@@ -488,6 +486,7 @@ class Extractor:
 def _open_db(path: Path) -> sqlite3.Connection | None:
     """The cache database, or None when it cannot be opened (the walk then just parses everything)."""
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=10)
         db.execute("PRAGMA journal_mode=WAL")  # concurrent walks read while one writes
         db.execute("PRAGMA synchronous=NORMAL")
@@ -495,5 +494,5 @@ def _open_db(path: Path) -> sqlite3.Connection | None:
             db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.commit()
         return db
-    except sqlite3.Error:
+    except (OSError, sqlite3.Error):
         return None

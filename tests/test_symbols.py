@@ -1,0 +1,206 @@
+"""symbols: definitions, their diff, used identifiers, incremental reparse and the blob-id cache."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from porttrack.symbols import (
+    Extractor,
+    added_lines,
+    definitions,
+    diff_definitions,
+    line_edits,
+    parse,
+    reparse,
+)
+
+PY = b'''"""module doc"""
+import os
+
+LIMIT = 4
+T: int = 2
+
+
+class Pool:
+    """doc"""
+
+    size: int = 0
+    other = 1
+
+    @property
+    def free(self):
+        return self.size
+
+    class Meta:
+        kind = "x"
+
+    def _take(self, n):
+        def helper():  # nested functions are part of their parent
+            return n
+        return helper()
+
+
+if os.environ:
+    FLAG = True
+
+try:
+    import fast
+except ImportError:
+    def fast_path():
+        pass
+
+
+def top(a, b=1):
+    return a
+'''
+
+CPP = b'''// header
+#pragma once
+#define KV_LIMIT 16
+#define KV_MAX(a, b) ((a) > (b) ? (a) : (b))
+#ifndef NO_POOL
+namespace vllm { namespace core {
+template <typename T>
+struct Block { T id; };
+class Manager : public Base {
+ public:
+  Manager(int n);
+  ~Manager();
+  int take_new_block_ids(int n) const;
+  static int count() { return 1; }
+  enum Kind { kFull, kSliding };
+ private:
+  int n_;
+};
+enum class State : int { kIdle = 0, kBusy };
+int free_function(int);
+}}  // namespace vllm::core
+#endif
+int vllm::core::Manager::take_new_block_ids(int n) const { return n; }
+typedef struct { int q; } Plain;
+using BlockId = int;
+extern "C" { void c_entry(void); }
+static int* pointer_fn(int x) { return nullptr; }
+'''
+
+
+def test_python_definitions():
+    assert sorted(definitions(PY, "python")) == [
+        "FLAG", "LIMIT", "Pool", "Pool.Meta", "Pool.Meta.kind", "Pool._take", "Pool.free",
+        "Pool.other", "Pool.size", "T", "fast_path", "top",
+    ]
+
+
+def test_cpp_definitions():
+    # Names as written with `::`, scoped by namespace and class; macros unscoped; the out-of-line
+    # definition of take_new_block_ids merges with its in-class declaration.
+    assert sorted(definitions(CPP, "cpp")) == [
+        "BlockId", "KV_LIMIT", "KV_MAX", "Plain", "c_entry", "pointer_fn",
+        "vllm::core::Block", "vllm::core::Manager", "vllm::core::Manager::Kind",
+        "vllm::core::Manager::Kind::kFull", "vllm::core::Manager::Kind::kSliding",
+        "vllm::core::Manager::Manager", "vllm::core::Manager::count",
+        "vllm::core::Manager::take_new_block_ids", "vllm::core::Manager::~Manager",
+        "vllm::core::State", "vllm::core::State::kBusy", "vllm::core::State::kIdle",
+        "vllm::core::free_function",
+    ]
+
+
+def test_cuda_and_c():
+    cu = b"__global__ void zero_kernel(float* p) { p[0] = 0; }\nstruct Args { int n; };\n"
+    assert sorted(definitions(cu, "cuda")) == ["Args", "zero_kernel"]
+    c = b"#define N 3\nstatic int add(int a) { return a + N; }\nenum color { RED, GREEN };\n"
+    assert sorted(definitions(c, "c")) == ["N", "add", "color", "color::GREEN", "color::RED"]
+
+
+def test_member_edit_changes_member_not_class():
+    old = definitions(PY, "python")
+    new = definitions(PY.replace(b"return self.size", b"return self.size - 1"), "python")
+    assert diff_definitions(old, new) == ([], ["Pool.free"], [])
+
+
+def test_comments_and_blank_lines_are_not_changes():
+    old = definitions(PY, "python")
+    new = definitions(PY.replace(b"return a\n", b"return a  # why\n\n\n").replace(b"# nested", b"# inner"), "python")
+    assert diff_definitions(old, new) == ([], [], [])
+
+
+def test_signature_change_and_field_add():
+    old = definitions(PY, "python")
+    edited = PY.replace(b"def top(a, b=1):", b"def top(a, b=2):").replace(b"    other = 1\n", b"    other = 1\n    extra: str = ''\n")
+    assert diff_definitions(old, definitions(edited, "python")) == (["Pool.extra"], ["top"], [])
+
+
+def test_cpp_class_field_is_a_class_change_method_edit_is_not():
+    old = definitions(CPP, "cpp")
+    fields = definitions(CPP.replace(b"int n_;", b"int n_;\n  int m_;"), "cpp")
+    assert diff_definitions(old, fields) == ([], ["vllm::core::Manager"], [])
+    body = definitions(CPP.replace(b"{ return n; }", b"{ return n + 1; }"), "cpp")
+    assert diff_definitions(old, body) == ([], ["vllm::core::Manager::take_new_block_ids"], [])
+
+
+def test_added_lines_and_uses(tmp_path):
+    old = b"def f():\n    return 1\n"
+    new = b"def f():\n    return 1\n\n\ndef g(self, y):\n    return len(brand_new(y)) + f()\n"
+    assert added_lines(old, new) == {2, 3, 4, 5}
+    blobs = {"o": old, "n": new}
+    with Extractor(blobs.__getitem__, tmp_path) as ex:
+        d = ex.file_change("python", "o", "n")
+    assert (d.added, d.changed, d.removed) == (["g"], [], [])
+    assert d.uses == ["brand_new", "f", "y"]  # not len/self (builtins), not g (defined here)
+
+
+def test_cache_by_blob_id(tmp_path):
+    blobs = {"a1": PY, "a2": PY.replace(b"LIMIT = 4", b"LIMIT = 5"), "a3": PY.replace(b"LIMIT = 4", b"LIMIT = 6")}
+    with Extractor(blobs.__getitem__, tmp_path) as ex:
+        first = ex.file_change("python", "a1", "a2")
+        assert (ex.parsed, ex.cached) == (2, 0)
+        ex.file_change("python", "a2", "a3")  # a2 was parsed once already in this run
+        assert ex.parsed == 3
+    assert (tmp_path / "symbols").is_dir()
+    reads = []
+    with Extractor(lambda sha: reads.append(sha) or blobs[sha], tmp_path) as ex:
+        again = ex.file_change("python", "a1", "a2")
+        assert (ex.parsed, ex.cached, reads) == (0, 1, [])
+        ex.file_change("python", "a3", "a1")  # a new pair: a3's definitions come from the cache
+        assert ex.parsed == 1
+    assert again == first and first.changed == ["LIMIT"]
+
+
+def test_binary_blob_is_skipped(tmp_path):
+    blobs = {"b": b"\x00\x01def x(): pass\n", "t": b"def x(): pass\n"}
+    with Extractor(blobs.__getitem__, tmp_path) as ex:
+        d = ex.file_change("python", "t", "b")
+        assert (d.added, d.changed, d.removed, ex.skipped) == ([], [], [], 1)
+
+
+def test_unusable_cache_only_costs_parsing(tmp_path):
+    (tmp_path / "symbols").write_text("a file where the cache folder should be")
+    blobs = {"o": b"a = 1\n", "n": b"a = 2\n"}
+    for _ in range(2):
+        with Extractor(blobs.__getitem__, tmp_path) as ex:
+            assert ex.file_change("python", "o", "n").changed == ["a"]
+            assert ex.parsed == 2
+
+
+LINES = [b"def f(x):\n", b"    return x\n", b"class A:\n", b"    y = 1\n", b"\n", b"z = 2", b"# c\n",
+         b"if q:\n    pass\n", b"\r\n", b"int a;\n"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=14), st.lists(st.sampled_from(LINES), max_size=14))
+def test_incremental_reparse_equals_full_parse(a, b):
+    old, new = b"".join(a), b"".join(b)
+    edits = line_edits(old, new)
+    for lang in ("python", "cpp"):
+        incremental = reparse(parse(old, lang), old, new, edits, lang)
+        full = parse(new, lang)
+        assert str(incremental.root_node) == str(full.root_node)
+        assert [(n.start_point, n.end_point) for n in incremental.root_node.children] == [
+            (n.start_point, n.end_point) for n in full.root_node.children
+        ]
+        assert definitions(new, lang, incremental) == definitions(new, lang, full)
+    # added rows are rows of `new`, and every row of `new` that is not added exists in `old`
+    rows = new.split(b"\n")
+    added = added_lines(old, new)
+    assert all(0 <= r < len(rows) for r in added)
+    assert all(rows[i] + b"\n" in old + b"\n" for i in range(len(rows)) if i not in added)
