@@ -90,7 +90,7 @@ class Harness:
                 line = self.lines.get(timeout=max(left, 0.001))
             except queue_mod.Empty:
                 self.stop()
-                raise HarnessFault(f"no reply within {self.timeout:g}s (harness hung; restarted)") from None
+                raise HarnessFault(f"no reply within {self.timeout:g}s (harness hung)") from None
             if line is None:
                 raise HarnessFault(self._died())
             if not line.strip():
@@ -99,10 +99,10 @@ class Harness:
                 reply = json.loads(line)
             except ValueError:
                 self.stop()
-                raise HarnessFault(f"garbage on stdout: {line.strip()[:80]!r} (restarted)") from None
+                raise HarnessFault(f"garbage on stdout: {line.strip()[:80]!r}") from None
             if not isinstance(reply, dict) or reply.get("id") != rid or not isinstance(reply.get("ok"), bool):
                 self.stop()
-                raise HarnessFault(f"not a reply to request {rid}: {line.strip()[:80]!r} (restarted)")
+                raise HarnessFault(f"not a reply to request {rid}: {line.strip()[:80]!r}")
             return reply
 
     def _died(self) -> str:

@@ -1,0 +1,172 @@
+"""validate kv and kvref vectors through the real CLI, against real harness processes.
+
+The cross-language check compiles tests/kvref/harness/kv_harness.cpp (a G1
+port of resolution and zeroing) with the machine's g++; the misbehaving
+harnesses are tests/kvref/harness/py_harness.py, which answers from kvref.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "tests" / "kvref" / "harness"
+PY = f"{shlex.quote(sys.executable)} {shlex.quote(str(HARNESS / 'py_harness.py'))}"
+
+
+def porttrack(*args: str, timeout: float = 2.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PORTTRACK_KV_TIMEOUT=str(timeout), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "porttrack", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd or ROOT, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cpp(tmp_path_factory):
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("no C++ compiler (g++) on this machine")
+    out = tmp_path_factory.mktemp("harness")
+    built = {}
+    for name, flags in (("pin", []), ("mutant", ["-DMUTANT"])):
+        exe = out / f"kv_harness_{name}"
+        subprocess.run([gxx, "-std=c++17", "-O1", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
+                       check=True, capture_output=True)
+        built[name] = str(exe)
+    return built
+
+
+def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 2.0):
+    from porttrack import validate
+
+    return validate.validate(impl, as_of, n, 0, detect=detect, timeout=timeout)
+
+
+def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
+    r = porttrack("validate", "kv", "--impl", cpp["pin"], "--as-of", "--cases", "40", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["ok"] and not data["failures"]
+    assert data["counts"]["resolve_block_sizes"]["passed"] > 20
+    assert data["counts"]["zero_blocks"]["passed"] > 20
+    assert data["counts"]["record_new_block_ids"] == {"skipped": 7 + 10}
+    a = data["as_of"]
+    assert a["matches"] and a["matching"][-1] == "g1-pin"
+    assert {s["sha"] for s in a["included"]} >= {"4ff8c3c8f", "4d51588e2"}
+    assert {s["name"] for s in a["not_included"]} >= {"mamba-mode-backoff", "prefix-cacheable"}
+    at_g1 = run(cpp["pin"], "G1", 40)
+    assert not at_g1.failed and at_g1.semantics == "G1"
+    assert run(cpp["pin"], "latest", 0).failed
+
+
+def test_cpp_mutant_fails_naming_the_field(cpp):
+    r = porttrack("validate", "kv", "--impl", cpp["mutant"], "--as-of", "G1", "--cases", "0")
+    assert r.returncode == 1 and "result.scheduler_block_size: expected 32, got 512" in r.stdout
+    first = [x for x in run(cpp["mutant"], "G1", 0).results if x.status == "failed"][0]
+    assert first.op == "resolve_block_sizes" and first.field == "result.scheduler_block_size"
+    assert (first.expected, first.got) == (32, 512)  # lcm(16, 32) vs the mutant's product
+
+
+def test_reference_harness_passes_every_op_and_as_of_finds_g3():
+    report = run(f"{PY} G3", None, 30, detect=True)
+    assert not report.failed and report.as_of["matching"] == ["prefix-cacheable"]
+    assert all(set(c) == {"passed"} for c in report.counts().values()), report.counts()
+    names = {s["name"] for s in report.as_of["included"]}
+    assert names >= {"attention-zeroing", "dcp-attention-only", "zeroer-segment-stride"}
+
+
+LIGHT = "--ops resolve_block_sizes,needs_kv_cache_zeroing,record_new_block_ids"  # no torch in the harness
+
+
+def test_g1_reference_harness_passes_at_g1_and_fails_at_g3():
+    assert not run(f"{PY} G1 {LIGHT}", "G1", 30).failed
+    failed = [x for x in run(f"{PY} G1 {LIGHT}", "G3", 0).results if x.status == "failed"]
+    assert {x.op for x in failed} == {"resolve_block_sizes", "needs_kv_cache_zeroing", "record_new_block_ids"}
+
+
+def test_survives_crash_hang_and_garbage():
+    impl = f"{PY} G3 {LIGHT} --crash-on 3 --hang-on 5 --garbage-on 7"
+    report = run(impl, "G3", 4, timeout=1.0)
+    assert report.failed
+    notes = {x.id: x.note for x in report.results if x.status == "failed"}
+    assert set(notes) == {3, 5, 7}
+    assert "exited with code 3" in notes[3] and "boom" in notes[3]
+    assert "no reply within 1s" in notes[5]
+    assert "garbage on stdout" in notes[7]
+    assert [x.id for x in report.results if x.status == "passed"][:5] == [1, 2, 4, 6, 8]  # the run went on
+
+
+def test_unsupported_ops_are_skipped():
+    counts = run(f"{PY} G3 --ops needs_kv_cache_zeroing", "G3", 4).counts()
+    assert set(counts["resolve_block_sizes"]) == {"skipped"} and set(counts["zero_blocks"]) == {"skipped"}
+    assert set(counts["needs_kv_cache_zeroing"]) == {"passed"}
+
+
+def test_bad_harness_is_one_sentence_exit_2():
+    r = porttrack("validate", "kv", "--impl", "/nonexistent/harness", "--cases", "1")
+    assert r.returncode == 2 and "cannot start '/nonexistent/harness'" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("impl, as_of, message", [
+    (f"{PY} G3 --no-hello", None, "did not answer hello: garbage on stdout: 'hello yourself'"),
+    ("'unclosed", None, "is not a valid command line"),
+    (f"{PY} G3 {LIGHT}", "nosuchrev", "--as-of 'nosuchrev'"),
+])
+def test_bad_input_is_a_user_error(impl, as_of, message):
+    from porttrack.errors import UserError
+
+    with pytest.raises(UserError, match=re.escape(message)):
+        run(impl, as_of, 1)
+
+
+def test_vectors_match_kvref_and_are_reproducible(tmp_path):
+    from kvref import cases
+    from porttrack import validate
+    from porttrack.errors import UserError
+
+    out = tmp_path / "vec"
+    r = porttrack("kvref", "vectors", "--out", str(out), "--as-of", "G1", "--cases", "12", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["semantics"] == "G1" and manifest["protocol"] == 1
+    assert "prefix-cacheable" not in manifest["switches_on"]
+    lines = [json.loads(x) for x in (out / "resolve_block_sizes.jsonl").read_text().splitlines()]
+    assert manifest["files"]["resolve_block_sizes.jsonl"] == len(lines) > 20
+    for v in lines:
+        assert v["expect"] == cases.answer(v, "G1")
+    first = lines[0]
+    assert first["args"]["groups"] == [{"kind": "full_attention", "block_size": 16}]
+    assert first["expect"] == {"ok": True, "result": {"scheduler_block_size": 16, "hash_block_size": 16}}
+    zero = [json.loads(x) for x in (out / "zero_blocks.jsonl").read_text().splitlines()]
+    assert all(len(z["expect"]["result"]["digest"]) == 16 for z in zero if z["expect"]["ok"])
+    again = tmp_path / "again"
+    validate.write_vectors(again, "G1", 12, 3)
+    assert (again / "zero_blocks.jsonl").read_bytes() == (out / "zero_blocks.jsonl").read_bytes()
+    with pytest.raises(UserError, match="is not a folder"):
+        validate.write_vectors(out / "manifest.json", None, 1, 0)
+
+
+def test_porttrack_never_imports_torch_and_says_how_to_get_kvref():
+    code = ("import sys; import porttrack.cli, porttrack.validate; assert 'torch' not in sys.modules; "
+            "sys.modules['kvref'] = None; sys.argv = ['porttrack', 'kvref', 'vectors', '--out', 'x']; "
+            "porttrack.cli.main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "pip install -e '.[kvref]'" in r.stderr
+
+
+def test_the_protocol_document_states_its_version():
+    from kvref import cases
+
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    assert f"Protocol version: {cases.PROTOCOL_VERSION}" in text
+    for op in cases.OPS:
+        assert f"`{op}`" in text
