@@ -33,7 +33,7 @@ CACHE_FILE = "index-v3.sqlite"  # bump the version when codemask's output change
 # ---------------------------------------------------------------- the model
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     path: str
     line: int
@@ -250,6 +250,8 @@ class _File:
     lang: str | None
     data: bytes | None = None  # read lazily: from disk when `disk`, else through cat-file
     disk: bool = False
+    scoped: bool = False  # under the scope
+    test: bool = False  # under the tests scope
 
     @property
     def key(self) -> str:
@@ -544,8 +546,9 @@ def scan(
         for f in readable:
             by_id.setdefault(ids[f.key][0], []).append(f)
 
-        in_scope = {f.path for f in readable if _under(f.path, scope_paths)}
-        in_tests = {f.path for f in readable if _under(f.path, test_paths)}
+        for f in readable:
+            f.scoped, f.test = _under(f.path, scope_paths), _under(f.path, test_paths)
+        in_scope = {f.path for f in readable if f.scoped}
         no_grammar = [f.path for f in readable if f.lang is None]
 
         # the automatic control: the first function or class defined in the scope
@@ -569,14 +572,16 @@ def scan(
         for ident, bid, a in cache.occurrences(idents, set(by_id)):
             occ_by_ident.setdefault(ident, []).append((bid, a))
         counts: dict[str, Count] = {}
+        where: dict[str, list[tuple[_File, int]]] = {}  # per count, each hit's file and byte offset
         for sym, vs in word_names.items():
             hits = []
             for v in vs:
                 for bid, a in occ_by_ident.get(v, ()):
                     for f in by_id[bid]:
+                        path = f.path
                         for i in range(0, len(a), 4):
-                            hits.append((f, a[i], a[i + 1], a[i + 2], a[i + 3], v))
-            counts[sym] = _count(sym, "word", vs, hits, in_scope, in_tests)
+                            hits.append((path, a[i], a[i + 1], a[i + 2], a[i + 3], v, f))
+            counts[sym] = _count(sym, "word", vs, hits, where.setdefault(sym, []))
 
         # regexes read every file
         rx_all = dict(compiled)
@@ -599,14 +604,13 @@ def scan(
                         s = m.start()
                         line = bisect_right(nl, s - 1) + 1
                         col = s - (nl[line - 2] + 1 if line > 1 else 0) + 1
-                        hits.append((f, line, col, fi.flags_at(s), s, m.group().decode("utf-8", "replace")))
-                counts[rx] = _count(rx, "regex", [rx], hits, in_scope, in_tests)
+                        hits.append((f.path, line, col, fi.flags_at(s), s, m.group().decode("utf-8", "replace"), f))
+                counts[rx] = _count(rx, "regex", [rx], hits, where.setdefault(rx, []))
 
-        for c in counts.values():
-            for h in c.hits:
-                if texts:
-                    h.text = reader.line(h)
-                del h._file, h._offset  # let go of file contents
+        if texts:
+            for key, c in counts.items():
+                for h, (f, offset) in zip(c.hits, where[key]):
+                    h.text = reader.line(f, offset, h.col)
     finally:
         cache.close()
         reader.close()
@@ -665,13 +669,12 @@ class _Reader:
             return False
         return True
 
-    def line(self, h: Hit) -> str:
+    def line(self, f: _File, offset: int, col: int) -> str:
         """The stripped source line of a hit, found from its byte offset."""
-        f = h._file
         if f.data is None and not self.load(f, []):
             return ""
-        start = h._offset - (h.col - 1)
-        end = f.data.find(b"\n", h._offset)
+        start = offset - (col - 1)
+        end = f.data.find(b"\n", offset)
         return f.data[start : end if end >= 0 else len(f.data)].decode("utf-8", "replace").strip()
 
     def close(self) -> None:
@@ -679,13 +682,11 @@ class _Reader:
             self.cat.close()
 
 
-def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scope: set[str], in_tests: set[str]) -> Count:
-    c = Count(symbol, form, vs, 0, 0, 0, 0, 0, 0, [])
-    files = set()
-    for f, line, col, flags, offset, name in sorted(raw_hits, key=lambda h: (h[0].path, h[1], h[2])):
-        why = flags & codemask.NONCODE_MASK
-        is_test = f.path in in_tests
-        scoped = f.path in in_scope
+def _kinds(is_test: bool) -> list[tuple[str, str]]:
+    """(kind, why) for every flags value, so the per-hit loop is one lookup."""
+    out = []
+    for flags in range(32):
+        why = codemask.WHY.get(flags & codemask.NONCODE_MASK, "")
         if why:
             kind = "comment"
         elif is_test:
@@ -696,22 +697,35 @@ def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], in_scop
             kind = "delegation"
         else:
             kind = "consumer"
-        if scoped:
+        out.append((kind, why))
+    return out
+
+
+_KINDS = {False: _kinds(False), True: _kinds(True)}
+
+
+def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], where: list[tuple]) -> Count:
+    """Class and tally raw hits (path, line, col, flags, offset, name, file); `where` gets (file, offset) per hit."""
+    c = Count(symbol, form, vs, 0, 0, 0, 0, 0, 0, [])
+    hits, files = c.hits, set()
+    raw_hits.sort()
+    for path, line, col, flags, offset, name, f in raw_hits:
+        kind, why = _KINDS[f.test][flags & 31]
+        if f.scoped:
             c.raw += 1
             if not why:
                 c.code += 1
-                files.add(f.path)
+                files.add(path)
                 if kind == "definition":
                     c.definitions += 1
                 elif kind == "consumer":
                     c.consumers += 1
                 elif kind == "delegation":
                     c.delegations += 1
-        if is_test and not why:
+        if f.test and not why:
             c.tests += 1
-        h = Hit(f.path, line, kind, "", col, name, codemask.WHY.get(why, ""))
-        h._file, h._offset = f, offset  # for the source line, filled in when asked
-        c.hits.append(h)
+        hits.append(Hit(path, line, kind, "", col, name, why))
+        where.append((f, offset))
     c.files = len(files)
     return c
 
