@@ -327,6 +327,9 @@ class _Cache:
         self.db = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            for old in folder.glob("index-v*.sqlite*"):  # earlier formats are never read again
+                if not old.name.startswith(CACHE_FILE):
+                    old.unlink(missing_ok=True)
             self.db = self._open(str(folder / CACHE_FILE))
         except (OSError, sqlite3.Error):
             self.db = None

@@ -200,3 +200,31 @@ def test_cli_json_and_table(port: Path):
     assert "untrusted" in table and "'nowhere' does not exist" in table
     bad = run_cli("probe", "x(", "--regex", cwd=port, check_rc=2)
     assert "regex 'x('" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_binary_undecodable_and_no_grammar_files(port: Path):
+    commit_files(port, {
+        "src/blob.npy": b"\x93NUMPY\x00\x01KVBlockZeroer",
+        "src/latin.cpp": "int KVBlockZeroer; // caf\xe9\n".encode("latin-1"),
+        "src/notes.txt": "KVBlockZeroer is planned\n",
+    }, "odd files")
+    s = scan(port, "KVBlockZeroer", "allocate_slots")
+    assert s.binary == ["src/blob.npy"]
+    assert s.incomplete == ["src/latin.cpp: not UTF-8 text (byte 25)"]
+    assert "src/notes.txt" in s.no_grammar
+    c = s.counts["KVBlockZeroer"]
+    assert (c.code, c.raw) == (0, 1) and c.hits[0].why == "no grammar"
+    p = P.judge(s, "KVBlockZeroer")
+    assert p.status == "incomplete" and "latin.cpp" in p.reason  # never a zero while a file went unread
+    again = scan(port, "KVBlockZeroer")  # the cached verdicts on those blobs say the same
+    assert (again.binary, again.incomplete) == (s.binary, s.incomplete)
+
+
+def test_bad_revision_and_non_git_root(port: Path, tmp_path: Path):
+    with pytest.raises(UserError, match="does not name a commit"):
+        scan(port, "x", rev="no-such-branch")
+    plain = tmp_path / "plain"
+    (plain / "src").mkdir(parents=True)
+    (plain / "src" / "a.cpp").write_text("int KVBlockZeroer() { return 1; }\n")
+    s = scan(plain, "KVBlockZeroer")
+    assert str(s.tree) == "worktree (not a git repository)" and s.counts["KVBlockZeroer"].code == 1
