@@ -155,7 +155,7 @@ def queue_show(
 @app.command()
 def probe(
     symbols: Annotated[list[str], typer.Argument(help="Symbols (or regexes with --regex).")],
-    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="Paths under the port root (default: the code scope).")] = None,
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="Paths under the port root: repeat --scope or separate with commas (default: the code scope).")] = None,
     control: Annotated[Optional[str], typer.Option("--control", help="Positive control symbol.")] = None,
     regex: Annotated[bool, typer.Option("--regex", help="Treat arguments as regexes (multi-line allowed).")] = False,
     rev: Annotated[Optional[str], typer.Option("--rev", help="Probe a git revision instead of the working tree.")] = None,
@@ -172,7 +172,7 @@ def probe(
         symbols,
         control=control,
         regex=regex,
-        scope=scope or cfg.code_scope,
+        scope=[s for v in scope for s in v.split(",") if s] if scope else cfg.code_scope,  # --scope a,b or repeated
         tests_scope=cfg.tests_scope,
         exclude=cfg.exclude,
         rev=rev,

@@ -18,7 +18,8 @@ from tree_sitter import Node, Query, QueryCursor
 
 from porttrack.parse import language, language_for, parser
 
-IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# not after a digit (`0x1f`, `1e9f` hold no identifier) nor a `#` (`#include` is a directive)
+IDENT = re.compile(rb"(?<![0-9#])[A-Za-z_][A-Za-z0-9_]*")
 
 # flags of one occurrence: the low three bits say why it is not code (0: it is code)
 CODE, COMMENT, STRING, IF0, NO_GRAMMAR = 0, 1, 2, 3, 4

@@ -27,7 +27,7 @@ from porttrack import codemask, gitio
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
-CACHE_FILE = "index-v3.sqlite"  # bump the version when codemask's output changes meaning
+CACHE_FILE = "index-v4.sqlite"  # bump the version when codemask's output changes meaning
 
 
 # ---------------------------------------------------------------- the model
@@ -842,7 +842,7 @@ def render(probes: list[Probe], max_hits: int = 12) -> list:
     first = probes[0]
     colour = {"present": "green", "absent": "cyan", "untrusted": "red", "incomplete": "yellow"}
     t = Table(
-        title=f"probe of {first.tree} in {', '.join(first.scope) or '(no scope)'}: {first.files_scanned} files scanned",
+        title=f"probe of {first.tree} in {', '.join(first.scope) or '(no scope)'}: {first.files_scanned} files scanned (scope and tests)",
         title_justify="left",
     )
     for col in ("symbol", "status", "code", "raw", "files", "defs", "tests", "consumers", "control"):

@@ -196,7 +196,7 @@ def test_cli_json_and_table(port: Path):
     assert data[1]["control"]["symbol"] == "take_new_block_ids" and data[1]["control"]["code"] == 3
     assert "src/kv.cpp:13" in [h["at"] for h in data[0]["hits"]]
     assert data[0]["tree"] == git(port, "rev-parse", "HEAD")[:8] + "+dirty"  # porttrack.toml is untracked
-    table = run_cli("probe", "KVBlockZeroer", "--scope", "nowhere", cwd=port, check_rc=0).stdout
+    table = run_cli("probe", "KVBlockZeroer", "--scope", "src,nowhere", cwd=port, check_rc=0).stdout
     assert "untrusted" in table and "'nowhere' does not exist" in table
     bad = run_cli("probe", "x(", "--regex", cwd=port, check_rc=2)
     assert "regex 'x('" in bad.stderr and "Traceback" not in bad.stderr
