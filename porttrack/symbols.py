@@ -18,7 +18,7 @@ import json
 import keyword
 import os
 import sqlite3
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -281,21 +281,65 @@ def _rows(data: bytes) -> list[bytes]:
 
 
 def line_edits(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
-    """The differing line blocks `(i1, i2, j1, j2)`: old rows i1:i2 became new rows j1:j2."""
-    a, b = _rows(old), _rows(new)
-    # Most commits edit a few spots of a long file: match the common head and tail with
-    # C-speed comparisons and leave only the middle to difflib, whose matcher is pure Python.
+    """The differing line blocks `(i1, i2, j1, j2)`: old rows i1:i2 became new rows j1:j2, in order."""
+    edits: list[tuple[int, int, int, int]] = []
+    _patience(_rows(old), _rows(new), 0, 0, edits)
+    return edits
+
+
+def _patience(a: list[bytes], b: list[bytes], a0: int, b0: int, out: list) -> None:
+    """Patience diff: anchor on lines that occur once on each side, recurse between the anchors.
+
+    Hash lookups and C-speed comparisons only; difflib's pure-Python matcher serves just the
+    small gaps that hold no unique line.
+    """
     head = 0
     while head < len(a) and head < len(b) and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if not mid_a or not mid_b:
-        return [(head, len(a) - tail, head, len(b) - tail)] if mid_a or mid_b else []
-    ops = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes()
-    return [(head + i1, head + i2, head + j1, head + j2) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+    a, b, a0, b0 = a[head : len(a) - tail], b[head : len(b) - tail], a0 + head, b0 + head
+    if not a or not b:
+        if a or b:
+            out.append((a0, a0 + len(a), b0, b0 + len(b)))
+        return
+    count_a, count_b = Counter(a), Counter(b)
+    where_b = {line: j for j, line in enumerate(b) if count_b[line] == 1}
+    pairs = [(i, where_b[line]) for i, line in enumerate(a) if count_a[line] == 1 and line in where_b]
+    anchors = _increasing(pairs)
+    if not anchors:
+        if len(a) * len(b) <= 40_000:
+            ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+            out.extend((a0 + i1, a0 + i2, b0 + j1, b0 + j2) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+        else:
+            out.append((a0, a0 + len(a), b0, b0 + len(b)))  # a rewrite: one block is exact enough
+        return
+    i_prev = j_prev = 0
+    for i, j in anchors:
+        _patience(a[i_prev:i], b[j_prev:j], a0 + i_prev, b0 + j_prev, out)
+        i_prev, j_prev = i + 1, j + 1
+    _patience(a[i_prev:], b[j_prev:], a0 + i_prev, b0 + j_prev, out)
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of `pairs` (sorted by i) whose j also increases (patience sorting)."""
+    tops: list[int] = []  # j at the top of each pile
+    top_at: list[int] = []  # index into pairs of each pile's top
+    back = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        pile = bisect.bisect_left(tops, j)
+        back[k] = top_at[pile - 1] if pile else -1
+        if pile == len(tops):
+            tops.append(j)
+            top_at.append(k)
+        else:
+            tops[pile], top_at[pile] = j, k
+    run, k = [], top_at[-1] if top_at else -1
+    while k != -1:
+        run.append(pairs[k])
+        k = back[k]
+    return run[::-1]
 
 
 def added_lines(old: bytes, new: bytes, edits=None) -> set[int]:

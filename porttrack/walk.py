@@ -24,7 +24,8 @@ from porttrack.parse import language_for
 from porttrack.symbols import Extractor, defined_words
 
 ZERO_SHA = "0" * 40
-_REVERT = re.compile(r'^Revert "(?P<inner>.*)"(?P<rest>[^"]*)$')
+# `Revert "Title (#12)" (#34)`, or with a long title cut by GitHub: `Revert "Long ti… (#34)`.
+_REVERT = re.compile(r'^Revert "(?:(?P<inner>.*)"(?P<rest>[^"]*)|(?P<cut>[^"]*)\u2026(?P<cut_rest>[^"]*))$')
 _HEX40 = re.compile(rb"\b[0-9a-f]{40}\b")
 _REGULAR_FILE_MODES = ("100644", "100755")  # not symlinks (120000) nor submodules (160000)
 
@@ -104,6 +105,7 @@ def walk(
     if progress:
         progress(total, total)
     commits.reverse()
+    _resolve_reverts(repo, target, commits, pr_re)
     return WalkResult(pin, target, total, commits, extractor.parsed, extractor.cached, extractor.skipped)
 
 
@@ -273,8 +275,16 @@ def pr_of(subject: str, pr_re: re.Pattern) -> tuple[int | None, int | None]:
     """(PR number, reverted PR): the last match in the subject; a revert's quoted subject names what it reverts."""
     revert = _REVERT.match(subject)
     if revert:
-        return _last_number(pr_re, revert.group("rest")), _last_number(pr_re, revert.group("inner"))
+        inner, rest = _revert_parts(revert)
+        return _last_number(pr_re, rest), _last_number(pr_re, inner)
     return _last_number(pr_re, subject), None
+
+
+def _revert_parts(m: re.Match) -> tuple[str, str]:
+    """(quoted title, text after it) of a revert subject match."""
+    if m.group("inner") is not None:
+        return m.group("inner"), m.group("rest")
+    return m.group("cut"), m.group("cut_rest")
 
 
 def _last_number(pr_re: re.Pattern, text: str) -> int | None:
@@ -285,6 +295,34 @@ def _last_number(pr_re: re.Pattern, text: str) -> int | None:
     digits = m.group(1) if m.groups() else m.group(0)
     digits = re.sub(r"\D", "", digits or "")
     return int(digits) if digits else None
+
+
+def _resolve_reverts(repo: Path, target: str, commits: list[Commit], pr_re: re.Pattern) -> None:
+    """Find the PR of reverts whose quoted title carries none (GitHub writes `Revert "Title" (#N)`).
+
+    One `git log --grep` over the history for all of them: the reverted commit is the newest
+    non-revert whose subject starts with the quoted title (GitHub truncates long ones with "…").
+    """
+    wanted = {}
+    for c in commits:
+        m = _REVERT.match(c.subject)
+        if m and c.reverts is None:
+            title = _revert_parts(m)[0].rstrip("\u2026.").strip()
+            if title:
+                wanted[c.sha] = title
+    if not wanted:
+        return
+    greps = [f"--grep={t}" for t in sorted(set(wanted.values()))]
+    out = gitio.git(repo, "log", "-F", *greps, "--format=%H%x00%s", target).decode("utf-8", "replace")
+    found = [line.split("\x00", 1) for line in out.splitlines() if "\x00" in line]  # newest first
+    for c in commits:
+        title = wanted.get(c.sha)
+        if title is None:
+            continue
+        for sha, subject in found:
+            if sha != c.sha and subject.startswith(title) and not _REVERT.match(subject):
+                c.reverts = _last_number(pr_re, subject)
+                break
 
 
 # ---------------------------------------------------------------- symbols per commit

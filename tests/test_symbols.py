@@ -12,6 +12,7 @@ from porttrack.symbols import (
     line_edits,
     parse,
     reparse,
+    _rows,
 )
 
 PY = b'''"""module doc"""
@@ -204,3 +205,23 @@ def test_incremental_reparse_equals_full_parse(a, b):
     added = added_lines(old, new)
     assert all(0 <= r < len(rows) for r in added)
     assert all(rows[i] + b"\n" in old + b"\n" for i in range(len(rows)) if i not in added)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES + [b"x\n", b"y\n", b"x\n"]), max_size=40), st.data())
+def test_line_edits_are_an_exact_edit_script(a, data):
+    b = data.draw(st.lists(st.sampled_from(LINES + [b"x\n", b"y\n"]), max_size=40)) if data.draw(st.booleans()) else list(a)
+    if b == a and a:
+        k = data.draw(st.integers(0, len(a) - 1))
+        b = a[:k] + [b"new\n"] + a[k + 1 :]
+    old, new = b"".join(a), b"".join(b)
+    old_rows, new_rows = _rows(old), _rows(new)
+    rebuilt, at = [], 0
+    for i1, i2, j1, j2 in line_edits(old, new):
+        assert at <= i1 <= i2 and j1 <= j2
+        rebuilt += old_rows[at:i1]  # rows outside the edits are kept as they were
+        assert len(rebuilt) == j1
+        rebuilt += new_rows[j1:j2]
+        at = i2
+    rebuilt += old_rows[at:]
+    assert rebuilt == new_rows

@@ -228,6 +228,19 @@ def test_pr_pattern_and_revert_without_own_pr(tmp_path):
     assert r.commits[0].symbols.changed == ["a"]
 
 
+def test_revert_found_by_title(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    pin = commit_files(repo, {"x.py": "a = 1\n"}, "init", day(1))
+    commit_files(repo, {"x.py": "a = 2\n"}, "[Kernel] Speed up the zeroing kernel with vector stores (#41)", day(2))
+    commit_files(repo, {"y.py": "b = 2\n"}, "[Kernel] Speed up something else (#42)", day(3))
+    commit_files(repo, {"x.py": "a = 1\n"}, 'Revert "[Kernel] Speed up the zeroing kernel with vect\u2026 (#43)', day(4))
+    r = walk(repo, f"{pin}..HEAD", ["x.py"], cache_dir=tmp_path / "c")
+    assert [(c.pr, c.reverts) for c in r.commits] == [(41, None), (43, 41)]
+    # the reverted commit may lie before the range
+    r = walk(repo, "HEAD~1..HEAD", ["x.py"], cache_dir=tmp_path / "c")
+    assert [(c.pr, c.reverts) for c in r.commits] == [(43, 41)]
+
+
 @pytest.mark.parametrize(
     "rng, message",
     [
