@@ -710,7 +710,7 @@ def _porttrack(port: Path, args: list[str], console: Console) -> subprocess.Comp
                           capture_output=True, text=True)
     text = (proc.stdout + proc.stderr).rstrip()
     if text:
-        console.print(text, markup=False, highlight=False)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
     return proc
 
 
