@@ -801,27 +801,35 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
                 control, ccount, how = auto, scan.control_counts[auto], scan.auto_control_how[count.form]
 
     where = ", ".join(scan.scope) or "(no scope)"
-    status, reason = "present", ""
+    unread = [i for i in scan.incomplete if _under(i.split(": ")[0], scan.scope)]
+    unread_tests = [i for i in scan.incomplete if i not in unread and _under(i.split(": ")[0], scan.tests_scope)]
+    notes = []
+    status = "present"
     if count.code > 0:
-        if scan.incomplete:
-            reason = f"present; {len(scan.incomplete)} file(s) could not be read, so the count may be low"
-    elif any(_under(i.split(": ")[0], scan.scope) for i in scan.incomplete):
-        bad = [i for i in scan.incomplete if _under(i.split(": ")[0], scan.scope)]
+        if unread:
+            notes.append(f"{len(unread)} file(s) in the scope could not be read, so the count may be low")
+    elif unread:
         status = "incomplete"
-        reason = f"{len(bad)} file(s) in the scope could not be read: " + "; ".join(bad[:3])
+        notes.append(f"{len(unread)} file(s) in the scope could not be read: " + "; ".join(unread[:3]))
     else:
         why = _scope_problem(scan)
         if why:
-            status, reason = "untrusted", why
+            status = "untrusted"
+            notes.append(why)
         elif ccount is None:
-            status, reason = "untrusted", f"no positive control: nothing else in {where} was found to prove the scan sees code"
+            status = "untrusted"
+            notes.append(f"no positive control: nothing else in {where} was found to prove the scan sees code")
         elif ccount.code == 0:
-            status, reason = "untrusted", f"control {control!r} has no code hit in {where} either"
+            status = "untrusted"
+            notes.append(f"control {control!r} has no code hit in {where} either")
         else:
             status = "absent"
             raw_only = sorted({h.path for h in count.hits if h.why == "no grammar" and _under(h.path, scan.scope)})
             if raw_only:
-                reason = f"raw hits in {len(raw_only)} file(s) no grammar reads, not counted as code: " + ", ".join(raw_only[:3])
+                notes.append(f"raw hits in {len(raw_only)} file(s) no grammar reads, not counted as code: " + ", ".join(raw_only[:3]))
+    if unread_tests:
+        notes.append(f"{len(unread_tests)} file(s) in the tests scope could not be read, so the tests count may be low")
+    reason = "; ".join(notes)
     return Probe(
         symbol=symbol,
         form=count.form,

@@ -228,3 +228,14 @@ def test_bad_revision_and_non_git_root(port: Path, tmp_path: Path):
     (plain / "src" / "a.cpp").write_text("int KVBlockZeroer() { return 1; }\n")
     s = scan(plain, "KVBlockZeroer")
     assert str(s.tree) == "worktree (not a git repository)" and s.counts["KVBlockZeroer"].code == 1
+
+
+def test_missing_blob_in_tests_scope_leaves_the_scope_judged(port: Path, tmp_path: Path):
+    body = "int only_in_tests_%s = 1;\n" % os.urandom(8).hex()
+    commit_files(port, {"tests/lost.cpp": body}, "lost test")
+    sha = git(port, "rev-parse", "HEAD:tests/lost.cpp")
+    (port / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    s = scan(port, "KVBlockZeroer", "allocate_slots", rev="HEAD", cache_dir=tmp_path / "cache")
+    p = P.judge(s, "KVBlockZeroer")
+    assert p.status == "absent" and "tests scope could not be read" in p.reason
+    assert p.incomplete == [f"tests/lost.cpp: missing object {sha}"]
