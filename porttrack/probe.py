@@ -224,12 +224,21 @@ def _glob_re(pattern: str) -> re.Pattern:
     return re.compile(out + "(?:/.*)?")  # a pattern naming a folder excludes what lies under it
 
 
+def _prefixes(path: str):
+    """The path and every folder above it: a/b/c -> a/b/c, a/b, a."""
+    while path:
+        yield path
+        path = path.rpartition("/")[0]
+
+
 def _under(path: str, prefixes: list[str]) -> bool:
     return any(p == "" or path == p or path.startswith(p + "/") for p in prefixes)
 
 
 def _hidden(path: str, scopes: list[str]) -> bool:
     """A file in a hidden folder counts only when a scope names that folder (or something inside it)."""
+    if "/." not in path and not path.startswith("."):
+        return False
     parts = path.split("/")
     for s in scopes:
         if _under(path, [s]):
@@ -487,11 +496,12 @@ def scan(
             shas = _list_worktree(root, wanted, in_git) if wanted else {}
             tree = tree_job.result()
     all_paths = sorted(shas)
-    missing = [s for s in scope_paths if not any(_under(p, [s]) for p in all_paths) and not _exists(root, s, tree)]
+    listed = {d for p in all_paths for d in _prefixes(p)}
+    missing = [s for s in scope_paths if s and s not in listed and not _exists(root, s, tree)]
     excluded = hidden = 0
     paths: list[str] = []
     for p in all_paths:
-        if any(r.fullmatch(p) for r in excl):
+        if excl and any(r.fullmatch(p) for r in excl):
             excluded += 1
         elif _hidden(p, wanted):
             hidden += 1
