@@ -340,10 +340,16 @@ class _Cache:
             for old in folder.glob("index-v*.sqlite*"):  # earlier formats are never read again
                 if not old.name.startswith(CACHE_FILE):
                     old.unlink(missing_ok=True)
-            self.db = self._open(str(folder / CACHE_FILE))
+            path = folder / CACHE_FILE
+            try:
+                self.db = self._open(str(path))
+            except sqlite3.DatabaseError:  # corrupt (a crash mid-write, a foreign file): start it afresh
+                for f in folder.glob(CACHE_FILE + "*"):
+                    f.unlink(missing_ok=True)
+                self.db = self._open(str(path))
         except (OSError, sqlite3.Error):
             self.db = None
-        if self.db is None:  # an unwritable or corrupt cache must not stop a probe
+        if self.db is None:  # an unwritable cache must not stop a probe; it only makes it slower
             self.db = self._open(":memory:")
 
     @staticmethod

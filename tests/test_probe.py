@@ -239,3 +239,13 @@ def test_missing_blob_in_tests_scope_leaves_the_scope_judged(port: Path, tmp_pat
     p = P.judge(s, "KVBlockZeroer")
     assert p.status == "absent" and "tests scope could not be read" in p.reason
     assert p.incomplete == [f"tests/lost.cpp: missing object {sha}"]
+
+
+def test_corrupt_cache_is_rebuilt(port: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    first = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
+    (cache / P.CACHE_FILE).write_bytes(b"not a database" * 100)
+    for extra in cache.glob(P.CACHE_FILE + "-*"):
+        extra.unlink()
+    again = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
+    assert (again.code, again.raw) == (first.code, first.raw)
