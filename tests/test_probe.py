@@ -249,3 +249,23 @@ def test_corrupt_cache_is_rebuilt(port: Path, tmp_path: Path):
         extra.unlink()
     again = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
     assert (again.code, again.raw) == (first.code, first.raw)
+
+
+def test_python_files_masks_and_delegation(tmp_path: Path):
+    repo = init_repo(tmp_path / "py")
+    commit_files(repo, {"pkg/m.py": '''\
+# take_new_block_ids in a comment
+"""take_new_block_ids in a docstring"""
+
+
+class Manager:
+    def take_new_block_ids(self):
+        return [m.take_new_block_ids() for m in self.managers]
+
+
+def use(mgr):
+    return mgr.take_new_block_ids()
+'''}, "py")
+    c = P.scan(repo, ["take_new_block_ids"], scope=["pkg"]).counts["take_new_block_ids"]
+    assert [(h.line, h.kind, h.why) for h in c.hits] == [
+        (1, "comment", "comment"), (2, "comment", "string"), (6, "definition", ""), (7, "delegation", ""), (11, "consumer", "")]
