@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import gitio, queuefile
-from porttrack.config import Config, inside, key_line
+from porttrack.config import Config, inside
 from porttrack.errors import UserError
 from porttrack.model import DEFERRED, Entry, Gate, Part, Queue, Rule
 
@@ -171,7 +171,7 @@ class _Ctx:
         self.checks: set[str] = set()
         self.scans: dict[tuple[str, ...], object] = {}  # scope -> probe.Scan, reused by the citation checks
         self._lines: dict[str, list[str] | None] = {}
-        self._qlines = qf.text.splitlines()
+        self.index = _QueueIndex(qf.text)
 
     def lines(self, rel: str, what: str) -> list[str] | None:
         """The lines of a port file (None when missing or unreadable); escaping the root is refused."""
@@ -184,24 +184,92 @@ class _Ctx:
         return self._lines[rel]
 
     def entry_line(self, n: int, key: str | None = None, part: str | None = None) -> int:
-        return queuefile.line_of(self.qf, n, key=key, part=part)
+        return self.index.line(("entry", n, part), key)
 
-    def gate_line(self, start: int, gate_id: str) -> int:
-        """The line of `id = "gate_id"` at or after `start`, before the next entry/rule/ack begins."""
-        pat = re.compile(r"^\s*id\s*=\s*[\"']" + re.escape(gate_id) + r"[\"']")
-        for i in range(start, len(self._qlines)):
-            text = self._qlines[i]
-            if i >= start and re.match(r"^\s*\[\[\s*(entry|rule|ack)\s*\]\]", text):
-                break
-            if pat.match(text):
-                return i + 1
-        return start
+    def gate_line(self, owner: tuple, gate_id: str) -> int:
+        return self.index.gate(owner, gate_id)
 
     def rule_line(self, index: int, key: str = "upstream") -> int:
-        return key_line(self.qf.text, "rule", key, index) or 1
+        return self.index.line(("rule", index, None), key)
 
     def ack_line(self, index: int) -> int:
-        return key_line(self.qf.text, "ack", "code", index) or 1
+        return self.index.line(("ack", index, None), "code")
+
+
+_TABLE = re.compile(r"^\s*\[(\[)?\s*([A-Za-z0-9_.\s]+?)\s*\]")
+_KEYLINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=\s*(.*)")
+
+
+class _QueueIndex:
+    """Line numbers of every entry, part, rule, ack, key and gate id, from ONE pass over the queue text.
+
+    Findings cite queue lines by the hundred; looking each one up from scratch would make
+    check quadratic in the queue's size.
+    """
+
+    def __init__(self, text: str):
+        # (kind, n-or-index, part name or None) -> {"": header line, key: line}; gates -> {id: line}
+        self.keys: dict[tuple, dict[str, int]] = {}
+        self.gates: dict[tuple, dict[str, int]] = {}
+        counters = {"rule": -1, "ack": -1}
+        owner: tuple | None = None  # whose keys the following lines are
+        entry: tuple | None = None
+        in_gate = False
+        pending: list[tuple[int, str]] = []  # an entry's lines before its `n = ` is seen
+        for i, line in enumerate(text.splitlines(), 1):
+            m = _TABLE.match(line)
+            if m:
+                name = re.sub(r"\s+", "", m.group(2))
+                in_gate = name.endswith(".gate")
+                if name == "entry":
+                    entry = owner = ("entry", None, None)
+                    pending = [(i, "")]
+                elif name in counters:
+                    counters[name] += 1
+                    owner = (name, counters[name], None)
+                    self.keys[owner] = {"": i}
+                    entry = None
+                elif name == "entry.part" and entry is not None:
+                    owner = ("entry", entry[1], "\0part")
+                    self.keys.setdefault(owner, {})[""] = i
+                elif name == "entry.gate":
+                    owner = entry
+                elif not in_gate:
+                    owner = None  # [entry.symbols] and friends: their keys are not the entry's
+                continue
+            k = _KEYLINE.match(line)
+            if not k or owner is None:
+                continue
+            key, value = k.group(1), k.group(2)
+            if in_gate:
+                gid = re.match(r"[\"']([^\"']*)[\"']", value) if key == "id" else None
+                if gid:
+                    self.gates.setdefault(owner, {}).setdefault(gid.group(1), i)
+                continue
+            if owner[0] == "entry" and owner[1] is None:
+                if key == "n" and value.strip().split("#")[0].strip().isdigit():
+                    n = int(value.strip().split("#")[0].strip())
+                    entry = owner = ("entry", n, None)
+                    self.keys.setdefault(owner, {})
+                    for pl, pk in pending + [(i, "n")]:
+                        self.keys[owner].setdefault(pk, pl)
+                else:
+                    pending.append((i, key))
+                continue
+            if owner[2] == "\0part" and key == "name":
+                pname = re.match(r"[\"']((?:[^\"'\\]|\\.)*)[\"']", value.strip())
+                named = ("entry", owner[1], pname.group(1) if pname else "")
+                self.keys[named] = {**self.keys.pop(owner), "name": i}
+                owner = named
+                continue
+            self.keys.setdefault(owner, {}).setdefault(key, i)
+
+    def line(self, owner: tuple, key: str | None = None) -> int:
+        keys = self.keys.get(owner) or self.keys.get((owner[0], owner[1], None)) or {"": 1}
+        return keys.get(key or "", keys.get("", 1))
+
+    def gate(self, owner: tuple, gate_id: str) -> int:
+        return self.gates.get(owner, {}).get(gate_id) or self.line(owner)
 
 
 def _rel(root: Path, path: Path) -> str:
@@ -321,14 +389,12 @@ def _gate_jobs(q: Queue, ctx: _Ctx) -> list[GateJob]:
         for label, obj, part in _owners(e):
             if obj.verdict not in DEFERRED:
                 continue
-            start = ctx.entry_line(e.n, part=part)
             for g in obj.gates:
-                jobs.append(GateJob(g, label, e.n, part or "", ctx.gate_line(start, g.id), [e.n]))
+                jobs.append(GateJob(g, label, e.n, part or "", ctx.gate_line(("entry", e.n, part), g.id), [e.n]))
     for i, r in enumerate(q.rules):
-        start = ctx.rule_line(i)
         covered = [e.n for e in q.entries if e.verdict == r.verdict and e.files and all(_glob(r.upstream, f) for f in e.files)]
         for g in r.gates:
-            jobs.append(GateJob(g, f"rule {r.upstream!r}", None, "", ctx.gate_line(start - 1, g.id), covered))
+            jobs.append(GateJob(g, f"rule {r.upstream!r}", None, "", ctx.gate_line(("rule", i, None), g.id), covered))
     return jobs
 
 
@@ -378,7 +444,7 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
             scan = probe.scan(
                 ctx.root, symbols, regexes=regexes, scope=list(scope), tests_scope=cfg.tests_scope,
                 exclude=cfg.exclude, rev=None, renames=cfg.renames,
-                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=cfg.cache_dir or None,
+                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
             )
         except re.error as e:
             raise UserError(f"{ctx.qrel}: a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None
@@ -414,8 +480,12 @@ def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     )]
 
 
-def _hits(count, kinds=None, limit: int = 20) -> list[str]:
-    hits = [h for h in count.hits if kinds is None or h.kind in kinds]
+_CODE_KINDS = {"definition", "consumer", "delegation"}
+
+
+def _hits(count, kinds=_CODE_KINDS, limit: int = 20) -> list[str]:
+    """Code hits (never comment-only ones) as path:line, the first `limit` of them."""
+    hits = [h for h in count.hits if h.kind in kinds]
     return [f"{h.path}:{h.line}" for h in hits[:limit]]
 
 
@@ -461,9 +531,11 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             f"The entry is real now: {_to_port(j)}, or re-triage it and update the gate.",
             path, line, **kw, related=related,
         )]
-    if p.status == "untrusted" or (not g.control and _relies_on_zero(g)):
-        why = (f"its positive control {g.control!r} has {p.control_count} hit(s) in {scope}"
-               if g.control else "it records no positive control")
+    control_code = p.control_count.code if p.control_count is not None else 0
+    if p.status == "untrusted" or (_relies_on_zero(g) and control_code == 0):
+        # a zero (no hit, no consumer) is evidence only while the control shows the scan sees code
+        why = (f"its positive control {p.control!r} has {control_code} code hit(s) in {scope}" if p.control
+               else f"no positive control ({p.reason or 'none recorded or found'})")
         return [finding(
             "gate-untrusted",
             f"{j.label} gate {g.id!r}: {what} counts {c.code}, but {why}, so the count is no evidence.",
@@ -487,16 +559,10 @@ def _incomplete_text(scan) -> str:
 
 
 def _variants(name: str, cfg: Config) -> list[str]:
-    """The forms an upstream name may take in the port (DESIGN §6)."""
-    out = [name]
-    if cfg.strip_leading_underscore and name.lstrip("_") and name.lstrip("_") != name:
-        out.append(name.lstrip("_"))
-    if "." in name:
-        out += [name.replace(".", "::"), name.rsplit(".", 1)[1]]
-    if "::" in name:
-        out.append(name.rsplit("::", 1)[1])
-    out += [cfg.renames[v] for v in list(out) if v in cfg.renames]
-    return list(dict.fromkeys(v for v in out if v))
+    """The forms an upstream name may take in the port (DESIGN §6), as the probe searches them."""
+    from porttrack import probe
+
+    return probe.variants(name, renames=cfg.renames, strip_leading_underscore=cfg.strip_leading_underscore)
 
 
 def _mention_re(names: list[str], regex: bool = False) -> re.Pattern:
@@ -574,7 +640,7 @@ def _elsewhere(ctx: _Ctx, g: Gate) -> list[str]:
     count = scan.counts.get(g.probe)
     if count is None:
         return []
-    return [f"{h.path}:{h.line}" for h in count.hits[:3]]
+    return _hits(count, limit=3)
 
 
 def landing_findings(ctx: _Ctx) -> list[Finding]:

@@ -344,3 +344,23 @@ def test_rule_gates_are_rerun(port):
     (port / "src/offload.cpp").write_text("struct OffloadWorker {};\n")
     result = run(port)
     assert [(f.code, f.gate) for f in result.findings] == [("gate-live", "offload-worker")]
+
+
+def test_queue_line_index_agrees_with_queuefile(port):
+    from porttrack import queuefile
+
+    text = QUEUE + ('\n[[entry]]\nn = 9\nsha = "9"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
+                    '[[entry.gate]]\nid = "g9"\nkind = "absent"\nprobe = "Nope"\n'
+                    '[[entry.part]]\nname = "(b) second half"\nverdict = "blocked"\nblocked_by = [5]\n'
+                    '[[entry.part.gate]]\nid = "pg"\nkind = "entry-ported"\nentry = 5\n')
+    qf = queuefile.loads(text, Path("q.toml"))
+    index = check._QueueIndex(text)
+    for e in qf.queue.entries:
+        for key in (None, "verdict", "subject", "n"):
+            assert index.line(("entry", e.n, None), key) == queuefile.line_of(qf, e.n, key), (e.n, key)
+    part = ("entry", 9, "(b) second half")
+    assert index.line(part, "blocked_by") == queuefile.line_of(qf, 9, "blocked_by", part="(b) second half")
+    lines = text.splitlines()
+    assert lines[index.gate(part, "pg") - 1] == 'id = "pg"'
+    assert lines[index.gate(("entry", 9, None), "g9") - 1] == 'id = "g9"'
+    assert lines[index.gate(("entry", 2, None), "take-new-block-ids-consumer") - 1] == 'id = "take-new-block-ids-consumer"'
