@@ -112,6 +112,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     t0 = time.perf_counter()
     root = cfg.port_root.resolve()
     qf = queuefile.load(queue_path)
+    t_load = time.perf_counter() - t0
     q = qf.queue
     qrel = _rel(root, queue_path)
     toplevel = _toplevel(root)
@@ -130,7 +131,9 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
         base_q, base_label = _base_queue(toplevel, root, queue_path, base)
         out += untriaged_findings(ctx, base_q)
     jobs = _gate_jobs(q, ctx)
+    t1 = time.perf_counter()
     gate_out, scans = gate_findings(ctx, jobs)
+    t_gates = time.perf_counter() - t1
     out += gate_out
     out += citation_findings(ctx, jobs)
     out += landing_findings(ctx)
@@ -158,6 +161,8 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
             "gates": len(jobs),
             "scans": scans,
             "seconds": round(time.perf_counter() - t0, 3),
+            "load_seconds": round(t_load, 3),  # reading and validating the queue file
+            "scan_seconds": round(t_gates, 3),  # the probe scans and gate judgements
         },
         repo_prefix=prefix,
     )
