@@ -1,12 +1,14 @@
 """KVCacheManagerSim: per-group block allocation over one pool, and new-block-id recording.
 
 A small model of upstream's scheduler side (KVREF.md §3): one block pool
-(block 0 is the null block; allocation pops the head of the free queue,
-freed blocks join its tail), one single-type manager per KV cache group in
+(block 0 is the null block; allocation pops the head of the free queue;
+freed blocks, never hashed here, go back at its head from 520828789 on and at
+its tail before), one single-type manager per KV cache group in
 group order, each recording newly allocated block ids under the predicate of
 the semantics in force, and a scheduler step that puts the drained ids in
-`new_block_ids_to_zero`. Sliding-window eviction and prefix-cache hits are
-out of its scope: it models which ids get recorded and when they drain.
+`new_block_ids_to_zero`. Prefix-cache hits and blocks freed for leaving a
+window (sliding window, Mamba's skipped blocks) are out of its scope: actions
+carry no computed-token counts, so nothing is released before `free`.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ from kvref.specs import Group, MambaSpec, cdiv, group_spec, layer_specs
 G1_RECORDING_KINDS = ("full_attention", "mla")
 
 
+NULL_BLOCK = 0
+
+
 class BlockPool:
-    def __init__(self, num_blocks: int) -> None:
+    def __init__(self, num_blocks: int, *, free_uncached_first: bool = True) -> None:
         if not isinstance(num_blocks, int) or num_blocks < 2:
             raise ValueError(f"num_blocks must be an integer >= 2 (block 0 is the null block), got {num_blocks!r}")
         self.num_blocks = num_blocks
         self.free = deque(range(1, num_blocks))
+        self.free_uncached_first = free_uncached_first
 
     def get_new_blocks(self, n: int) -> list[int]:
         if n > len(self.free):
@@ -35,7 +41,13 @@ class BlockPool:
         return [self.free.popleft() for _ in range(n)]
 
     def free_blocks(self, ids: Sequence[int]) -> None:
-        self.free.extend(ids)
+        """Return blocks in eviction order (first evicted first). Nothing here has a block hash, so
+        from 520828789 on they go to the head of the free queue, in order; before, to its tail."""
+        ids = [i for i in ids if i != NULL_BLOCK]
+        if self.free_uncached_first:
+            self.free.extendleft(reversed(ids))
+        else:
+            self.free.extend(ids)
 
 
 @dataclass
@@ -48,18 +60,37 @@ class SingleTypeManagerSim:
     new_block_ids: list[int] = field(default_factory=list)
     req_blocks: dict[str, list[int]] = field(default_factory=dict)
 
-    def _blocks_needed(self, request: str, num_tokens: int) -> int:
-        have = len(self.req_blocks.get(request, []))
-        if isinstance(self.spec, MambaSpec) and self.spec.mamba_cache_mode != "all":
-            # One running state block (plus speculative ones) per request, whatever its length.
-            return max(0, 1 + self.spec.num_speculative_blocks - have)
-        return max(0, cdiv(num_tokens, self.block_size) - have)
-
     def allocate(self, request: str, num_tokens: int) -> list[int]:
-        ids = self.pool.get_new_blocks(self._blocks_needed(request, num_tokens))
-        self.req_blocks.setdefault(request, []).extend(ids)
+        blocks = self.req_blocks.setdefault(request, [])
+        spec_blocks = getattr(self.spec, "num_speculative_blocks", 0)
+        if isinstance(self.spec, MambaSpec) and self.spec.mamba_cache_mode == "align":
+            ids = self._allocate_align(blocks, num_tokens, spec_blocks)
+        else:
+            # Mamba outside align mode allocates like attention, plus room for speculative tokens.
+            need = cdiv(num_tokens + self.block_size * spec_blocks, self.block_size) - len(blocks)
+            ids = self.pool.get_new_blocks(max(0, need))
+            blocks.extend(ids)
         if self.records:
             self.new_block_ids.extend(ids)
+        return ids
+
+    def _allocate_align(self, blocks: list[int], num_tokens: int, spec_blocks: int) -> list[int]:
+        # Align mode keeps only the running state (plus speculative) blocks real; earlier
+        # positions hold the null block.
+        required = cdiv(num_tokens, self.block_size) + spec_blocks
+        if required <= len(blocks):
+            return []
+        had = len(blocks)
+        skipped = required - spec_blocks - 1
+        blocks.extend([NULL_BLOCK] * max(0, skipped - had))
+        if had:  # speculative blocks of the last step move up past the skipped positions
+            for i in range(had - spec_blocks, had):
+                if i >= skipped:
+                    break
+                blocks.append(blocks[i])
+                blocks[i] = NULL_BLOCK
+        ids = self.pool.get_new_blocks(required - len(blocks))
+        blocks.extend(ids)
         return ids
 
     def free(self, request: str) -> None:
@@ -88,7 +119,7 @@ class KVCacheManagerSim:
         if "record-new-block-ids" not in self.semantics:
             raise ValueError(f"new block ids are not recorded before 4ff8c3c8f (semantics {self.semantics.label})")
         self.needs_zeroing = bool(needs_zeroing)
-        self.pool = BlockPool(num_blocks)
+        self.pool = BlockPool(num_blocks, free_uncached_first="free-uncached-first" in self.semantics)
         self.managers = [
             SingleTypeManagerSim(i, group_spec(g), self._block_size(g, dcp, pcp), self._records(g), self.pool)
             for i, g in enumerate(groups)

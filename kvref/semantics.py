@@ -35,6 +35,9 @@ SWITCHES: tuple[Switch, ...] = (
            "single-type managers record new block ids; take_new_block_ids drains; KVBlockZeroer exists"),
     Switch("resolve-block-sizes", "4d51588e2", 40860, "2026-04-26",
            "resolve_kv_cache_block_sizes returns (scheduler, hash) block sizes"),
+    Switch("free-uncached-first", "520828789", 42656, "2026-06-16",
+           "freed blocks without a block hash go to the head of the free queue (evicted first), "
+           "not the tail"),
     Switch("g1-pin", "fa36f86d7", 45772, "2026-06-23",
            "marker only: the G1 generation (no behaviour change)"),
     Switch("mamba-mode-backoff", "", None, "2026-06/08",

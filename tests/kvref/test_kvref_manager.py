@@ -6,15 +6,22 @@ from kvref import FullAttentionSpec as F, KVCacheManagerSim, MambaSpec, MLAAtten
 from kvref.manager import run_steps
 
 
-def test_pool_hands_out_from_the_head_and_takes_back_at_the_tail_reversed():
+def test_pool_hands_out_from_the_head_and_takes_freed_blocks_back_first():
     sim = KVCacheManagerSim([F(block_size=4)], num_blocks=8, needs_zeroing=True)
     assert sim.allocate_slots("a", 9) == [[1, 2, 3]]  # block 0 is the null block
     assert sim.allocate_slots("a", 12) == [[]]
     assert sim.allocate_slots("b", 1) == [[4]]
-    sim.free("a")
-    assert list(sim.pool.free) == [5, 6, 7, 3, 2, 1]
+    sim.free("a")  # tail first, and unhashed blocks are evicted first (520828789)
+    assert list(sim.pool.free) == [3, 2, 1, 5, 6, 7]
     with pytest.raises(ValueError, match="Cannot get 7 free blocks"):
         sim.allocate_slots("c", 28)
+
+
+def test_before_520828789_freed_blocks_join_the_tail():
+    sim = KVCacheManagerSim([F(block_size=4)], num_blocks=8, needs_zeroing=True, semantics="4d51588e2")
+    sim.allocate_slots("a", 9)
+    sim.free("a")
+    assert list(sim.pool.free) == [4, 5, 6, 7, 3, 2, 1]
 
 
 def test_drain_concatenates_managers_in_group_order():
@@ -76,10 +83,20 @@ def test_g3_drops_ids_an_async_load_will_write():
                      semantics="G1")["new_block_ids_to_zero"] == [[1, 2, 3], [4]]
 
 
-def test_mamba_holds_one_running_block_per_request():
-    sim = KVCacheManagerSim([F(block_size=4), MambaSpec(block_size=4)], num_blocks=16, needs_zeroing=True)
+def test_mamba_outside_align_allocates_like_attention_plus_speculative_room():
+    sim = KVCacheManagerSim([F(block_size=4), MambaSpec(block_size=8, num_speculative_blocks=1)], num_blocks=16,
+                            needs_zeroing=True)
+    assert sim.allocate_slots("a", 12) == [[1, 2, 3], [4, 5, 6]]  # cdiv(12 + 8, 8) = 3
+
+
+def test_mamba_align_keeps_one_real_block_and_nulls_before_it():
+    sim = KVCacheManagerSim([F(block_size=4), MambaSpec(block_size=4, mamba_cache_mode="align")], num_blocks=16,
+                            needs_zeroing=True)
     assert sim.allocate_slots("a", 12) == [[1, 2, 3], [4]]
-    assert sim.allocate_slots("a", 16) == [[5], []]
+    assert sim.managers[1].req_blocks["a"] == [0, 0, 4]
+    assert sim.allocate_slots("a", 16) == [[5], [6]]
+    sim.free("a")  # the null block never returns to the pool
+    assert list(sim.pool.free)[:6] == [6, 4, 5, 3, 2, 1]
 
 
 def test_bad_input():
