@@ -53,11 +53,11 @@ def _repo_path(result: CheckResult, path: str) -> str:
 
 def text(result: CheckResult, console: Console) -> None:
     base = f" against base {result.base}" if result.base else ""
-    console.print(f"porttrack check: {escape(result.queue_path)} at {escape(result.tree)}{escape(base)}")
+    console.print(f"porttrack check: {escape(result.queue_path)} at {escape(result.tree)}{escape(base)}", soft_wrap=True)
     for f in result.findings:
         style = _STYLE[f.severity]
         who = escape(f.check or f.subject)
-        console.print(f"\n[{style}]{f.severity}[/] [bold]{f.code}[/] · {who}")
+        console.print(f"\n[{style}]{f.severity}[/] [bold]{f.code}[/] · {who}", soft_wrap=True)
         console.print(f"  {escape(f.path)}:{f.line}  {escape(f.message)}", soft_wrap=True)
         for r in f.related[:5]:
             console.print(f"    also {escape(r)}", soft_wrap=True)
@@ -67,7 +67,7 @@ def text(result: CheckResult, console: Console) -> None:
         for f, reason in result.acknowledged:
             console.print(f"  {f.code} · {escape(f.check or f.subject)}: {escape(reason)}", soft_wrap=True)
     verdict = "[bold red]FAIL[/]" if result.findings else "[bold green]ok[/]"
-    console.print(f"\n{verdict} {escape(summary(result))}")
+    console.print(f"\n{verdict} {escape(summary(result))}", soft_wrap=True)
 
 
 # ---------------------------------------------------------------- json
