@@ -20,7 +20,7 @@ from typing import Sequence
 from kvref.semantics import SemanticsLike, resolve_semantics
 from kvref.specs import Group, MambaSpec, cdiv, group_spec, layer_specs
 
-# The exact spec types G1 records for (subclasses such as sliding window do not).
+# The exact spec types G1 records for (subclasses such as sliding window do not); MLA from d2889722f.
 G1_RECORDING_KINDS = ("full_attention", "mla")
 
 
@@ -136,8 +136,8 @@ class KVCacheManagerSim:
         specs = layer_specs(group)
         if "attention-zeroing" in self.semantics:
             return self.needs_zeroing and all(s.is_attention for s in specs)
-        spec = group_spec(group)
-        return getattr(spec, "kind", None) in G1_RECORDING_KINDS
+        kinds = G1_RECORDING_KINDS if "mla-records" in self.semantics else G1_RECORDING_KINDS[:1]
+        return getattr(group_spec(group), "kind", None) in kinds
 
     @property
     def records_new_block_ids(self) -> list[bool]:

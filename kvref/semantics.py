@@ -33,8 +33,12 @@ class Switch:
 SWITCHES: tuple[Switch, ...] = (
     Switch("record-new-block-ids", "4ff8c3c8f", 35219, "2026-03-10",
            "single-type managers record new block ids; take_new_block_ids drains; KVBlockZeroer exists"),
+    Switch("zeroer-full-attention-subclasses", "f4b42df04", 38479, "2026-04-15",
+           "the zeroer takes full-attention subclasses (MLA) too, not only the exact FullAttentionSpec"),
     Switch("resolve-block-sizes", "4d51588e2", 40860, "2026-04-26",
            "resolve_kv_cache_block_sizes returns (scheduler, hash) block sizes"),
+    Switch("mla-records", "d2889722f", 43961, "2026-05-29",
+           "MLA managers record new block ids too (exact types: full attention, MLA)"),
     Switch("free-uncached-first", "520828789", 42656, "2026-06-16",
            "freed blocks without a block hash go to the head of the free queue (evicted first), "
            "not the tail"),

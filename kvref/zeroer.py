@@ -24,7 +24,6 @@ from typing import Iterable, Sequence
 
 import torch
 
-from kvref.manager import G1_RECORDING_KINDS
 from kvref.semantics import SemanticsLike, resolve_semantics
 from kvref.specs import KINDS
 
@@ -131,7 +130,9 @@ class KVBlockZeroer:
             return False
         if "attention-zeroing" in self.semantics:
             return KINDS[layer.kind].is_attention
-        return layer.kind in G1_RECORDING_KINDS
+        if "zeroer-full-attention-subclasses" in self.semantics:
+            return layer.kind in ("full_attention", "mla")  # isinstance(spec, FullAttentionSpec)
+        return layer.kind == "full_attention"  # type(spec) is FullAttentionSpec
 
     def _plan(self, layer: KVLayer) -> _Plan:
         t, bd, r = layer.tensor, layer.block_dim, layer.ratio

@@ -106,3 +106,11 @@ def test_bad_input():
         run_steps([F(block_size=4)], num_blocks=8, needs_zeroing=True, steps=[[{"op": "grow"}]])
     with pytest.raises(ValueError, match="not recorded before 4ff8c3c8f"):
         KVCacheManagerSim([F(block_size=4)], num_blocks=8, needs_zeroing=True, semantics=[])
+
+
+def test_mla_records_from_d2889722f():
+    groups = [F(block_size=4), MLAAttentionSpec(block_size=4)]
+    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="4d51588e2"
+                             ).records_new_block_ids == [True, False]
+    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="d2889722f"
+                             ).records_new_block_ids == [True, True]

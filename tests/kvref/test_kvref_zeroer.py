@@ -128,6 +128,10 @@ def test_g1_zeroes_full_attention_only_and_mamba_never():
     assert not buf[128:256].any()
     KVBlockZeroer([KVLayer(t, runner_only=True)]).zero([2])
     assert buf[256:384].all()
+    KVBlockZeroer([KVLayer(t, kind="mla")], semantics="4ff8c3c8f").zero([3])  # exact type only before f4b42df04
+    assert buf[384:512].all()
+    KVBlockZeroer([KVLayer(t, kind="mla")], semantics="G1").zero([3])
+    assert not buf[384:512].any()
 
 
 def test_errors_name_the_values():
