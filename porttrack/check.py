@@ -730,29 +730,27 @@ def owner_findings(ctx: _Ctx) -> list[Finding]:
 
 def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
     """Blocked entries whose blockers are all ported now (skipping those an entry-ported gate already named)."""
+    from porttrack import audit
+
+    for e in ctx.q.entries:
+        for label, obj, _ in _owners(e):
+            if obj.verdict == "blocked":
+                ctx.checks.add(f"{label} blocked_by")
     out = []
-    for n, part, blockers in _actionable(ctx.q):
-        if (n, part or "") in already:
+    for n, blockers in audit.actionable(ctx.q):
+        e = ctx.q.entry(n)
+        # point at the blocked_by that says so: the entry's own, else its first blocked part's
+        part = next((p.name for p in e.parts if p.verdict == "blocked"), None) if e.verdict != "blocked" else None
+        if (n, part or "") in already or (n, "") in already:
             continue
         label = f"entry {n}" + (f" part {part!r}" if part else "")
         ctx.checks.add(f"{label} blocked_by")
         out.append(finding(
             "actionable",
-            f"{label} is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
+            f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
             f"Port {label} (or re-triage it) and clear its blocked_by.",
             ctx.qrel, ctx.entry_line(n, "blocked_by", part), entry=n, part=part or "", check=f"{label} blocked_by",
         ))
-    return out
-
-
-def _actionable(q: Queue) -> list[tuple[int, str | None, list[int]]]:
-    """(entry, part or None, blockers) for blocked entries and parts whose blockers are all ported."""
-    ported = {e.n for e in q.entries if e.verdict == "ported"}
-    out = []
-    for e in q.entries:
-        for _, obj, part in _owners(e):
-            if obj.verdict == "blocked" and obj.blocked_by and set(obj.blocked_by) <= ported:
-                out.append((e.n, part, list(obj.blocked_by)))
     return out
 
 

@@ -364,3 +364,11 @@ def test_queue_line_index_agrees_with_queuefile(port):
     assert lines[index.gate(part, "pg") - 1] == 'id = "pg"'
     assert lines[index.gate(("entry", 9, None), "g9") - 1] == 'id = "g9"'
     assert lines[index.gate(("entry", 2, None), "take-new-block-ids-consumer") - 1] == 'id = "take-new-block-ids-consumer"'
+
+
+def test_unreadable_file_makes_a_zero_incomplete_not_absent(port):
+    (port / "src/broken.cpp").write_bytes(b"// \xff\xfe not UTF-8\nint x;\n")
+    result = run(port)
+    assert ("scan-incomplete", 1) in codes(result)  # KVBlockZeroer's zero is unknown, not proven
+    f = next(f for f in result.findings if f.code == "scan-incomplete")
+    assert "src/broken.cpp" in f.message and f.path == "queue/q.toml"
