@@ -83,6 +83,12 @@ def time_refresh(repo: Path, rev_range: str, paths: list[str], work: Path) -> tu
     """Build a queue with the real CLI, then time `queue refresh` with nothing new."""
     port = work / "port"
     port.mkdir()
+    bare = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-bare-repository"], capture_output=True, text=True)
+    if bare.stdout.strip() == "true":
+        # queue build wants a checkout; a shared clone without a work tree borrows the objects.
+        clone = work / "checkout"
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(clone)], check=True)
+        repo = clone
     (port / "porttrack.toml").write_text(
         f'[upstream]\nrepo = "{repo}"\npaths = {list(paths) or [""]!r}\n'.replace("'", '"')
         + f'\n[port]\nroot = "."\n\n[cache]\ndir = "{work / "cli-cache"}"\n'

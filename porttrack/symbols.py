@@ -432,8 +432,15 @@ class Extractor:
     to tree-sitter in this run, `cached` the file changes answered from the cache.
     """
 
-    def __init__(self, read: Callable[[str], bytes], cache_dir: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        read: Callable[[str], bytes],
+        cache_dir: str | os.PathLike | None = None,
+        read_many: Callable[[list[str]], dict[str, bytes]] | None = None,
+    ):
         self.read = read
+        self.read_many = read_many
+        self._fetched: dict[str, bytes] = {}
         self.path = cache_root(cache_dir) / "symbols" / f"parse-{CACHE_VERSION}.sqlite"
         self.db = _open_db(self.path)
         self.parsed = 0
@@ -441,15 +448,31 @@ class Extractor:
         self.skipped = 0  # binary blobs of source files: recorded as touched, no symbols
         self._recent: OrderedDict[str, tuple[object, dict[str, str]]] = OrderedDict()
 
+    def file_changes(self, changes: list[tuple[str, str | None, str | None]]) -> list[FileDiff]:
+        """`file_change` for several changes, fetching the blobs they need in one batch."""
+        if self.read_many is not None:
+            need = {
+                sha
+                for lang, old, new in changes
+                if self._get("pair", _pair_key(lang, old, new)) is None
+                for sha in (old, new)
+                if sha and sha not in self._recent
+            }
+            self._fetched = self.read_many(sorted(need)) if need else {}
+        try:
+            return [self.file_change(*change) for change in changes]
+        finally:
+            self._fetched = {}
+
     def file_change(self, lang: str, old: str | None, new: str | None) -> FileDiff:
         """Symbols of one change from blob `old` to blob `new` (None: file absent on that side)."""
-        key = f"{lang}:{old or '-'}:{new or '-'}"
+        key = _pair_key(lang, old, new)
         hit = self._get("pair", key)
         if hit is not None:
             self.cached += 1
             return FileDiff(**hit)
-        old_data = self.read(old) if old else b""
-        new_data = self.read(new) if new else b""
+        old_data = self._blob(old) if old else b""
+        new_data = self._blob(new) if new else b""
         if is_binary(old_data) or is_binary(new_data):
             self.skipped += 1
             result = FileDiff()
@@ -468,6 +491,10 @@ class Extractor:
             result = FileDiff(added, changed, removed, sorted(uses))
         self._put("pair", key, result.__dict__)
         return result
+
+    def _blob(self, sha: str) -> bytes:
+        data = self._fetched.get(sha)
+        return data if data is not None else self.read(sha)
 
     def close(self) -> None:
         if self.db is not None:
@@ -525,6 +552,10 @@ class Extractor:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _pair_key(lang: str, old: str | None, new: str | None) -> str:
+    return f"{lang}:{old or '-'}:{new or '-'}"
 
 
 def _open_db(path: Path) -> sqlite3.Connection | None:

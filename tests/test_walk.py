@@ -11,7 +11,7 @@ import pytest
 
 from conftest import commit_files, git, init_repo
 from porttrack.errors import UserError
-from porttrack.walk import walk
+from porttrack.walk import pr_of, walk
 
 A_V1 = '''K = 1
 
@@ -226,6 +226,20 @@ def test_pr_pattern_and_revert_without_own_pr(tmp_path):
     r = walk(repo, f"{pin}..HEAD", ["x.py"], pr_pattern=r"\[PR-(\d+)\]", cache_dir=tmp_path / "c")
     assert [(c.pr, c.reverts) for c in r.commits] == [(77, None), (None, 77)]
     assert r.commits[0].symbols.changed == ["a"]
+
+
+@pytest.mark.parametrize(
+    "subject, expected",
+    [
+        ('Revert "[Core] Thing (#12)" (#34)', (34, 12)),
+        ('Revert "[Core] Thing" (#12) (#34)', (34, 12)),
+        ('Revert "Revert "[Core] Thing (#12)" (#34)" (#56)', (56, 34)),
+        ("[Core] Thing (#12) follow-up (#34)", (34, None)),
+        ("[Core] no number", (None, None)),
+    ],
+)
+def test_pr_of(subject, expected):
+    assert pr_of(subject, re.compile(r"\(#(\d+)\)")) == expected
 
 
 def test_revert_found_by_title(tmp_path):
