@@ -17,6 +17,7 @@ import itertools
 import json
 import keyword
 import os
+import re
 import sqlite3
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from porttrack.cache import cache_root
 from porttrack.parse import language, parser
 
 # Bump when what is extracted changes, so stale cache entries are never read.
-CACHE_VERSION = "v1"
+CACHE_VERSION = "v2"
 
 _PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
 _C_IGNORED = frozenset(
@@ -42,6 +43,8 @@ _IDENT_QUERY = {
     "c": "[(identifier) (field_identifier) (type_identifier)] @i",
     "cpp": "[(identifier) (field_identifier) (type_identifier) (namespace_identifier)] @i",
 }
+_ROW = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+_BLANK_TAIL = re.compile(rb"[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+\n|[ \t\r\f\v]+\n|[ \t\r\f\v]+\Z")
 _PREPROC_CONTAINERS = {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}
 _CLASS_TYPES = {"class_specifier", "struct_specifier", "union_specifier"}
 
@@ -107,8 +110,7 @@ class _Defs:
                     pos = end
             parts.append(self.src[pos : node.end_byte])
             # Trailing blanks and blank lines are layout, not meaning; indentation is kept (Python).
-            lines = [ln.rstrip() for ln in b"".join(parts).splitlines()]
-            h.update(b"\n".join(ln for ln in lines if ln))
+            h.update(_BLANK_TAIL.sub(b"\n", b"".join(parts)).strip(b"\n"))
             h.update(b"\x00")
         return h.hexdigest()
 
@@ -276,8 +278,7 @@ def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
 
 def _rows(data: bytes) -> list[bytes]:
     """Lines with their "\\n" (tree-sitter's rows); a last line without one differs from one with."""
-    parts = data.split(b"\n")
-    return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    return _ROW.findall(data)
 
 
 def line_edits(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
@@ -372,7 +373,7 @@ def reparse(tree, src: bytes, dst: bytes, edits: list[tuple[int, int, int, int]]
 
 def _offsets(data: bytes) -> list[int]:
     """Byte offset where each row starts, then the length of the data."""
-    return [0, *itertools.accumulate(len(r) for r in _rows(data))]
+    return [0, *itertools.accumulate(map(len, _rows(data)))]
 
 
 def _point(data: bytes, offsets: list[int], row: int) -> tuple[int, int]:
