@@ -35,8 +35,9 @@ def build(root: Path, entries: int, files: int) -> None:
                 lines.append(f"std::vector<int> Sym{sym}();  // recorded, read by nobody")
                 body.append(f"std::vector<int> Sym{sym}() {{ return {{}}; }}")
                 sym += 1
-        for k in range(60):  # bulk: ordinary code that references the control
-            body.append(f"  total += m.allocate_slots({k}) + helper{k % 7}(total);  // step {k}")
+        body.append("  total += m.allocate_slots(total);")  # the control: one use per file, as real controls go
+        for k in range(60):  # bulk: ordinary code
+            body.append(f"  total += step{k % 11}(m, {k}) + helper{k % 7}(total);  // step {k}")
         body += ["  return total;", "}"]
         lines.append("}")
         (root / "include" / f"mod{f}.h").write_text("\n".join(lines) + "\n")
