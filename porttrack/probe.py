@@ -595,14 +595,8 @@ def scan(
         counts: dict[str, Count] = {}
         where: dict[str, list[tuple[_File, int]]] = {}  # per count, each hit's file and byte offset
         for sym, vs in word_names.items():
-            hits = []
-            for v in vs:
-                for bid, a in occ_by_ident.get(v, ()):
-                    for f in by_id[bid]:
-                        path = f.path
-                        for i in range(0, len(a), 4):
-                            hits.append((path, a[i], a[i + 1], a[i + 2], a[i + 3], v, f))
-            counts[sym] = _count(sym, "word", vs, hits, where.setdefault(sym, []))
+            groups = [(f.path, v, a, f) for v in vs for bid, a in occ_by_ident.get(v, ()) for f in by_id[bid]]
+            counts[sym] = _count(sym, "word", vs, groups, where.setdefault(sym, []))
 
         # regexes read every file
         rx_all = dict(compiled)
@@ -612,12 +606,12 @@ def scan(
             reader.preload(readable, incomplete)
             infos = cache.infos(sorted(by_id))
             for rx, pat in rx_all.items():
-                hits = []
+                groups = []
                 for f in readable:
                     if not reader.load(f, incomplete):
                         continue
                     fi = infos[ids[f.key][0]]
-                    nl = None
+                    nl, flat, matched = None, [], []
                     for m in pat.finditer(f.data):
                         if m.end() == m.start():
                             continue
@@ -626,8 +620,11 @@ def scan(
                         s = m.start()
                         line = bisect_right(nl, s - 1) + 1
                         col = s - (nl[line - 2] + 1 if line > 1 else 0) + 1
-                        hits.append((f.path, line, col, fi.flags_at(s), s, m.group().decode("utf-8", "replace"), f))
-                counts[rx] = _count(rx, "regex", [rx], hits, where.setdefault(rx, []))
+                        flat += (line, col, fi.flags_at(s), s)
+                        matched.append(m.group().decode("utf-8", "replace"))
+                    if flat:
+                        groups.append((f.path, matched, flat, f))
+                counts[rx] = _count(rx, "regex", [rx], groups, where.setdefault(rx, []))
 
         if texts:
             reader.preload(list({id(f): f for ws in where.values() for f, _ in ws}.values()), [])
@@ -762,28 +759,52 @@ def _kinds(is_test: bool) -> list[tuple[str, str]]:
 _KINDS = {False: _kinds(False), True: _kinds(True)}
 
 
-def _count(symbol: str, form: str, vs: list[str], raw_hits: list[tuple], where: list[tuple]) -> Count:
-    """Class and tally raw hits (path, line, col, flags, offset, name, file); `where` gets (file, offset) per hit."""
+def _count(symbol: str, form: str, vs: list[str], groups: list[tuple], where: list[tuple]) -> Count:
+    """Class and tally hits given per file as (path, name, flat [line, col, flags, offset, ...], file).
+
+    `name` is one string, or a list with one per hit (a regex's matched texts). `where` gets
+    (file, offset) for each hit, for the source lines."""
     c = Count(symbol, form, vs, 0, 0, 0, 0, 0, 0, [])
     hits, files = c.hits, set()
-    raw_hits.sort()
-    for path, line, col, flags, offset, name, f in raw_hits:
-        kind, why = _KINDS[f.test][flags & 31]
-        if f.scoped:
-            c.raw += 1
-            if not why:
+    groups.sort(key=lambda g: g[0])
+    n = 0
+    while n < len(groups):
+        path, name, a, f = groups[n]
+        n += 1
+        if n < len(groups) and groups[n][0] == path:  # several variants in one file: merge by position
+            rows = []
+            while True:
+                rows += [(a[i], a[i + 1], a[i + 2], a[i + 3], name if isinstance(name, str) else name[i // 4]) for i in range(0, len(a), 4)]
+                if n == len(groups) or groups[n][0] != path:
+                    break
+                _, name, a, _ = groups[n]
+                n += 1
+            rows.sort()
+            a = [x for r in rows for x in r[:4]]
+            name = [r[4] for r in rows]
+        kinds, scoped, test = _KINDS[f.test], f.scoped, f.test
+        before = len(hits)
+        for i in range(0, len(a), 4):
+            kind, why = kinds[a[i + 2] & 31]
+            hits.append(Hit(path, a[i], kind, "", a[i + 1], name if isinstance(name, str) else name[i // 4], why))
+            where.append((f, a[i + 3]))
+        for h in hits[before:]:
+            if h.why:
+                if scoped:
+                    c.raw += 1
+                continue
+            if test:
+                c.tests += 1
+            if scoped:
+                c.raw += 1
                 c.code += 1
                 files.add(path)
-                if kind == "definition":
-                    c.definitions += 1
-                elif kind == "consumer":
+                if h.kind == "consumer":
                     c.consumers += 1
-                elif kind == "delegation":
+                elif h.kind == "definition":
+                    c.definitions += 1
+                elif h.kind == "delegation":
                     c.delegations += 1
-        if f.test and not why:
-            c.tests += 1
-        hits.append(Hit(path, line, kind, "", col, name, why))
-        where.append((f, offset))
     c.files = len(files)
     return c
 

@@ -269,3 +269,15 @@ def use(mgr):
     c = P.scan(repo, ["take_new_block_ids"], scope=["pkg"]).counts["take_new_block_ids"]
     assert [(h.line, h.kind, h.why) for h in c.hits] == [
         (1, "comment", "comment"), (2, "comment", "string"), (6, "definition", ""), (7, "delegation", ""), (11, "consumer", "")]
+
+
+def test_variants_in_one_file_are_merged_in_order(tmp_path: Path):
+    repo = init_repo(tmp_path / "v")
+    commit_files(repo, {"src/a.cpp": "int hash_block_size = 1;\nint prefix_match_unit = hash_block_size;\n// _hash_block_size\n"}, "v")
+    s = P.scan(repo, ["_hash_block_size"], scope=["src"], renames={"hash_block_size": "prefix_match_unit"})
+    c = s.counts["_hash_block_size"]
+    assert c.variants == ["_hash_block_size", "hash_block_size", "prefix_match_unit"]
+    assert [(h.line, h.col, h.name, h.kind) for h in c.hits] == [
+        (1, 5, "hash_block_size", "definition"), (2, 5, "prefix_match_unit", "definition"),
+        (2, 25, "hash_block_size", "consumer"), (3, 4, "_hash_block_size", "comment")]
+    assert (c.code, c.raw, c.definitions, c.consumers) == (3, 4, 2, 1)
