@@ -63,7 +63,8 @@ class Harness:
         self.lines: queue_mod.Queue = queue_mod.Queue()
         self.stderr_tail: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self._keep_err), daemon=True).start()
+        self._err_thread = threading.Thread(target=self._pump, args=(self.proc.stderr, self._keep_err), daemon=True)
+        self._err_thread.start()
         return self.request(0, "hello", {"protocol": _kvref()[0].PROTOCOL_VERSION, "client": "porttrack"})
 
     @staticmethod
@@ -106,8 +107,15 @@ class Harness:
             return reply
 
     def _died(self) -> str:
-        code = self.proc.wait(timeout=5) if self.proc else None
-        self.proc = None
+        code = None
+        if self.proc is not None:
+            try:
+                code = self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:  # closed its stdout but kept running
+                self.stop()
+                return "harness closed its stdout without exiting (killed)"
+            self._err_thread.join(timeout=1)  # its last words on stderr
+            self.stop()
         err = " | ".join(self.stderr_tail)
         return f"harness exited with code {code}" + (f"; stderr: {err[:200]}" if err else "")
 

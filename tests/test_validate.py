@@ -38,7 +38,7 @@ def cpp(tmp_path_factory):
     built = {}
     for name, flags in (("pin", []), ("mutant", ["-DMUTANT"])):
         exe = out / f"kv_harness_{name}"
-        subprocess.run([gxx, "-std=c++17", "-O1", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
+        subprocess.run([gxx, "-std=c++17", "-O0", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
                        check=True, capture_output=True)
         built[name] = str(exe)
     return built
