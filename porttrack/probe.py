@@ -109,6 +109,8 @@ class Probe:
     reason: str
     files_scanned: int = 0
     incomplete: list[str] = field(default_factory=list)
+    commit: str | None = None  # the full commit id behind `tree`
+    dirty: bool = False
 
     def as_json(self) -> dict:
         c = self.count
@@ -118,6 +120,8 @@ class Probe:
             "status": self.status,
             "reason": self.reason,
             "tree": self.tree,
+            "commit": self.commit,
+            "dirty": self.dirty,
             "scope": self.scope,
             "variants": c.variants,
             "code": c.code,
@@ -880,6 +884,8 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
         reason=reason,
         files_scanned=scan.files_scanned,
         incomplete=list(scan.incomplete),
+        commit=scan.tree.commit,
+        dirty=scan.tree.dirty,
     )
 
 
