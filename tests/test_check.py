@@ -372,3 +372,21 @@ def test_unreadable_file_makes_a_zero_incomplete_not_absent(port):
     assert ("scan-incomplete", 1) in codes(result)  # KVBlockZeroer's zero is unknown, not proven
     f = next(f for f in result.findings if f.code == "scan-incomplete")
     assert "src/broken.cpp" in f.message and f.path == "queue/q.toml"
+
+
+def test_gates_of_deferred_parts_are_rerun(port):
+    edit(port, "queue/q.toml", 'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n',
+         'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n[[entry.part]]\nname = "(b) layout"\nverdict = "inert"\n'
+         '[[entry.part.gate]]\nid = "layout-count"\nkind = "count"\nprobe = "allocate_slots"\nexpect = 3\n'
+         'control = "take_new_block_ids"\n')
+    assert run(port).findings == []
+    edit(port, "src/scheduler.cpp", "  return m.allocate_slots(4);", "  m.allocate_slots(1);\n  return m.allocate_slots(4);")
+    result = run(port)
+    assert [(f.code, f.entry, f.part, f.gate) for f in result.findings] == [("gate-live", 5, "(b) layout", "layout-count")]
+    assert "now has 4 code hit(s)" in result.findings[0].message
+
+
+def test_scopes_escaping_the_port_root_are_refused(port):
+    edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\nscope = ["src", "include"]', 'probe = "KVBlockZeroer"\nscope = ["../elsewhere"]')
+    proc = cli(port)
+    assert proc.returncode == 2 and "outside the port root" in proc.stderr and "Traceback" not in proc.stderr
