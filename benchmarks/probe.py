@@ -115,7 +115,7 @@ def main() -> None:
         rev_warm, _ = timed(lambda: probe.scan(root, symbols, scope=scope, rev="HEAD", cache_dir=cache), repeat=5)
         cli = [sys.executable, "-m", "porttrack", "probe", *symbols, "--json", "--scope", ",".join(scope)]
         env = dict(os.environ, PORTTRACK_CACHE_DIR=str(tmp))
-        (tmp / "cfg.toml").write_text(f'[port]\nroot = "{root}"\n[cache]\ndir = "{tmp}"\n')
+        (tmp / "cfg.toml").write_text(f'[port]\nroot = "{root}"\n[cache]\ndir = "{cache}"\n')
         cli_t, _ = timed(lambda: subprocess.run(cli + ["--config", str(tmp / "cfg.toml")], capture_output=True, env=env, check=True), repeat=3)
 
         alternation = "(" + "|".join(re.escape(s) for s in symbols) + ")"

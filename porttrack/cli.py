@@ -164,7 +164,6 @@ def probe(
 ) -> None:
     """Count symbols in the port with positive controls, code vs raw, and consumers."""
     from porttrack import config as config_mod, probe as probe_mod
-    from porttrack.cache import cache_root
 
     cfg = config_mod.resolve_config(config)
     probes = probe_mod.probe(
@@ -178,7 +177,7 @@ def probe(
         rev=rev,
         renames=cfg.renames,
         strip_leading_underscore=cfg.strip_leading_underscore,
-        cache_dir=cache_root(cfg.cache_dir or None) / "probe",
+        cache_dir=cfg.cache_dir or None,
     )
     if as_json:
         print_json([p.as_json() for p in probes])

@@ -478,7 +478,9 @@ def scan(
 ) -> Scan:
     """Count every symbol and regex over scope (+ tests scope) in one pass over the files.
 
-    `texts=False` leaves Hit.text empty, so a warm scan reads no file at all (for gates)."""
+    `cache_dir` is porttrack's cache folder as configured (`[cache] dir`; None: $PORTTRACK_CACHE_DIR or
+    the user cache); the index lives in its `probe/` folder. `texts=False` leaves Hit.text empty, so
+    a warm scan reads no file at all (for gates)."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise UserError(f"port root {root} is not a directory.")
@@ -541,7 +543,7 @@ def scan(
             continue
         files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
 
-    cache = _Cache(Path(cache_dir) if cache_dir is not None else cache_root() / "probe")
+    cache = _Cache(cache_root(cache_dir) / "probe")
     reader = _Reader(root)
     try:
         ids = cache.ids(sorted({f.key for f in files}))
@@ -824,11 +826,9 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
     ccount: Count | None = None
     if control is not None:
         ccount = scan.counts.get(control) or scan.control_counts.get(control)
-        if ccount is None:
-            raise ValueError(f"control {control!r} was not part of this scan")
-        if ccount.form != count.form:
-            raise ValueError(f"control {control!r} is a {ccount.form}, the probe a {count.form}")
         how = "explicit (--control)"
+        if ccount is not None and ccount.form != count.form:
+            how += f", searched as a {ccount.form} while the probe is a {count.form}"
     else:
         how = "none found"
         for other, oc in scan.counts.items():
@@ -859,7 +859,10 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
             notes.append(why)
         elif ccount is None:
             status = "untrusted"
-            notes.append(f"no positive control: nothing else in {where} was found to prove the scan sees code")
+            if control is not None:
+                notes.append(f"control {control!r} was not searched in this scan")
+            else:
+                notes.append(f"no positive control: nothing else in {where} was found to prove the scan sees code")
         elif ccount.code == 0:
             status = "untrusted"
             notes.append(f"control {control!r} has no code hit in {where} either")

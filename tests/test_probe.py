@@ -244,8 +244,8 @@ def test_missing_blob_in_tests_scope_leaves_the_scope_judged(port: Path, tmp_pat
 def test_corrupt_cache_is_rebuilt(port: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     first = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
-    (cache / P.CACHE_FILE).write_bytes(b"not a database" * 100)
-    for extra in cache.glob(P.CACHE_FILE + "-*"):
+    (cache / "probe" / P.CACHE_FILE).write_bytes(b"not a database" * 100)
+    for extra in (cache / "probe").glob(P.CACHE_FILE + "-*"):
         extra.unlink()
     again = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
     assert (again.code, again.raw) == (first.code, first.raw)
@@ -281,3 +281,11 @@ def test_variants_in_one_file_are_merged_in_order(tmp_path: Path):
         (1, 5, "hash_block_size", "definition"), (2, 5, "prefix_match_unit", "definition"),
         (2, 25, "hash_block_size", "consumer"), (3, 4, "_hash_block_size", "comment")]
     assert (c.code, c.raw, c.definitions, c.consumers) == (3, 4, 2, 1)
+
+
+def test_control_of_another_form_or_not_searched(port: Path):
+    s = P.scan(port, ["allocate_slots"], regexes=[r"KVBlock\w+"], scope=["src", "include"])
+    p = P.judge(s, r"KVBlock\w+", "allocate_slots")
+    assert p.status == "absent" and "searched as a word while the probe is a regex" in p.control_how
+    q = P.judge(s, r"KVBlock\w+", "never_searched")
+    assert q.status == "untrusted" and "'never_searched' was not searched" in q.reason
