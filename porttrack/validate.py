@@ -270,7 +270,7 @@ def _place_with_git(rev: str, semantics):
     for i, s in enumerate(semantics.SWITCHES):
         if not s.sha and any(t.name in on for t in semantics.SWITCHES[i + 1:] if t.sha):
             on.add(s.name)
-    return semantics.Semantics(frozenset(n for n in names if n in on), f"{rev[:12]} (placed in {repo.name})")
+    return semantics.Semantics(frozenset(n for n in names if n in on), f"{rev} (placed in {repo})")
 
 
 def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[int, int], None] | None = None):

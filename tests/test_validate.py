@@ -170,3 +170,17 @@ def test_the_protocol_document_states_its_version():
     assert f"Protocol version: {cases.PROTOCOL_VERSION}" in text
     for op in cases.OPS:
         assert f"`{op}`" in text
+
+
+def test_as_of_names_the_queue_entries_of_the_switches(tmp_path, monkeypatch):
+    (tmp_path / "porttrack.toml").write_text('[port]\nroot = "."\n')
+    (tmp_path / "queue").mkdir()
+    (tmp_path / "queue" / "port-now.toml").write_text(
+        '[queue]\nname = "PORT-NOW"\nupstream = "vllm-project/vllm"\npin = "fa36f86d7"\ntarget = "e126687a9a"\n\n'
+        '[[entry]]\nn = 142\nsha = "e3fe212eaf0000000000000000000000000000aa"\npr = 51749\n'
+        'subject = "[Bugfix] Generalize KV block zeroing to `AttentionSpec` (#51749)"\n\n'
+        '[[entry]]\nn = 150\nsha = "e126687a9a"\npr = 53896\nsubject = "prefix-cacheable specs (#53896)"\n')
+    monkeypatch.chdir(tmp_path)
+    report = run(f"{PY} G1 {LIGHT}", None, 4, detect=True)
+    assert report.as_of["queue"] == {"attention-zeroing": [142], "prefix-cacheable": [150]}
+    assert {"attention-zeroing", "prefix-cacheable"} <= {s["name"] for s in report.as_of["not_included"]}
