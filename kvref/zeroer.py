@@ -189,8 +189,8 @@ class KVBlockZeroer:
 
     def zero(self, block_ids: Iterable[int] | torch.Tensor) -> None:
         """Zero every listed spec block in every tensor. Ids are global pool ids."""
-        ids = torch.as_tensor(block_ids if isinstance(block_ids, torch.Tensor) else list(block_ids),
-                              dtype=torch.int64).reshape(-1)
+        ids = torch.as_tensor(block_ids if isinstance(block_ids, torch.Tensor) else list(block_ids))
+        ids = ids.to("cpu", torch.int64).reshape(-1)  # checked on the host, then staged per device
         if ids.numel() == 0 or not self.plans:
             return
         lo, hi = (int(x) for x in torch.aminmax(ids))
