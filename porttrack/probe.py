@@ -3,8 +3,9 @@
 A scan lists the files of a scope (working tree, or any revision through `git cat-file
 --batch` without a checkout), indexes each file version once (identifier -> line, column,
 code-or-not, declaration, delegation; see codemask) into a SQLite cache keyed by blob id,
-then answers every symbol from that index. A warm run reads the working tree to learn
-blob ids (or just `git ls-tree` for a revision) and never parses again.
+then answers every symbol from that index. A warm run learns blob ids from git (the index
+for clean files, hashing only modified and untracked ones; `git ls-tree` for a revision),
+asks SQLite for the identifiers it needs, and never parses or tokenizes again.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import re
 import sqlite3
 import stat
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from array import array
 from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
