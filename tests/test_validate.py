@@ -36,7 +36,7 @@ def cpp(tmp_path_factory):
         pytest.skip("no C++ compiler (g++) on this machine")
     out = tmp_path_factory.mktemp("harness")
     built = {}
-    for name, flags in (("pin", []), ("mutant", ["-DMUTANT"])):
+    for name, flags in (("pin", []), ("mutant", ["-DMUTANT"]), ("mutant_zero", ["-DMUTANT_ZERO"])):
         exe = out / f"kv_harness_{name}"
         subprocess.run([gxx, "-std=c++17", "-O0", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
                        check=True, capture_output=True)
@@ -73,6 +73,14 @@ def test_cpp_mutant_fails_naming_the_field(cpp):
     first = [x for x in run(cpp["mutant"], "G1", 0).results if x.status == "failed"][0]
     assert first.op == "resolve_block_sizes" and first.field == "result.scheduler_block_size"
     assert (first.expected, first.got) == (32, 512)  # lcm(16, 32) vs the mutant's product
+
+
+def test_cpp_zeroing_mutant_fails_naming_the_block(cpp):
+    report = run(cpp["mutant_zero"], "G1", 0)
+    failed = [x for x in report.results if x.status == "failed"]
+    assert failed and {x.op for x in failed} == {"zero_blocks"}
+    first = failed[0]
+    assert first.field == "result.blocks[1]" and (first.expected, first.got) == ("zero", "mixed")
 
 
 def test_reference_harness_passes_every_op_and_as_of_finds_g3():

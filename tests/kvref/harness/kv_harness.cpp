@@ -3,7 +3,8 @@
 // It implements upstream's G1 behaviour (fa36f86d7): block-size resolution and
 // KV block zeroing, as a C++ port pinned there would. Compile with -DMUTANT for
 // a one-line mutant (the scheduler block size becomes the product of the group
-// sizes instead of their lcm) that the validator must catch.
+// sizes instead of their lcm), or -DMUTANT_ZERO for one that leaves the last
+// word of every block unzeroed; the validator must catch both.
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -212,7 +213,11 @@ static std::string zero(const J& a) {
       }
       for (long long s : segs)
         for (long long id : ids)
+#ifdef MUTANT_ZERO
+          for (long long b = 0; b < t.ratio * stride - 4; b++) buf[s + id * t.ratio * stride + b] = 0;
+#else
           for (long long b = 0; b < t.ratio * stride; b++) buf[s + id * t.ratio * stride + b] = 0;
+#endif
     }
   }
   long long nb = -1;
