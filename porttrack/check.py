@@ -92,6 +92,7 @@ class CheckResult:
     acknowledged: list[tuple[Finding, str]] = field(default_factory=list)  # (finding, ack reason)
     ignored: int = 0  # dropped by [check] ignore / min_severity
     checks: list[str] = field(default_factory=list)  # every subject checked, failing or not (junit)
+    evidence: dict[str, str] = field(default_factory=dict)  # gate check -> counts, control and tree it rests on
     stats: dict = field(default_factory=dict)
     repo_prefix: str = ""  # the port root's path inside its git repository ("" when they are the same)
 
@@ -156,6 +157,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
         acknowledged=acked,
         ignored=ignored,
         checks=sorted(ctx.checks, key=_subject_order),
+        evidence=ctx.evidence,
         stats={
             "entries": len(q.entries),
             "gates": len(jobs),
@@ -175,6 +177,7 @@ class _Ctx:
         self.cfg, self.root, self.qf, self.q, self.qrel = cfg, root, qf, qf.queue, qrel
         self.checks: set[str] = set()
         self.scans: dict[tuple[str, ...], object] = {}  # scope -> probe.Scan, reused by the citation checks
+        self.evidence: dict[str, str] = {}  # check -> the counts behind its verdict, pass or fail
         self._lines: dict[str, list[str] | None] = {}
         self.index = _QueueIndex(qf.text)
 
@@ -475,6 +478,7 @@ def _to_port(j: GateJob) -> str:
 
 def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     waited = ctx.q.entry(j.gate.entry) if j.gate.entry is not None else None
+    ctx.evidence[_job_subject(j)] = f"entry {j.gate.entry} is {waited.verdict if waited else 'missing'} in {ctx.qrel}"
     if waited is None or waited.verdict != "ported":
         return []
     return [finding(
@@ -500,6 +504,15 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
     what = f"/{g.probe}/" if g.regex else g.probe
     scope = " ".join(g.scope or ctx.cfg.code_scope)
     kw = _gate_kw(j)
+    c = p.count
+    cc = p.control_count
+    # what was counted, where, on which tree, and the control that makes a zero mean something
+    ctx.evidence[_job_subject(j)] = (
+        f"{what} in {scope} at {scan.tree}: "
+        f"code {c.code}, raw {c.raw}, definitions {c.definitions}, consumers {c.consumers}, tests {c.tests}; "
+        f"control {p.control or '(none)'} code {cc.code if cc is not None else 0} ({p.control_how}); "
+        f"{scan.files_scanned} files scanned; {p.status}"
+    )
     if p.status == "incomplete":
         return [finding(
             "scan-incomplete",
@@ -508,7 +521,6 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             "Fetch the missing objects (unshallow the clone) or fix the unreadable files, then re-run check.",
             ctx.qrel, j.qline, **kw,
         )]
-    c = p.count
     live: tuple[str, list[str]] | None = None
     if g.kind == "absent" and c.code > 0:
         live = (f"{what} is no longer absent from {scope}: {c.code} code hit(s)", _hits(c))

@@ -86,6 +86,7 @@ def to_json(result: CheckResult) -> str:
         "findings": [f.to_json() for f in result.findings],
         "acknowledged": [{**f.to_json(), "reason": reason} for f, reason in result.acknowledged],
         "ignored": result.ignored,
+        "evidence": result.evidence,
     }
     return json.dumps(data, indent=2) + "\n"
 
@@ -207,6 +208,8 @@ def junit(result: CheckResult) -> str:
         ET.SubElement(props, "property", name="base", value=result.base)
     for name in names:
         case = ET.SubElement(suite, "testcase", classname=f"porttrack.check.{result.queue_path}", name=name, time="0")
+        if name in result.evidence:
+            ET.SubElement(case, "system-out").text = result.evidence[name]
         for f in by_check.get(name, []):
             fail = ET.SubElement(case, "failure", message=f.message, type=f.code)
             fail.text = f"{f.severity} {f.code} at {_repo_path(result, f.path)}:{f.line}\n{f.message}\n{f.action}" + (

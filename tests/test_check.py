@@ -183,6 +183,9 @@ def test_clean_queue_passes(port):
     assert result.exit_code == 0
     assert result.stats["gates"] == 2 and result.stats["scans"] == 1
     assert "entry 2 gate take-new-block-ids-consumer citation" in result.checks
+    # every gate's verdict carries its counts, its control's count and the tree they came from
+    ev = result.evidence["entry 1 gate no-zeroer"]
+    assert "code 0" in ev and "control allocate_slots code 3" in ev and "absent" in ev
     proc = cli(port)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok" in proc.stdout
