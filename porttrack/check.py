@@ -178,6 +178,7 @@ class _Ctx:
         self.checks: set[str] = set()
         self.scans: dict[tuple[str, ...], object] = {}  # scope -> probe.Scan, reused by the citation checks
         self.evidence: dict[str, str] = {}  # check -> the counts behind its verdict, pass or fail
+        self.controls: dict[str, str] = {}  # gate check -> the control its judgement used (explicit or chosen)
         self._lines: dict[str, list[str] | None] = {}
         self.index = _QueueIndex(qf.text)
 
@@ -506,6 +507,8 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
     kw = _gate_kw(j)
     c = p.count
     cc = p.control_count
+    if p.control:
+        ctx.controls[_job_subject(j)] = p.control
     # what was counted, where, on which tree, and the control that makes a zero mean something
     ctx.evidence[_job_subject(j)] = (
         f"{what} in {scope} at {scan.tree}: "
@@ -614,47 +617,60 @@ def _locate(ctx: _Ctx, cited: str, names: list[str], regex: bool, what: str):
     return "moved", path, line, min(found, key=lambda n: (abs(n - line), n))
 
 
+def _cited_symbol(ctx: _Ctx, j: GateJob) -> str:
+    """What a gate's established_at must mention: its probe, or for a zero-gate the control that proved the zero.
+
+    An absent symbol has no line to cite, so audit cites where the positive control is defined.
+    """
+    g = j.gate
+    if _relies_on_zero(g) and g.kind != "no-consumer":
+        return g.control or ctx.controls.get(_job_subject(j)) or g.probe
+    return g.probe
+
+
 def citation_findings(ctx: _Ctx, jobs: list[GateJob]) -> list[Finding]:
-    """Each established_at still points at a line that mentions its probe."""
+    """Each established_at still points at a line that mentions its probe (or, for zero-gates, its control)."""
     out = []
     for j in jobs:
         g = j.gate
         if not g.established_at or g.kind == "entry-ported":
             continue
         ctx.checks.add(f"{j.label} gate {g.id} citation")
+        sym = _cited_symbol(ctx, j)
+        regex = g.regex and sym == g.probe
         try:
-            state, path, old, new = _locate(ctx, g.established_at, _variants(g.probe, ctx.cfg) if not g.regex else [g.probe],
-                                            g.regex, f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at")
+            state, path, old, new = _locate(ctx, g.established_at, [sym] if regex else _variants(sym, ctx.cfg),
+                                            regex, f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at")
         except ValueError:
             raise UserError(f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at {g.established_at!r} is not path:line.") from None
         kw = _gate_kw(j, " citation")
         if state == "moved":
             out.append(finding(
                 "citation-stale",
-                f"{j.label} gate {g.id!r} cites {path}:{old}, but {g.probe} is mentioned at {path}:{new} now.",
+                f"{j.label} gate {g.id!r} cites {path}:{old}, but {sym} is mentioned at {path}:{new} now.",
                 f'Set established_at = "{path}:{new}" for gate {g.id!r}.',
                 path, new, **kw, related=[f"{ctx.qrel}:{j.qline}"],
             ))
         elif state in ("vanished", "missing"):
-            elsewhere = _elsewhere(ctx, g)
-            gone = f"{path} no longer exists" if state == "missing" else f"{path} no longer mentions {g.probe}"
+            elsewhere = _elsewhere(ctx, g, sym)
+            gone = f"{path} no longer exists" if state == "missing" else f"{path} no longer mentions {sym}"
             hint = f"; it is mentioned at {', '.join(elsewhere)}" if elsewhere else ""
             out.append(finding(
                 "citation-vanished",
                 f"{j.label} gate {g.id!r} cites {path}:{old}, but {gone}{hint}.",
-                f"Re-establish gate {g.id!r}: point established_at at a line that mentions {g.probe}, "
+                f"Re-establish gate {g.id!r}: point established_at at a line that mentions {sym}, "
                 "or re-triage the entry if the symbol went away.",
                 ctx.qrel, j.qline, **kw, related=elsewhere,
             ))
     return out
 
 
-def _elsewhere(ctx: _Ctx, g: Gate) -> list[str]:
-    """Where the gate's own scan saw the probe now (first few places), to help re-establish a citation."""
+def _elsewhere(ctx: _Ctx, g: Gate, sym: str) -> list[str]:
+    """Where the gate's own scan saw the cited symbol now (first few places), to help re-establish a citation."""
     scan = ctx.scans.get(tuple(g.scope) or tuple(ctx.cfg.code_scope))
     if scan is None:
         return []
-    count = scan.counts.get(g.probe)
+    count = scan.counts.get(sym) or scan.control_counts.get(sym)
     if count is None:
         return []
     return _hits(count, limit=3)

@@ -393,3 +393,15 @@ def test_scopes_escaping_the_port_root_are_refused(port):
     edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\nscope = ["src", "include"]', 'probe = "KVBlockZeroer"\nscope = ["../elsewhere"]')
     proc = cli(port)
     assert proc.returncode == 2 and "outside the port root" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_absent_gate_citation_anchors_on_its_control(port):
+    # a symbol that is absent has no line to cite: audit cites where the positive control is
+    edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n',
+         'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n'
+         'established_at = "include/kv_cache_manager.h:7"\n')
+    assert run(port).findings == []
+    edit(port, "include/kv_cache_manager.h", " public:\n", " public:\n  // slots\n")
+    result = run(port)
+    assert sorted((f.code, f.entry, f.line) for f in result.findings) == [("citation-stale", 1, 8), ("citation-stale", 2, 9)]
+    assert "allocate_slots is mentioned at include/kv_cache_manager.h:8" in result.findings[0].message
