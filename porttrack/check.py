@@ -449,14 +449,19 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
     for scope, group in by_scope.items():
         symbols = sorted({j.gate.probe for j in group if not j.gate.regex} | {j.gate.control for j in group if j.gate.control})
         regexes = sorted({j.gate.probe for j in group if j.gate.regex})
-        try:
-            scan = probe.scan(
-                ctx.root, symbols, regexes=regexes, scope=list(scope), tests_scope=cfg.tests_scope,
-                exclude=cfg.exclude, rev=None, renames=cfg.renames,
-                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
-            )
-        except re.error as e:
-            raise UserError(f"{ctx.qrel}: a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None
+        for j in group:  # refuse a bad probe by its gate's line before scanning anything
+            for sym, is_regex in ((j.gate.probe, j.gate.regex), (j.gate.control, False)):
+                try:
+                    re.compile(sym) if is_regex else (sym and _variants(sym, cfg))
+                except re.error as e:
+                    raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r} regex {sym!r} does not compile ({e}).") from None
+                except UserError as e:
+                    raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
+        scan = probe.scan(
+            ctx.root, symbols, regexes=regexes, scope=list(scope), tests_scope=cfg.tests_scope,
+            exclude=cfg.exclude, rev=None, renames=cfg.renames,
+            strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+        )
         ctx.scans[scope] = scan
         for j in group:
             out += _judge_gate(ctx, j, scan, probe.judge(scan, j.gate.probe, j.gate.control or None))

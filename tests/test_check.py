@@ -405,3 +405,10 @@ def test_absent_gate_citation_anchors_on_its_control(port):
     result = run(port)
     assert sorted((f.code, f.entry, f.line) for f in result.findings) == [("citation-stale", 1, 8), ("citation-stale", 2, 9)]
     assert "allocate_slots is mentioned at include/kv_cache_manager.h:8" in result.findings[0].message
+
+
+def test_bad_gate_probes_are_refused_by_line(port):
+    edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\n', 'probe = "KV(Block"\nregex = true\n')
+    proc = cli(port)
+    assert proc.returncode == 2 and "queue/q.toml:" in proc.stderr and "no-zeroer" in proc.stderr
+    assert "does not compile" in proc.stderr and "Traceback" not in proc.stderr
