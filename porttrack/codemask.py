@@ -20,6 +20,7 @@ from porttrack.parse import language, language_for, parser
 
 # not after a digit (`0x1f`, `1e9f` hold no identifier) nor a `#` (`#include` is a directive)
 IDENT = re.compile(rb"(?<![0-9#])[A-Za-z_][A-Za-z0-9_]*")
+_IDENT_STR = re.compile(IDENT.pattern.decode())
 
 # flags of one occurrence: the low three bits say why it is not code (0: it is code)
 CODE, COMMENT, STRING, IF0, NO_GRAMMAR = 0, 1, 2, 3, 4
@@ -189,7 +190,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
     decl_starts: set[int] = set()
     def_starts: set[int] = set()
     call_starts: set[int] = set()
-    bodies: dict[bytes, list[tuple[int, int]]] = {}
+    bodies: dict[str, list[tuple[int, int]]] = {}
     if lang:
         root = parser(lang).parse(data).root_node
         caps = _captures(lang, _NONCODE["comment"] + _NONCODE["string"], root)
@@ -223,35 +224,42 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
             name = _function_name(m["fdecl"][0], data)
             if name:
                 body = m["body"][0]
-                bodies.setdefault(name, []).append((body.start_byte, body.end_byte))
+                bodies.setdefault(name.decode("utf-8", "replace"), []).append((body.start_byte, body.end_byte))
     noncode = _merge(noncode)
-    starts = [r[0] for r in noncode]
+    if not lang:
+        noncode = [(0, len(data) + 1, NO_GRAMMAR)]
 
     occurrences: dict[str, array] = {}
     first_def: tuple[str, int] | None = None
     first_decl: tuple[str, int] | None = None
     line, line_start, pos = 1, 0, 0
-    for m in IDENT.finditer(data):
+    # tokens come in order, so one pointer walks the sorted non-code ranges alongside them
+    j, n_ranges = 0, len(noncode)
+    r_start, r_end, r_why = noncode[0] if noncode else (len(data) + 1, 0, CODE)
+    text = data.decode("ascii") if data.isascii() else None  # str tokens without a decode each
+    for m in (IDENT.finditer(data) if text is None else _IDENT_STR.finditer(text)):
         s = m.start()
         nl = data.count(b"\n", pos, s)
         if nl:
             line += nl
             line_start = data.rindex(b"\n", pos, s) + 1
         pos = s
-        word = m.group()
-        flags = (_why_at(noncode, s, starts) if noncode else CODE) if lang else NO_GRAMMAR
+        while s >= r_end and j < n_ranges - 1:
+            j += 1
+            r_start, r_end, r_why = noncode[j]
+        flags = r_why if r_start <= s < r_end else CODE
+        word = m.group() if text is not None else m.group().decode("ascii")
         if s in decl_starts:
             flags |= DECL
             if not flags & NONCODE_MASK:
                 if first_def is None and s in def_starts:
-                    first_def = (word.decode("ascii"), line)
+                    first_def = (word, line)
                 if first_decl is None:
-                    first_decl = (word.decode("ascii"), line)
+                    first_decl = (word, line)
         if s in call_starts and word in bodies and any(b0 <= s < b1 for b0, b1 in bodies[word]):
             flags |= DELEGATION
-        key = word.decode("ascii")
-        arr = occurrences.get(key)
+        arr = occurrences.get(word)
         if arr is None:
-            arr = occurrences[key] = array("i")
+            arr = occurrences[word] = array("i")
         arr.extend((line, s - line_start + 1, flags, s))
     return FileIndex(lang, occurrences, noncode, sorted(decl_starts), first_def or first_decl)

@@ -552,11 +552,16 @@ def scan(
         # index what the cache has not seen; binary and undecodable versions are remembered too
         reader.preload([f for f in files if f.key not in ids], incomplete)
         new: dict[str, codemask.FileIndex | str] = {}
+        todo: dict[str, _File] = {}
         for f in files:
-            if f.key in ids or f.key in new or not reader.load(f, incomplete):
+            if f.key in ids or f.key in new or f.key in todo or not reader.load(f, incomplete):
                 continue
             problem = _decode_problem(f.data)
-            new[f.key] = problem if problem else codemask.index_file(f.data, f.lang)
+            if problem:
+                new[f.key] = problem
+            else:
+                todo[f.key] = f
+        new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()])))
         if new:
             ids.update(cache.add(new))
         readable: list[_File] = []
@@ -661,6 +666,27 @@ def scan(
         auto_control_how=auto_how,
         control_counts=controls,
     )
+
+
+def _index_one(job: tuple[bytes, str | None]) -> codemask.FileIndex:
+    return codemask.index_file(*job)
+
+
+def _index_all(jobs: list[tuple[bytes, str | None]]) -> list[codemask.FileIndex]:
+    """Index new file versions; a big first scan spreads over the CPUs (parsing is most of its time)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if workers > 1 and sum(len(d) for d, _ in jobs) > 4_000_000:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+        try:
+            with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                return list(pool.map(_index_one, jobs, chunksize=8))
+        except (OSError, RuntimeError):  # no processes allowed here: do it in this one
+            pass
+    return [codemask.index_file(d, lang) for d, lang in jobs]
 
 
 def _exists(root: Path, rel: str, tree: Tree) -> bool:
