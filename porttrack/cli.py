@@ -178,6 +178,7 @@ def probe(
         renames=cfg.renames,
         strip_leading_underscore=cfg.strip_leading_underscore,
         cache_dir=cfg.cache_dir or None,
+        progress=probe_mod.console_progress(err),
     )
     if as_json:
         print_json([p.as_json() for p in probes])

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Callable, Iterable
 
 from porttrack import codemask, gitio
 from porttrack.cache import cache_root
@@ -476,12 +476,14 @@ def scan(
     strip_leading_underscore: bool = True,
     cache_dir: Path | None = None,
     texts: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Scan:
     """Count every symbol and regex over scope (+ tests scope) in one pass over the files.
 
     `cache_dir` is porttrack's cache folder as configured (`[cache] dir`; None: $PORTTRACK_CACHE_DIR or
     the user cache); the index lives in its `probe/` folder. `texts=False` leaves Hit.text empty, so
-    a warm scan reads no file at all (for gates)."""
+    a warm scan reads no file at all (for gates). `progress(done, total)` hears about files being
+    indexed, the only long part (a first scan)."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise UserError(f"port root {root} is not a directory.")
@@ -561,7 +563,7 @@ def scan(
                 new[f.key] = problem
             else:
                 todo[f.key] = f
-        new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()])))
+        new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()], progress)))
         if new:
             ids.update(cache.add(new))
         readable: list[_File] = []
@@ -672,9 +674,18 @@ def _index_one(job: tuple[bytes, str | None]) -> codemask.FileIndex:
     return codemask.index_file(*job)
 
 
-def _index_all(jobs: list[tuple[bytes, str | None]]) -> list[codemask.FileIndex]:
+def _index_all(jobs: list[tuple[bytes, str | None]], progress=None) -> list[codemask.FileIndex]:
     """Index new file versions; a big first scan spreads over the CPUs (parsing is most of its time)."""
     workers = min(os.cpu_count() or 1, 8)
+
+    def counted(results) -> list[codemask.FileIndex]:
+        out = []
+        for r in results:
+            out.append(r)
+            if progress and (len(out) % 50 == 0 or len(out) == len(jobs)):
+                progress(len(out), len(jobs))
+        return out
+
     if workers > 1 and sum(len(d) for d, _ in jobs) > 4_000_000:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -683,10 +694,10 @@ def _index_all(jobs: list[tuple[bytes, str | None]]) -> list[codemask.FileIndex]
         ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
         try:
             with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-                return list(pool.map(_index_one, jobs, chunksize=8))
+                return counted(pool.map(_index_one, jobs, chunksize=8))
         except (OSError, RuntimeError):  # no processes allowed here: do it in this one
             pass
-    return [codemask.index_file(d, lang) for d, lang in jobs]
+    return counted(map(_index_one, jobs))
 
 
 def _exists(root: Path, rel: str, tree: Tree) -> bool:
@@ -998,3 +1009,26 @@ def render(probes: list[Probe], max_hits: int = 12) -> list:
     if first.incomplete:
         out.append(Text("incomplete: " + "; ".join(first.incomplete[:10]), style="yellow"))
     return out
+
+
+def console_progress(console) -> Callable[[int, int], None]:
+    """Progress of a first scan: a transient bar on a terminal, a plain line every quarter otherwise."""
+    state: dict = {"next": 0.25, "bar": None}
+
+    def tick(done: int, total: int) -> None:
+        if console.is_terminal:
+            if state["bar"] is None:
+                from rich.progress import Progress
+
+                state["bar"] = Progress(console=console, transient=True)
+                state["bar"].start()
+                state["task"] = state["bar"].add_task("indexing files (first scan only)", total=total)
+            state["bar"].update(state["task"], completed=done)
+            if done >= total:
+                state["bar"].stop()
+        elif done / total >= state["next"] or done == total:
+            console.print(f"probe: indexed {done}/{total} files (first scan only)", markup=False)
+            while state["next"] <= done / total:
+                state["next"] += 0.25
+
+    return tick
