@@ -8,9 +8,11 @@ model (`QueueFile.queue`) is rebuilt from the document after each edit.
 from __future__ import annotations
 
 import datetime as dt
+import bisect
 import os
 import re
 import tempfile
+from functools import lru_cache
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -72,10 +74,17 @@ def loads(text: str, path: Path) -> QueueFile:
     return qf
 
 
+@lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    # memoised: locating keys calls this once per gate, and a 300-entry queue has 600 gates
+    return text.splitlines()
+
+
+@lru_cache(maxsize=8)
 def _header_lines(text: str) -> list[tuple[int, str]]:
     """(line, name) of every `[[array.of.tables]]` header, in order."""
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(_lines(text), 1):
         m = _HEADER.match(line)
         if m:
             out.append((i, re.sub(r"\s+", "", m.group(1))))
@@ -88,20 +97,19 @@ def _spans(text: str, name: str) -> list[tuple[int, int]]:
     nlines = text.count("\n") + 2
     tops = [ln for ln, nm in heads if nm == name]
     others = [ln for ln, nm in heads if "." not in nm and nm != name]
+    # a plain [table] header also ends an element; one pass finds them all, a bisect each span's end
+    plain = [j for j, line in enumerate(_lines(text), 1)
+             if re.match(r"^\s*\[[^\[]", line) and not re.match(r"^\s*\[\s*" + re.escape(name) + r"\.", line)]
+    enders = sorted(set(tops + others + plain))
     spans = []
-    for i, start in enumerate(tops):
-        nxt = [ln for ln in tops[i + 1 :] + others if ln > start]
-        # a plain [table] header also ends it
-        for j, line in enumerate(text.splitlines()[start:], start + 1):
-            if re.match(r"^\s*\[[^\[]", line) and not re.match(r"^\s*\[\s*" + re.escape(name) + r"\.", line):
-                nxt.append(j)
-                break
-        spans.append((start, min(nxt) if nxt else nlines))
+    for start in tops:
+        k = bisect.bisect_right(enders, start)
+        spans.append((start, enders[k] if k < len(enders) else nlines))
     return spans
 
 
 def _key_in(text: str, span: tuple[int, int], key: str) -> int | None:
-    lines = text.splitlines()
+    lines = _lines(text)
     pat = re.compile(_KEY.format(re.escape(key)))
     for i in range(span[0], min(span[1] - 1, len(lines))):
         if pat.match(lines[i]):
