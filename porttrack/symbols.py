@@ -44,7 +44,6 @@ _IDENT_QUERY = {
     "cpp": "[(identifier) (field_identifier) (type_identifier) (namespace_identifier)] @i",
 }
 _ROW = re.compile(rb"[^\n]*\n|[^\n]+\Z")
-_BLANK_TAIL = re.compile(rb"[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+\n|[ \t\r\f\v]+\n|[ \t\r\f\v]+\Z")
 _PREPROC_CONTAINERS = {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}
 _CLASS_TYPES = {"class_specifier", "struct_specifier", "union_specifier"}
 
@@ -110,7 +109,7 @@ class _Defs:
                     pos = end
             parts.append(self.src[pos : node.end_byte])
             # Trailing blanks and blank lines are layout, not meaning; indentation is kept (Python).
-            h.update(_BLANK_TAIL.sub(b"\n", b"".join(parts)).strip(b"\n"))
+            h.update(b"\n".join(filter(None, map(bytes.rstrip, b"".join(parts).split(b"\n")))))
             h.update(b"\x00")
         return h.hexdigest()
 
