@@ -98,8 +98,10 @@ def walk(
             done += 1
             if progress:
                 progress(position.get(commit.sha, done), total)
-            if prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files):
-                continue  # a merge kept by git's history simplification without a mirrored change
+            if not commit.files or (
+                prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files)
+            ):
+                continue  # a merge (no diff when side branches are walked) or no mirrored change
             commit.symbols = _commit_symbols(commit.files, prefixes, extractor)
             commits.append(commit)
     if progress:
@@ -214,6 +216,8 @@ def _stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: lis
     ]  # fmt: skip
     if first_parent:
         args += ["--first-parent", "--diff-merges=first-parent"]
+    else:
+        args += ["--full-history"]  # every commit that changes the paths, not one simplified line
     args += [f"{pin}..{target}", "--", *pathspec]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)

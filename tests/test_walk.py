@@ -180,6 +180,8 @@ def test_all_parents_lists_side_commit_not_merge(history, tmp_path):
     assert s["side"] in shas and s["merge"] not in shas
     assert r.total_commits == 10
     assert by_sha(r)[s["side"]].symbols.added == ["vllm::Mode::kC", "vllm::Pool::zero"]
+    everything = walk(repo, f"{s['pin']}..main", [], first_parent=False, cache_dir=tmp_path)
+    assert len(everything.commits) == 9 and s["merge"] not in [c.sha for c in everything.commits]
 
 
 def test_paths_filter_and_caret_range(history, tmp_path):
