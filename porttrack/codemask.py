@@ -18,8 +18,8 @@ from tree_sitter import Node, Query, QueryCursor
 
 from porttrack.parse import language, language_for, parser
 
-# not after a digit (`0x1f`, `1e9f` hold no identifier) nor a `#` (`#include` is a directive)
-IDENT = re.compile(rb"(?<![0-9#])[A-Za-z_][A-Za-z0-9_]*")
+# whole identifiers only: none starts inside a word or number (`0xabc`, `1e9f`) or right after `#` (`#include`)
+IDENT = re.compile(rb"(?<![0-9A-Za-z_#])[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_STR = re.compile(IDENT.pattern.decode())
 
 # flags of one occurrence: the low three bits say why it is not code (0: it is code)

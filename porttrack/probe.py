@@ -28,7 +28,7 @@ from porttrack import codemask, gitio
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
-CACHE_FILE = "index-v4.sqlite"  # bump the version when codemask's output changes meaning
+CACHE_FILE = "index-v5.sqlite"  # bump the version when codemask's output changes meaning
 
 
 # ---------------------------------------------------------------- the model

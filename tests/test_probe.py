@@ -289,3 +289,11 @@ def test_control_of_another_form_or_not_searched(port: Path):
     assert p.status == "absent" and "searched as a word while the probe is a regex" in p.control_how
     q = P.judge(s, r"KVBlock\w+", "never_searched")
     assert q.status == "untrusted" and "'never_searched' was not searched" in q.reason
+
+
+def test_no_identifiers_inside_numbers_or_directives(tmp_path: Path):
+    repo = init_repo(tmp_path / "n")
+    commit_files(repo, {"src/a.cpp": "#include <abc>\nint x = 0xabc + 1e5f + abc;\n"}, "n")
+    s = P.scan(repo, ["abc", "include", "f"], scope=["src"])
+    assert [(h.line, h.col) for h in s.counts["abc"].hits] == [(1, 11), (2, 24)]  # the include target, then abc
+    assert s.counts["include"].raw == 0 and s.counts["f"].raw == 0
