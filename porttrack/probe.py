@@ -690,8 +690,9 @@ def _index_all(jobs: list[tuple[bytes, str | None]], progress=None) -> list[code
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        # forkserver/spawn: workers never inherit this process's threads, locks or open files
         methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         try:
             with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
                 return counted(pool.map(_index_one, jobs, chunksize=8))
