@@ -486,6 +486,9 @@ class Extractor:
             if old:
                 back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
                 old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=False)[1]
+                # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
+                # while `new` is done with on a first-parent line; that keeps the chains in memory.
+                self._recent.pop(new, None)
             added, changed, removed = diff_definitions(old_defs, new_defs)
             uses -= defined_words(added + changed)
             result = FileDiff(added, changed, removed, sorted(uses))
@@ -526,7 +529,7 @@ class Extractor:
         defs = definitions(data, lang, tree)
         self._put("blob", f"{lang}:{sha}", defs)
         self._recent[sha] = (tree, defs)
-        if len(self._recent) > 64:
+        if len(self._recent) > 128:
             self._recent.popitem(last=False)
         return tree, defs
 
