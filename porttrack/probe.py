@@ -29,6 +29,7 @@ from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
 CACHE_FILE = "index-v5.sqlite"  # bump the version when codemask's output changes meaning
+POOL_MIN_BYTES = 4_000_000  # new source to index before a process pool pays for its start
 
 
 # ---------------------------------------------------------------- the model
@@ -686,7 +687,7 @@ def _index_all(jobs: list[tuple[bytes, str | None]], progress=None) -> list[code
                 progress(len(out), len(jobs))
         return out
 
-    if workers > 1 and sum(len(d) for d, _ in jobs) > 4_000_000:
+    if workers > 1 and sum(len(d) for d, _ in jobs) > POOL_MIN_BYTES:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 

@@ -297,3 +297,10 @@ def test_no_identifiers_inside_numbers_or_directives(tmp_path: Path):
     s = P.scan(repo, ["abc", "include", "f"], scope=["src"])
     assert [(h.line, h.col) for h in s.counts["abc"].hits] == [(1, 11), (2, 24)]  # the include target, then abc
     assert s.counts["include"].raw == 0 and s.counts["f"].raw == 0
+
+
+def test_process_pool_indexes_like_one_process(port: Path, tmp_path: Path, monkeypatch):
+    serial = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "a")
+    monkeypatch.setattr(P, "POOL_MIN_BYTES", 0)
+    pooled = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "b")
+    assert pooled.counts == serial.counts
