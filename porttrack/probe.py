@@ -17,6 +17,8 @@ import re
 import sqlite3
 import stat
 import subprocess
+import sys
+import threading
 from array import array
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
@@ -687,13 +689,19 @@ def _index_all(jobs: list[tuple[bytes, str | None]], progress=None) -> list[code
                 progress(len(out), len(jobs))
         return out
 
-    if workers > 1 and sum(len(d) for d, _ in jobs) > POOL_MIN_BYTES:
+    if (
+        workers > 1
+        and sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and sum(len(d) for d, _ in jobs) > POOL_MIN_BYTES
+    ):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # forkserver/spawn: workers never inherit this process's threads, locks or open files
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        # fork, not spawn or forkserver: those re-run the caller's main script in every worker.
+        # Forking is safe only while this process runs one thread; otherwise, and where fork is
+        # missing or unsafe (Windows, macOS), the indexing stays in this process.
+        ctx = multiprocessing.get_context("fork")
         try:
             with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
                 return counted(pool.map(_index_one, jobs, chunksize=8))
