@@ -31,7 +31,7 @@ from porttrack.cache import cache_root
 from porttrack.parse import language, parser
 
 # Bump when what is extracted changes, so stale cache entries are never read.
-CACHE_VERSION = "v2"
+CACHE_VERSION = "v3"
 
 _PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
 _C_IGNORED = frozenset(
@@ -414,8 +414,11 @@ def diff_definitions(old: dict[str, str], new: dict[str, str]) -> tuple[list[str
 
 
 def defined_words(names) -> set[str]:
-    """Every component of qualified names: `A.b` and `ns::A::b` define `A` and `b` (and `ns`)."""
-    return {w for n in names for w in n.replace("::", ".").split(".") if w}
+    """The bare names that qualified names define: `A.b` and `ns::A::b` define `b`, not `A`.
+
+    The enclosing class or namespace stays a use: adding a method to `A` still needs `A`.
+    """
+    return {n.replace("::", ".").rsplit(".", 1)[-1] for n in names}
 
 
 def is_binary(data: bytes) -> bool:

@@ -225,3 +225,12 @@ def test_line_edits_are_an_exact_edit_script(a, data):
         at = i2
     rebuilt += old_rows[at:]
     assert rebuilt == new_rows
+
+
+def test_uses_keep_the_enclosing_class_of_a_new_member(tmp_path):
+    old = b"class Pool:\n    def take(self):\n        return 1\n"
+    new = old + b"\n    def zero(self):\n        return Pool.take(self) + Block.size\n"
+    with Extractor({"o": old, "n": new}.__getitem__, tmp_path) as ex:
+        d = ex.file_change("python", "o", "n")
+    assert d.added == ["Pool.zero"]
+    assert d.uses == ["Block", "Pool", "size", "take"]  # `zero` is this change's own name
