@@ -272,6 +272,12 @@ def test_bad_ranges(history, tmp_path, rng, message):
         walk(repo, rng, PATHS, cache_dir=tmp_path)
 
 
+def test_bad_pr_pattern(history, tmp_path):
+    repo, s = history
+    with pytest.raises(UserError, match="pr_pattern '\\(#' is not a valid regular expression"):
+        walk(repo, f"{s['pin']}..main", PATHS, pr_pattern="(#", cache_dir=tmp_path)
+
+
 def test_not_a_repository(tmp_path):
     with pytest.raises(UserError, match="is not a git repository"):
         walk(tmp_path, "a..b", [], cache_dir=tmp_path / "c")
