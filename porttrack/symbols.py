@@ -275,6 +275,7 @@ def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
     return out.digests()
 
 
+@lru_cache(maxsize=8)  # the diff and the incremental reparse of one change split the same blobs
 def _rows(data: bytes) -> list[bytes]:
     """Lines with their "\\n" (tree-sitter's rows); a last line without one differs from one with."""
     return _ROW.findall(data)
@@ -317,7 +318,8 @@ def _patience(a: list[bytes], b: list[bytes], a0: int, b0: int, out: list) -> No
         return
     i_prev = j_prev = 0
     for i, j in anchors:
-        _patience(a[i_prev:i], b[j_prev:j], a0 + i_prev, b0 + j_prev, out)
+        if i > i_prev or j > j_prev:  # most anchors follow each other: nothing between them
+            _patience(a[i_prev:i], b[j_prev:j], a0 + i_prev, b0 + j_prev, out)
         i_prev, j_prev = i + 1, j + 1
     _patience(a[i_prev:], b[j_prev:], a0 + i_prev, b0 + j_prev, out)
 
@@ -370,6 +372,7 @@ def reparse(tree, src: bytes, dst: bytes, edits: list[tuple[int, int, int, int]]
     return parser(lang).parse(dst, tree)
 
 
+@lru_cache(maxsize=8)
 def _offsets(data: bytes) -> list[int]:
     """Byte offset where each row starts, then the length of the data."""
     return [0, *itertools.accumulate(map(len, _rows(data)))]
