@@ -31,12 +31,13 @@ from porttrack.cache import cache_root
 from porttrack.parse import language, parser
 
 # Bump when what is extracted changes, so stale cache entries are never read.
-CACHE_VERSION = "v3"
+CACHE_VERSION = "v4"
 
 _PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
 _C_IGNORED = frozenset(
     "std size_t ssize_t ptrdiff_t intptr_t uintptr_t nullptr_t NULL override final "
-    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t".split()
+    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t "
+    "static_cast dynamic_cast reinterpret_cast const_cast".split()
 )
 _IDENT_QUERY = {
     "python": "(identifier) @i",

@@ -26,6 +26,7 @@ from porttrack.symbols import Extractor, defined_words
 ZERO_SHA = "0" * 40
 # `Revert "Title (#12)" (#34)`, or with a long title cut by GitHub: `Revert "Long ti… (#34)`.
 _REVERT = re.compile(r'^Revert "(?:(?P<inner>.*)"(?P<rest>[^"]*)|(?P<cut>[^"]*)\u2026(?P<cut_rest>[^"]*))$')
+_REVERTS_PR = re.compile(r"\brevert(?:s|ing)?\s+(?:PR\s*)?#(\d+)", re.I)
 _HEX40 = re.compile(rb"\b[0-9a-f]{40}\b")
 _REGULAR_FILE_MODES = ("100644", "100755")  # not symlinks (120000) nor submodules (160000)
 
@@ -314,7 +315,8 @@ def pr_of(subject: str, pr_re: re.Pattern) -> tuple[int | None, int | None]:
             numbers = [_last_number(pr_re, m.group(0)) for m in pr_re.finditer(rest)]
             reverted = numbers[-2] if len(numbers) >= 2 else None
         return _last_number(pr_re, rest), reverted
-    return _last_number(pr_re, subject), None
+    said = _REVERTS_PR.search(subject)  # e.g. "[CI] Revert #42379 to fix ... (#46070)"
+    return _last_number(pr_re, subject), int(said.group(1)) if said else None
 
 
 def _revert_parts(m: re.Match) -> tuple[str, str]:

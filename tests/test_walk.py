@@ -237,6 +237,7 @@ def test_pr_pattern_and_revert_without_own_pr(tmp_path):
         ('Revert "[Core] Thing" (#12) (#34)', (34, 12)),
         ('Revert "Revert "[Core] Thing (#12)" (#34)" (#56)', (56, 34)),
         ("[Core] Thing (#12) follow-up (#34)", (34, None)),
+        ("[CI Bug] Revert #42379 to fix CI (#46070)", (46070, 42379)),
         ("[Core] no number", (None, None)),
     ],
 )
