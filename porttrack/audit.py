@@ -7,6 +7,7 @@ Human verdicts are never replaced: audit only says where it would differ.
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -446,7 +447,7 @@ class _Ctx:
         self.queue = queue
         self.probes = probes
         self.rows = rows
-        self.where = where
+        self.where = functools.lru_cache(maxsize=None)(where) if where else None  # line_of rescans the file
         self.scope = tuple(cfg.code_scope)
         self.tree = probes.tree
         self.adders = adders(queue)
@@ -455,7 +456,8 @@ class _Ctx:
 
     def provenance(self):
         if self._provs is None:
-            provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines)
+            scopes = sorted({s for paths in self.cfg.scopes.values() for s in paths})
+            provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines, scopes=scopes)
             self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
         return self._provs
 
@@ -764,41 +766,55 @@ def gate_probe(result: Audit, g: Gate):
 # ---------------------------------------------------------------- --write
 
 
+def _table(qf, n: int, part: str | None):
+    from porttrack import queuefile
+
+    table = next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+    if table is not None and part is not None:
+        table = next((p for p in table.get("part", []) if p.get("name") == part), None)
+    if table is None:
+        raise UserError(f"{qf.path}:{queuefile.line_of(qf, n)}: entry {n} has no part named {part!r}.")
+    return table
+
+
 def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
     """Store audit verdicts where none is set or audit set it; never over a human verdict.
 
     `qrel` is the queue path relative to the port root, for entry-ported gates' citations.
     Returns (how many entries/parts changed, messages for the human verdicts audit disagrees with).
+    Edits go key by key into the document (queuefile's own field writer), and the model is
+    rebuilt once at the end rather than after every entry: 300 rebuilds would cost seconds.
     """
     from porttrack import queuefile
 
     notes: list[str] = []
-    written: list[Result] = []
+    changed = 0
+    mine = [r for r in result.results if not r.human]
     for r in result.results:
-        if r.human:
-            if r.disagrees:
-                notes.append(
-                    f"{r.label}: audit would say {r.verdict} ({r.rule}: {r.reason}); the human verdict {r.recorded} stands."
-                )
-            continue
-        before = queuefile.dumps(qf)
-        queuefile.set_entry(
-            qf, r.n, r.part, verdict=r.verdict, verdict_by="audit", rule=r.rule, reason=r.reason,
-            owner=r.owner, blocked_by=r.blocked_by, gates=r.gates, evidence=r.evidence,
-        )
-        if queuefile.dumps(qf) != before:
-            written.append(r)
+        if r.disagrees:
+            notes.append(
+                f"{r.label}: audit would say {r.verdict} ({r.rule}: {r.reason}); the human verdict {r.recorded} stands."
+            )
+    for r in mine:
+        table = _table(qf, r.n, r.part)
+        before = table.as_string()
+        queuefile._set_fields(table, dict(
+            verdict=r.verdict, verdict_by="audit", rule=r.rule, reason=r.reason, owner=r.owner,
+            blocked_by=r.blocked_by, gates=r.gates, evidence=r.evidence,
+        ))
+        changed += table.as_string() != before
     # Entry-ported gates cite the waited-on entry's line, which the writes above may have moved;
     # rewriting one-line values moves no line, so one more pass settles them.
     view = queuefile.QueueFile(qf.path, qf.doc, qf.queue, queuefile.dumps(qf))
-    for r in result.results:
-        if r.human or not any(g.kind == "entry-ported" for g in r.gates):
-            continue
-        for g in r.gates:
-            if g.kind == "entry-ported" and g.entry is not None:
-                g.established_at = f"{qrel}:{queuefile.line_of(view, g.entry)}"
-        queuefile.set_entry(qf, r.n, r.part, gates=r.gates)
-    return len(written), notes
+    line = functools.lru_cache(maxsize=None)(lambda n: queuefile.line_of(view, n))
+    for r in mine:
+        if any(g.kind == "entry-ported" for g in r.gates):
+            for g in r.gates:
+                if g.kind == "entry-ported" and g.entry is not None:
+                    g.established_at = f"{qrel}:{line(g.entry)}"
+            queuefile._set_fields(_table(qf, r.n, r.part), {"gates": r.gates})
+    qf.queue = queuefile._to_model(queuefile._reparsed(qf))
+    return changed, notes
 
 
 def disagreements(result: Audit) -> list[str]:

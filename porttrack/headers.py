@@ -219,22 +219,27 @@ def _list_files(root: Path) -> list[str]:
     if gitio.is_git_repo(root):
         out = gitio.git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
-        prefix = gitio.git(root, "rev-parse", "--show-prefix").decode().strip()
-        if prefix:  # ls-files answers relative to cwd (-C root), already what we want
-            pass
         return sorted(n for n in names if Path(n).suffix.lower() in HEADER_SUFFIXES)
     return sorted(
         p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.suffix.lower() in HEADER_SUFFIXES
     )
 
 
-def scan_headers(root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40) -> list[Provenance]:
-    """Provenance of every commentable file under `root` (or of `paths`), sorted by path.
+def _under(path: str, scopes: list[str]) -> bool:
+    return any(path == s.rstrip("/") or path.startswith(s.rstrip("/") + "/") for s in scopes)
+
+
+def scan_headers(
+    root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40, scopes: list[str] | None = None
+) -> list[Provenance]:
+    """Provenance of every commentable file under `root` (or of `paths`; or under `scopes`), sorted by path.
 
     Unreadable and non-UTF-8 files are skipped: they carry no header we could read.
     """
     root = Path(root)
     names = sorted(set(paths)) if paths is not None else _list_files(root)
+    if scopes:
+        names = [n for n in names if _under(n, scopes)]
     provs = []
     for name in names:
         try:
@@ -352,9 +357,7 @@ class HeadersReport:
 
 def headers_report(root: Path, *, scan_lines: int = 40, scopes: list[str] | None = None) -> HeadersReport:
     """Everything `porttrack headers` prints: per file kind and sources, unpinned claims, port-commit pins."""
-    provs = scan_headers(root, scan_lines=scan_lines)
-    if scopes:
-        provs = [p for p in provs if any(p.path == s or p.path.startswith(s.rstrip("/") + "/") for s in scopes)]
+    provs = scan_headers(root, scan_lines=scan_lines, scopes=scopes)
     by_path = {p.path: p for p in provs}
     unpinned = [(p.path, s) for p in provs for s in p.unpinned]
     port_pins = port_commit_pins(root, {s.pin for p in provs for s in p.sources if s.pin})
