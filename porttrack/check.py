@@ -119,7 +119,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     toplevel = _toplevel(root)
     tree = "working tree (not a git repository)"
     if toplevel is not None:
-        sha, dirty = gitio.head_state(root)
+        sha, dirty = gitio.head_state(root, list(dict.fromkeys(cfg.code_scope + cfg.tests_scope)))
         tree = f"{sha or '(no commits)'}{' dirty' if dirty else ''}"
     ctx = _Ctx(cfg, root, qf, qrel)
 

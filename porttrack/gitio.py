@@ -51,11 +51,15 @@ def rev_parse(repo: Path, rev: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
-def head_state(repo: Path) -> tuple[str | None, bool]:
-    """(HEAD sha or None for an empty repo, whether the working tree differs from HEAD)."""
+def head_state(repo: Path, paths: list[str] | None = None) -> tuple[str | None, bool]:
+    """(HEAD sha or None for an empty repo, whether the working tree differs from HEAD).
+
+    With `paths`, only changes under them count: a probe of `src include` is not
+    "dirty" because a queue file or a report next to it was just written.
+    """
     head = rev_parse(repo, "HEAD")
     status = subprocess.run(
-        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=normal"],
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=normal", "--", *(paths or [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )

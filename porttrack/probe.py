@@ -441,7 +441,7 @@ class _Cache:
 # ---------------------------------------------------------------- the scan
 
 
-def _tree(root: Path, rev: str | None) -> Tree:
+def _tree(root: Path, rev: str | None, paths: list[str] | None = None) -> Tree:
     in_git = gitio.is_git_repo(root)
     if rev is not None:
         if not in_git:
@@ -452,7 +452,7 @@ def _tree(root: Path, rev: str | None) -> Tree:
         return Tree(str(root), sha, False, rev=rev)
     if not in_git:
         return Tree(str(root), None, False, git=False)
-    sha, dirty = gitio.head_state(root)
+    sha, dirty = gitio.head_state(root, paths)
     return Tree(str(root), sha, dirty)
 
 
@@ -509,7 +509,7 @@ def scan(
         shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
     else:
         with ThreadPoolExecutor(1) as pool:
-            tree_job = pool.submit(_tree, root, None)
+            tree_job = pool.submit(_tree, root, None, wanted)
             in_git = (root / ".git").exists() or gitio.is_git_repo(root)
             shas = _list_worktree(root, wanted, in_git) if wanted else {}
             tree = tree_job.result()

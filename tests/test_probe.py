@@ -195,7 +195,11 @@ def test_cli_json_and_table(port: Path):
     assert [d["status"] for d in data] == ["present", "absent"]
     assert data[1]["control"]["symbol"] == "take_new_block_ids" and data[1]["control"]["code"] == 3
     assert "src/kv.cpp:13" in [h["at"] for h in data[0]["hits"]]
-    assert data[0]["tree"] == git(port, "rev-parse", "HEAD")[:8] + "+dirty"  # porttrack.toml is untracked
+    # porttrack.toml is untracked but outside the probed scope, so the tree is clean for this probe
+    assert data[0]["tree"] == git(port, "rev-parse", "HEAD")[:8]
+    (port / "src" / "new.cpp").write_text("int x;\n")
+    data = json.loads(run_cli("probe", "take_new_block_ids", "--json", cwd=port, check_rc=0).stdout)
+    assert data[0]["tree"] == git(port, "rev-parse", "HEAD")[:8] + "+dirty"
     table = run_cli("probe", "KVBlockZeroer", "--scope", "src,nowhere", cwd=port, check_rc=0).stdout
     assert "untrusted" in table and "'nowhere' does not exist" in table
     bad = run_cli("probe", "x(", "--regex", cwd=port, check_rc=2)
