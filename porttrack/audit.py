@@ -578,7 +578,7 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
         res.reason = "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items()))
         for b, why in sorted(blockers.items()):
             other = ctx.queue.entry(b)
-            ev.append(f"blocked by entry {b} ({other.short} verdict {other.verdict}): {'; '.join(why)}")
+            ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
             res.gates.append(
                 Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
             )
@@ -807,12 +807,16 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
     # rewriting one-line values moves no line, so one more pass settles them.
     view = queuefile.QueueFile(qf.path, qf.doc, qf.queue, queuefile.dumps(qf))
     line = functools.lru_cache(maxsize=None)(lambda n: queuefile.line_of(view, n))
+    # Only the values change, in place: re-creating the gate tables could move lines again.
     for r in mine:
-        if any(g.kind == "entry-ported" for g in r.gates):
-            for g in r.gates:
-                if g.kind == "entry-ported" and g.entry is not None:
-                    g.established_at = f"{qrel}:{line(g.entry)}"
-            queuefile._set_fields(_table(qf, r.n, r.part), {"gates": r.gates})
+        for g in r.gates:
+            if g.kind == "entry-ported" and g.entry is not None:
+                g.established_at = f"{qrel}:{line(g.entry)}"
+        for t in _table(qf, r.n, r.part).get("gate", []):
+            if t.get("kind") == "entry-ported" and t.get("entry") is not None:
+                value = f"{qrel}:{line(t['entry'])}"
+                if t.get("established_at") != value:
+                    t["established_at"] = value
     qf.queue = queuefile._to_model(queuefile._reparsed(qf))
     return changed, notes
 
