@@ -461,6 +461,18 @@ class _Ctx:
             self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
         return self._provs
 
+    def maps_to_port(self, upstream: str) -> bool:
+        """Has the upstream file a port counterpart: a [[map]] template, or a header naming it?
+
+        A port that declares neither maps every file under the mirrored paths.
+        """
+        if any(m.apply(upstream) is not None for m in self.cfg.maps):
+            return True
+        umap, _ = self.provenance()
+        if upstream in umap:
+            return True
+        return not self.cfg.maps and not umap
+
     def port_files(self, upstream: str) -> list[str]:
         """Port files for an upstream path: provenance headers first, then [[map]] templates that exist."""
         umap, _ = self.provenance()
@@ -507,13 +519,19 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     ev = res.evidence
     cfg, scope, tree = ctx.cfg, ctx.scope, ctx.tree
 
-    # 1. nothing mirrored
-    mirrored = _mirrored(cfg, ctx.queue, files)
+    # 1. nothing mirrored: outside the mirrored subtrees, or (when the port maps paths at all)
+    # a file no [[map]] and no provenance header gives a port counterpart, such as CI config
+    under = _mirrored(cfg, ctx.queue, files)
+    mirrored = [f for f in under if ctx.maps_to_port(f)]
     if not mirrored:
         res.verdict, res.rule = "ignore", RULES[1]
         paths = ", ".join(cfg.upstream_paths or ctx.queue.meta.paths)
-        res.reason = f"touches no mirrored path ({paths})"
-        ev.append(f"files {', '.join(files) or '(none)'} lie outside the mirrored paths {paths}")
+        if under:
+            res.reason = f"no [[map]] or provenance header gives {', '.join(under)} a port counterpart"
+            ev.append(f"files {', '.join(under)} lie under the mirrored paths {paths}, but nothing maps them into the port")
+        else:
+            res.reason = f"touches no mirrored path ({paths})"
+            ev.append(f"files {', '.join(files) or '(none)'} lie outside the mirrored paths {paths}")
         return res
 
     # path rules: a standing disposition holds while all of its gates hold
@@ -833,6 +851,7 @@ def disagreements(result: Audit) -> list[str]:
 def table(result: Audit):
     """A rich table of the results for people."""
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(show_lines=False)
     for col in ("entry", "verdict", "rule", "reason", "owner / blocked by", "gates"):
@@ -840,8 +859,9 @@ def table(result: Audit):
     for r in result.results:
         verdict = r.verdict + (f" (human: {r.recorded})" if r.disagrees else "")
         who = r.owner or (", ".join(map(str, r.blocked_by)) if r.blocked_by else "")
-        t.add_row(
+        cells = [
             str(r.n) + (f" {r.part}" if r.part else ""), verdict, r.rule, r.reason, who,
             ", ".join(f"{g.id} @ {g.established_at}" if g.established_at else g.id for g in r.gates),
-        )
+        ]
+        t.add_row(*(Text(c) for c in cells))  # plain text: "[[map]]" is no markup
     return t

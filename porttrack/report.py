@@ -280,9 +280,13 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     lines += ["", "## Verification state", "", f"- Port commit probed: `{result.tree}`", f"- Scope: `{' '.join(result.scope)}`", "- Probes:"]
     wanted = {g.probe for v in vs for g in v.gates if g.probe} | {s for r in result.results for s in r.probes}
     shown = [p for p in result.probes if p.symbol in wanted]
+    seen: set[str] = set()
     for p in shown:
         ctl = f"control `{p.control}`: code {audit_mod._code(p.control_count)}" if p.control else "no control"
-        lines.append(f"  - `{p.symbol}` in `{' '.join(p.scope)}`: code {audit_mod._code(p.count)} ({ctl}) — {p.status}")
+        line = f"  - `{p.symbol}` in `{' '.join(p.scope)}`: code {audit_mod._code(p.count)} ({ctl}) — {p.status}"
+        if line not in seen:  # a gate's explicit control is often the one audit chose itself
+            seen.add(line)
+            lines.append(line)
     if not shown:
         lines.append("  - none")
     lines += [f"- Reproduce: `{command}`", ""]

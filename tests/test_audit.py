@@ -123,6 +123,7 @@ def queue_text() -> str:
     head = f'# the cycle queue\n[queue]\nname = "cycle"\nupstream = "vllm-project/vllm"\npin = "{sha(0)}"\ntarget = "{sha(999)}"\n\n'
     es = [
         entry(1, "[CI] Bump runners", [".buildkite/test.yml", "docs/usage.md"]),
+        entry(2, "[CI] Tune the mirrored tree's CI config", ["vllm/ci/pipeline.yaml"]),
         entry(10, "[Core] Add KV block zeroer", ["vllm/v1/worker/utils.py"], added=["KVBlockZeroer"]),
         entry(11, "[Core] Zero blocks on reuse", ["vllm/v1/worker/gpu_model_runner.py"], added=["zero_block_ids"], uses=["KVBlockZeroer"]),
         entry(12, "[Core] Zero on preemption", ["vllm/v1/worker/gpu_worker.py"], uses=["zero_block_ids"]),
@@ -185,6 +186,11 @@ def results(port) -> dict:
 def test_rule_1_ignore(results):
     r = results[(1, None)]
     assert (r["verdict"], r["rule"]) == ("ignore", "8.1 ignore")
+    assert r["reason"] == "touches no mirrored path (vllm/, tests/)"
+    # under a mirrored path, but nothing maps it into the port
+    r = results[(2, None)]
+    assert (r["verdict"], r["rule"]) == ("ignore", "8.1 ignore")
+    assert "no [[map]] or provenance header gives vllm/ci/pipeline.yaml a port counterpart" in r["reason"]
 
 
 def test_rule_3_blocked_chain_of_three(results, port):
