@@ -209,13 +209,17 @@ def audit(
         queuefile.save(qf)
     else:
         changed, notes = 0, audit_mod.disagreements(result)
+    ready = audit_mod.actionable(qf.queue)
     if as_json:
         print_json({"tree": result.tree, "scope": result.scope, "written": changed,
-                    "results": [r.as_json() for r in result.results], "disagreements": notes})
+                    "results": [r.as_json() for r in result.results], "disagreements": notes,
+                    "actionable": [{"entry": n, "blockers": b} for n, b in ready]})
         return
     out.print(audit_mod.table(result))
     for note in notes:
         out.print(note, markup=False, soft_wrap=True)
+    for n, blockers in ready:
+        out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} ported.", markup=False)
     out.print(f"probed {result.tree} in {' '.join(result.scope)}" + (f"; wrote {changed} verdicts to {qrel}" if write else ""),
               markup=False, soft_wrap=True)
 

@@ -338,6 +338,10 @@ def test_actionable_when_blockers_are_ported(tmp_path):
     assert audit_mod.actionable(qf.queue) == []
     queuefile.set_entry(qf, 10, verdict="ported", verdict_by="human")
     assert audit_mod.actionable(qf.queue) == [(11, [10])]
+    queuefile.save(qf)
+    data = json.loads(run_cli("audit", "--entries", "11", "--json", cwd=port, check_rc=0).stdout)
+    assert data["actionable"] == [{"entry": 11, "blockers": [10]}]
+    assert "entry 11 is actionable now: 10 ported." in run_cli("audit", "--entries", "11", cwd=port, check_rc=0).stdout
 
 
 def test_parse_entries():
@@ -352,3 +356,26 @@ def test_series_parse():
     assert audit_mod.series_of("[6/N][KV-Cache Layout Refactor] move (#1)") == ("KV-Cache Layout Refactor", 6, "N")
     assert audit_mod.series_of("[KV-Cache Layout Refactor][2/5] x") == ("KV-Cache Layout Refactor", 2, "5")
     assert audit_mod.series_of("[Bugfix][Core] x") is None
+
+
+def test_rule_6_places_pins_with_the_upstream_repo(tmp_path):
+    """A pin the queue cannot place (a commit between entries) is placed with the upstream repo's history."""
+    up = init_repo(tmp_path / "upstream")
+    base = commit_files(up, {"vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    pass\n"}, "base", date="2026-01-01T00:00:00Z")
+    c1 = commit_files(up, {"vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    def allocate_slots(self): ...\n"},
+                      "[Core] allocate_slots (#40040)", date="2026-01-02T00:00:00Z")
+    c2 = commit_files(up, {"README.md": "docs\n"}, "docs (#40041)", date="2026-01-03T00:00:00Z")
+    port = build_port(tmp_path)
+    q = port / "queue/cycle.toml"
+    q.write_text(q.read_text().replace(sha(40), c1))
+    hdr = port / "include/vllm/v1/core/kv_cache_manager.h"
+    cfg = port / "porttrack.toml"
+    cfg.write_text(cfg.read_text().replace("[upstream]\n", f'[upstream]\nrepo = "{up}"\n'))
+    for pin, verdict in ((c2, "ported"), (base, "real-gap")):
+        body = hdr.read_text().split("\n", 1)[1]  # all but the provenance line
+        hdr.write_text(f"// Ported from: vllm/v1/core/kv_cache_manager.py @ {pin[:12]}\n" + body)
+        data = json.loads(run_cli("audit", "--entries", "40", "--json", cwd=port, check_rc=0).stdout)
+        (r,) = data["results"]
+        assert r["verdict"] == verdict, r
+        where = "at or past" if verdict == "ported" else "before"
+        assert any(f"@ {pin[:12]} (vllm/v1/core/kv_cache_manager.py) is {where} {c1[:8]}" in e for e in r["evidence"])
