@@ -497,7 +497,10 @@ def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
         holds = waited is None or waited.verdict != "ported"
         return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
     scope = tuple(g.scope or ctx.cfg.code_scope)
-    p = ctx.probes.judge(g.probe, g.control or None, scope)
+    try:
+        p = ctx.probes.judge(g.probe, g.control or None, scope)
+    except ValueError as e:  # a word control for a regex probe, or the reverse
+        raise UserError(f"path rule gate {g.id!r}: {e}; a control must have the probe's form.") from None
     c = ctx.probes.count(g.probe, scope)
     line = probe_line(g.probe, p, c, scope, ctx.tree)
     if p.status in ("untrusted", "incomplete"):

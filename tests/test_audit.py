@@ -379,3 +379,17 @@ def test_rule_6_places_pins_with_the_upstream_repo(tmp_path):
         assert r["verdict"] == verdict, r
         where = "at or past" if verdict == "ported" else "before"
         assert any(f"@ {pin[:12]} (vllm/v1/core/kv_cache_manager.py) is {where} {c1[:8]}" in e for e in r["evidence"])
+
+
+def test_path_rule_with_a_regex_gate(tmp_path):
+    port = build_port(tmp_path)
+    q = port / "queue/cycle.toml"
+    text = q.read_text()
+    q.write_text(text.replace('probe = "EnsureWorkerTransferSupported"', 'probe = "Ensure\\\\w+"\nregex = true'))
+    (r,) = json.loads(run_cli("audit", "--entries", "90", "--json", cwd=port, check_rc=0).stdout)["results"]
+    assert r["rule"] == "path-rule vllm/v1/kv_offload/**" and r["gates"][0]["regex"] is True
+    # a gate that no longer holds: the rule stands aside and the entry is judged on its own
+    q.write_text(text.replace('probe = "EnsureWorkerTransferSupported"', 'probe = "allocate_\\\\w+"\nregex = true'))
+    (r,) = json.loads(run_cli("audit", "--entries", "90", "--json", cwd=port, check_rc=0).stdout)["results"]
+    assert r["rule"] == "8.5 surface-absent"
+    assert any("gate offload-worker-half (absent) is LIVE" in e for e in r["evidence"])
