@@ -114,7 +114,7 @@ def adders(queue: Queue) -> dict[str, int]:
     return out
 
 
-def _needs(e: Entry | None, syms: "EntrySymbols") -> set[str]:
+def _needs(syms: "EntrySymbols") -> set[str]:
     """Symbols an entry (or part) needs to exist already: those it uses, changes or removes."""
     return set(syms.uses) | set(syms.changed) | set(syms.removed)
 
@@ -125,7 +125,7 @@ def symbol_edges(queue: Queue) -> dict[int, dict[int, list[str]]]:
     pos = {e.n: i for i, e in enumerate(queue.entries)}
     out: dict[int, dict[int, list[str]]] = {}
     for e in queue.entries:
-        for s in sorted(_needs(e, _entry_symbols(e))):
+        for s in sorted(_needs(_entry_symbols(e))):
             a = add.get(s)
             if a is not None and a != e.n and pos[a] < pos[e.n]:
                 out.setdefault(e.n, {}).setdefault(a, []).append(s)
@@ -563,7 +563,7 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
         ev.extend(lines)
 
     # probe every symbol this entry adds, changes, removes, or needs from an earlier entry
-    linked = {s: ctx.adders[s] for s in sorted(_needs(e, syms)) if s in ctx.adders and ctx.adders[s] != e.n}
+    linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
     probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(linked))
     res.probes = probed
     judged = {s: ctx.probes.judge(s) for s in probed}
@@ -721,7 +721,7 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
     for e in chosen:
         for syms in [_entry_symbols(e)] + [_part_symbols(e, p) for p in e.parts]:
             symbols.update(syms.added, syms.changed, syms.removed)
-            symbols.update(s for s in _needs(e, syms) if s in add)
+            symbols.update(s for s in _needs(syms) if s in add)
     plan[code][0].extend(sorted(symbols))
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
     recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]
