@@ -103,7 +103,7 @@ def main() -> None:
     (work / "porttrack.toml").write_text(
         f'[upstream]\npaths = ["vllm/"]\n[port]\nroot = "{root}"\nscopes = {{ code = ["src", "include"], tests = ["tests"] }}\n'
         f'[owners]\nmatrices = []\n[cache]\ndir = "{tmp / "cache"}"\n'
-        "[[map]]\nupstream = 'vllm/v1/core/(?P<rest>.+)\\.py'\nport = [\"src/{rest}.cpp\"]\n"
+        "[[map]]\nupstream = 'vllm/(?P<rest>.+)\\.py'\nport = [\"src/{rest}.cpp\"]\n"
     )
     cfg = load_config(work / "porttrack.toml")
     qf = queuefile.load(work / "queue.toml")
@@ -126,7 +126,7 @@ def main() -> None:
     print(f"bare probe scan of the same symbols: cold {cold_scan:.3f} s, warm {warm_scan:.3f} s")
     print(f"audit of {len(q.entries)} entries (warm): {warm_audit:.3f} s = {warm_audit / max(warm_scan, 1e-9):.2f}x the bare scan, "
           f"{1000 * warm_audit / len(q.entries):.2f} ms per entry")
-    print(f"audit --write bookkeeping (set_entry for every entry): {write_t:.3f} s")
+    print(f"audit --write into the queue document (every entry, one model rebuild): {write_t:.3f} s")
 
 
 if __name__ == "__main__":
