@@ -111,6 +111,13 @@ def adders(queue: Queue) -> dict[str, int]:
     for e in queue.entries:
         for s in e.symbols.added:
             out.setdefault(s, e.n)
+    # a later entry's added lines use a new member by its bare name (`spec.tokens_per_state`),
+    # so `Class.member` is also found under `member`; dunders are too common to link anything
+    for e in queue.entries:
+        for s in e.symbols.added:
+            bare = re.split(r"\.|::", s)[-1]
+            if bare != s and not bare.startswith("__"):
+                out.setdefault(bare, e.n)
     return out
 
 
@@ -627,8 +634,16 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     if changed and not any(s in present for s in changed):
         res.verdict, res.rule = "surface-absent", RULES[5]
         res.reason = f"the port has none of {', '.join(changed)}"
+        # members of a class the port lacks share one gate on the class: it is what would appear first
+        gated: dict[str, object] = {}
         for s in changed:
-            res.gates.append(_absent_gate(ctx, s, judged[s]))
+            cls = _owner_class(s)
+            if cls and ctx.probes.judge(cls).status == "absent":
+                gated.setdefault(cls, ctx.probes.judge(cls))
+            else:
+                gated.setdefault(s, judged[s])
+        for s, p in gated.items():
+            res.gates.append(_absent_gate(ctx, s, p))
         return res
 
     # 6. the added symbols exist and the mapped files' pins are at or past the entry
@@ -671,6 +686,12 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     else:
         res.reason = "touches mirrored code and no rule defers it"
     return res
+
+
+def _owner_class(symbol: str) -> str | None:
+    """`KVBlockZeroer` for `KVBlockZeroer.zero_block_ids` (or `A::b`), None for a bare name."""
+    parts = re.split(r"\.|::", symbol)
+    return parts[-2] if len(parts) > 1 else None
 
 
 def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
@@ -722,6 +743,7 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
         for syms in [_entry_symbols(e)] + [_part_symbols(e, p) for p in e.parts]:
             symbols.update(syms.added, syms.changed, syms.removed)
             symbols.update(s for s in _needs(syms) if s in add)
+            symbols.update(filter(None, map(_owner_class, [*syms.changed, *syms.removed])))
     plan[code][0].extend(sorted(symbols))
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
     recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]
@@ -786,6 +808,10 @@ def gate_probe(result: Audit, g: Gate):
 
 # ---------------------------------------------------------------- --write
 
+# The sync report's section for an audit verdict: CI/docs go to IGNORE, surface the port
+# lacks entirely is inventoried for a roadmap row, everything else is work for this cycle.
+DISPOSITION = {"ignore": "IGNORE", "surface-absent": "INVENTORY"}
+
 
 def _table(qf, n: int, part: str | None):
     from porttrack import queuefile
@@ -819,10 +845,13 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
     for r in mine:
         table = _table(qf, r.n, r.part)
         before = table.as_string()
-        queuefile._set_fields(table, dict(
+        fields = dict(
             verdict=r.verdict, verdict_by="audit", rule=r.rule, reason=r.reason, owner=r.owner,
             blocked_by=r.blocked_by, gates=r.gates, evidence=r.evidence,
-        ))
+        )
+        if r.part is None:
+            fields["disposition"] = DISPOSITION.get(r.verdict, "PORT-NOW")
+        queuefile.set_fields(table, fields)
         changed += table.as_string() != before
     # Entry-ported gates cite the waited-on entry's line, which the writes above may have moved;
     # rewriting one-line values moves no line, so one more pass settles them.
@@ -838,7 +867,7 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
                 value = f"{qrel}:{line(t['entry'])}"
                 if t.get("established_at") != value:
                     t["established_at"] = value
-    qf.queue = queuefile._to_model(queuefile._reparsed(qf))
+    queuefile.rebuild(qf)
     return changed, notes
 
 

@@ -38,6 +38,9 @@ def require_repo(path: Path, what: str) -> Path:
         raise UserError(f"{what} {path} is not a directory.")
     if not is_git_repo(path):
         raise UserError(f"{what} {path} is not a git repository.")
+    bare = git(path, "rev-parse", "--is-bare-repository").decode().strip() == "true"
+    if bare:  # a mirror or `fetch`ed repo: readable, with no work tree
+        return path.resolve()
     return Path(git(path, "rev-parse", "--show-toplevel").decode().strip())
 
 

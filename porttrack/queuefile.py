@@ -12,8 +12,9 @@ import bisect
 import os
 import re
 import tempfile
+import tomllib
 from functools import lru_cache
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,27 @@ _HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\s]+?)\s*\]\]")
 _KEY = r"^\s*[\"']?{}[\"']?\s*="
 
 
-@dataclass
 class QueueFile:
-    path: Path
-    doc: tomlkit.TOMLDocument
-    queue: Queue
-    text: str  # exactly what was read (or last written); save refuses if the disk moved on
+    """A queue file as read: its exact text, the model, and (on first edit) the tomlkit document.
+
+    Reading uses the standard library's fast `tomllib`; the round-trip tomlkit
+    document, which is an order of magnitude slower to build, is parsed only
+    when something is about to be edited, so read-only commands stay fast.
+    """
+
+    def __init__(self, path: Path, doc: tomlkit.TOMLDocument | None, queue: Queue, text: str,
+                 data: dict | None = None):
+        self.path = path
+        self._doc = doc
+        self.queue = queue
+        self.text = text  # exactly what was read (or last written); save refuses if the disk moved on
+        self.data = data if data is not None else (doc.unwrap() if doc is not None else {})
+
+    @property
+    def doc(self) -> tomlkit.TOMLDocument:
+        if self._doc is None:
+            self._doc = parse_toml(self.path, self.text)
+        return self._doc
 
 
 # ---------------------------------------------------------------- reading
@@ -68,8 +84,14 @@ def load(path: Path) -> QueueFile:
 
 
 def loads(text: str, path: Path) -> QueueFile:
-    doc = parse_toml(path, text)
-    qf = QueueFile(path=path, doc=doc, queue=Queue(QueueMeta(name="")), text=text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        reason = re.sub(r"\s*\(at line.*", "", str(e))
+        line = f":{m.group(1)}" if m else ""
+        raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
+    qf = QueueFile(path=path, doc=None, queue=Queue(QueueMeta(name="")), text=text, data=data)
     qf.queue = _to_model(qf)
     return qf
 
@@ -119,7 +141,7 @@ def _key_in(text: str, span: tuple[int, int], key: str) -> int | None:
 
 def line_of(qf: QueueFile, n: int, key: str | None = None, part: str | None = None) -> int:
     """1-based line of entry `n`'s header, or of `key` inside it (or inside its part named `part`)."""
-    entries = qf.doc.get("entry", [])
+    entries = qf.data.get("entry", [])
     index = next((i for i, e in enumerate(entries) if e.get("n") == n), None)
     spans = _spans(qf.text, "entry")
     if index is None or index >= len(spans):
@@ -233,7 +255,7 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None)
 
 
 def _to_model(qf: QueueFile) -> Queue:
-    doc = qf.doc.unwrap()
+    doc = qf.data
     w = _Where(qf)
     path = qf.path
     head = doc.get("queue", {})
@@ -403,6 +425,16 @@ def _gate_table(g: Gate) -> Table:
     return t
 
 
+def set_fields(table: Table, values: dict[str, Any]) -> None:
+    """Set keys of one entry or part table in place; follow a batch of these with `rebuild(qf)`."""
+    _set_fields(table, values)
+
+
+def rebuild(qf: QueueFile) -> None:
+    """Refresh the model after direct table edits (one rebuild for a whole batch)."""
+    qf.queue = _to_model(_reparsed(qf))
+
+
 def _set_fields(table: Table, values: dict[str, Any]) -> None:
     for key, value in values.items():
         if key == "gates":
@@ -498,11 +530,12 @@ def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
 
 def _reparsed(qf: QueueFile) -> QueueFile:
     """A view of the edited document with line numbers that match its new text."""
-    return QueueFile(path=qf.path, doc=qf.doc, queue=qf.queue, text=qf.doc.as_string())
+    qf.data = qf.doc.unwrap()
+    return QueueFile(path=qf.path, doc=qf.doc, queue=qf.queue, text=qf.doc.as_string(), data=qf.data)
 
 
 def dumps(qf: QueueFile) -> str:
-    return qf.doc.as_string()
+    return qf.text if qf._doc is None else qf._doc.as_string()
 
 
 def save(qf: QueueFile) -> bool:

@@ -167,7 +167,9 @@ def _gate_text(g: Gate) -> str:
 
 def _gates_text(v: View) -> str:
     if v.gates:
-        return " or ".join(_gate_text(g) for g in v.gates)
+        # blockers must all land; any other gate going live on its own makes the entry real
+        joiner = " and " if all(g.kind == "entry-ported" for g in v.gates) else " or "
+        return joiner.join(_gate_text(g) for g in v.gates)
     if v.owner:
         return f"row {v.owner} lands"
     if v.blocked_by:

@@ -223,7 +223,7 @@ def test_rule_5_surface_absent_with_control_citation(results):
     r = results[(30, None)]  # the DONE row that cites eagle.py owns nothing
     assert (r["verdict"], r["rule"]) == ("surface-absent", "8.5 surface-absent")
     (g,) = r["gates"]
-    assert g["kind"] == "absent" and g["probe"] == "EagleProposer.propose" and g["scope"] == ["src", "include"]
+    assert g["kind"] == "absent" and g["probe"] == "EagleProposer" and g["scope"] == ["src", "include"]
     assert g["control"] and g["established_at"]
     path, line = g["established_at"].rsplit(":", 1)
     assert path.startswith(("src/", "include/")) and int(line) > 0
