@@ -124,8 +124,6 @@ class HybridKVCacheCoordinator:
 
 _WORKER = '''"""Worker-side helpers for the KV cache tensors."""
 
-import torch
-
 
 def bind_kv_cache(kv_caches, forward_context):
     for name, cache in kv_caches.items():
@@ -142,9 +140,8 @@ class KVBlockZeroer:
     def zero_block_ids(self, block_ids):
         if not block_ids:
             return
-        ids = torch.tensor(block_ids)
         for t in self.tensors:
-            t.view(t.shape[0], -1)[ids] = 0
+            t.view(t.shape[0], -1)[block_ids] = 0
 '''
 
 _PIPELINE = '''steps:
@@ -257,9 +254,9 @@ UPSTREAM = [
         {"vllm/v1/worker/utils.py": lambda t: _replace(
             "        self.page = block_size\n",
             "        self.page = block_size\n        self.strides = [t.stride(0) for t in self.tensors]\n")(_replace(
-            "        for t in self.tensors:\n            t.view(t.shape[0], -1)[ids] = 0\n",
+            "        for t in self.tensors:\n            t.view(t.shape[0], -1)[block_ids] = 0\n",
             "        for t, stride in zip(self.tensors, self.strides):\n"
-            "            t.as_strided((t.shape[0], stride), (stride, 1))[ids] = 0\n")(t))},
+            "            t.as_strided((t.shape[0], stride), (stride, 1))[block_ids] = 0\n")(t))},
         "surface-absent: the port has no KVBlockZeroer",
     ),
     UpstreamCommit(
