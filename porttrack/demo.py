@@ -734,13 +734,13 @@ def run_demo(out: Path | None, console: Console) -> int:
                 console.print(f"demo stopped: `porttrack {shlex.join(args)}` exited {proc.returncode}", markup=False)
                 return rc
     console.print()
-    console.print(f"upstream: {out / 'upstream'}", markup=False)
-    console.print(f"port:     {port}", markup=False)
-    console.print(f"queue:    {port / 'queue' / 'demo.toml'}", markup=False)
+    console.print(f"upstream: {out / 'upstream'}", markup=False, soft_wrap=True)
+    console.print(f"port:     {port}", markup=False, soft_wrap=True)
+    console.print(f"queue:    {port / 'queue' / 'demo.toml'}", markup=False, soft_wrap=True)
     for args in steps:
         if args[0] == "report":
-            console.print(f"report:   {port / args[-1]}", markup=False)
-    console.print("next: add a consumer of take_new_block_ids to the port and run `porttrack check` again.", markup=False)
+            console.print(f"report:   {port / args[-1]}", markup=False, soft_wrap=True)
+    console.print("next: add a consumer of take_new_block_ids to the port and run `porttrack check` again.", markup=False, soft_wrap=True)
     return rc
 
 
