@@ -65,6 +65,15 @@ def main() -> None:
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
+def _queue(config: Path | None, queue: Path | None):
+    """(config, loaded queue file, queue path relative to the port root) for the queue commands."""
+    from porttrack import config as config_mod, queuefile
+
+    cfg = config_mod.resolve_config(config)
+    qpath = config_mod.queue_path(cfg, queue)
+    return cfg, queuefile.load(qpath), qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+
+
 def print_json(data) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=False) + "\n")
 
@@ -138,10 +147,9 @@ def queue_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print entries with their verdicts, gates and evidence."""
-    from porttrack import config as config_mod, queuefile, show
+    from porttrack import show
 
-    cfg = config_mod.resolve_config(config)
-    qf = queuefile.load(config_mod.queue_path(cfg, queue))
+    _, qf, _ = _queue(config, queue)
     entries = show.select(qf.queue, numbers or [])
     if as_json:
         print_json(show.as_json(entries))
@@ -196,12 +204,9 @@ def audit(
     as_json: JsonOpt = False,
 ) -> None:
     """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
-    from porttrack import audit as audit_mod, config as config_mod, queuefile
+    from porttrack import audit as audit_mod, queuefile
 
-    cfg = config_mod.resolve_config(config)
-    qpath = config_mod.queue_path(cfg, queue)
-    qf = queuefile.load(qpath)
-    qrel = qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+    cfg, qf, qrel = _queue(config, queue)
     result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     if write:
@@ -233,14 +238,11 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import audit as audit_mod, config as config_mod, queuefile, report as report_mod
+    from porttrack import audit as audit_mod, queuefile, report as report_mod
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
-    cfg = config_mod.resolve_config(config)
-    qpath = config_mod.queue_path(cfg, queue)
-    qf = queuefile.load(qpath)
-    qrel = qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+    cfg, qf, qrel = _queue(config, queue)
     result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
 import tomlkit
 from tomlkit.exceptions import ParseError
 
@@ -273,8 +271,3 @@ def queue_path(cfg: Config, explicit: Path | None) -> Path:
         raise UserError(f"no queue file: {root / 'queue'} has no *.toml; run `porttrack queue build` or pass --queue.")
     names = ", ".join(p.name for p in found)
     raise UserError(f"several queue files in {root / 'queue'} ({names}); pass --queue or set [queue] file.")
-
-
-def dumps_starter(cfg_values: dict[str, Any]) -> str:
-    """A starter porttrack.toml as text (used by `init`)."""
-    return tomlkit.dumps(cfg_values)
