@@ -81,19 +81,3 @@ def test_queue_show_table_and_json(tmp_path):
     data = json.loads(run_cli("queue", "show", "3", "--json", cwd=port, check_rc=0).stdout)
     assert data[0]["n"] == 3 and data[0]["gates"][0]["probe"] == "take_new_block_ids"
     one_sentence_exit_2(run_cli("queue", "show", "4", cwd=port), "no entry 4")
-
-
-def test_init_writes_a_starter_from_the_tree(tmp_path):
-    port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        "src/vllm/v1/core/kv_cache_utils.cpp": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\nint x;\n",
-        "include/vllm/v1/core/kv_cache_utils.h": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\n",
-        "tests/test_a.cpp": "// Ports tests/v1/core/test_kv_cache_utils.py @ e24d1b24\n",
-        ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
-    }, "port")
-    proc = run_cli("init", cwd=port, check_rc=0)
-    assert "e24d1b24" in proc.stdout
-    text = (port / "porttrack.toml").read_text()
-    assert '"vllm/"' in text and '"tests/"' in text and ".agents/engine-matrix.md" in text
-    run_cli("queue", "show", cwd=port)  # the starter file loads (no queue yet is a clean error)
-    one_sentence_exit_2(run_cli("init", cwd=port), "already exists")
