@@ -19,10 +19,12 @@ import stat
 import subprocess
 import sys
 import threading
+import weakref
 from array import array
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
@@ -30,7 +32,7 @@ from porttrack import codemask, gitio
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
-CACHE_FILE = "index-v5.sqlite"  # bump the version when codemask's output changes meaning
+CACHE_FILE = "index-v6.sqlite"  # bump the version when codemask's output changes meaning
 POOL_MIN_BYTES = 4_000_000  # new source to index before a process pool pays for its start
 
 
@@ -62,8 +64,28 @@ class Count:
     definitions: int  # code hits in the scope that are the declared name
     tests: int  # code hits under the tests scope
     consumers: int  # code hits in the scope: not tests, not definitions, not delegations
-    hits: list[Hit]  # every hit in scope and tests scope, by path and line
+    hits: list[Hit]  # every hit in scope and tests scope, by path and line (built on first use)
     delegations: int = 0
+
+
+def _get_hits(c: Count) -> list[Hit]:
+    load = c.__dict__.get("_load")
+    if load is not None:  # a warm scan counts in SQL; the Hit objects are made only when asked for
+        c.__dict__["_hits"], c.__dict__["_load"] = load(), None
+    return c.__dict__["_hits"]
+
+
+def _set_hits(c: Count, hits: list[Hit]) -> None:
+    c.__dict__["_hits"], c.__dict__["_load"] = hits, None
+
+
+def _count_state(c: Count) -> dict:
+    c.hits  # a pickled or copied count carries its hits, not the loader
+    return dict(c.__dict__)
+
+
+Count.hits = property(_get_hits, _set_hits)  # type: ignore[assignment]
+Count.__getstate__ = _count_state  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -335,7 +357,100 @@ def _list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str 
     return dict.fromkeys(out)
 
 
+def _index_checksum(root: Path) -> bytes | None:
+    """The trailing checksum of the git index when root is a top level with a plain `.git` folder
+    (it names the index content, so a `git ls-files -s` listing can be cached under it), else None."""
+    if "GIT_DIR" in os.environ or "GIT_INDEX_FILE" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return None
+    try:
+        with open(os.path.join(root, ".git", "index"), "rb") as fh:
+            fh.seek(-20, os.SEEK_END)
+            tail = fh.read(20)
+    except OSError:
+        return None
+    return tail if len(tail) == 20 and tail != bytes(20) else None  # all zero: index.skipHash, no checksum
+
+
+def _parse_staged(records: list[bytes]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for rec in records:
+        meta, _, path = rec.partition(b"\t")
+        mode, sha, stage = meta.split()
+        p = path.decode("utf-8", "surrogateescape")
+        if mode in (b"100644", b"100755"):
+            out[p] = sha.decode() if stage == b"0" and p not in out else None
+    return out
+
+
+def _status_changes(raw: bytes) -> tuple[str | None, bool, list[str]]:
+    """From `git status --porcelain=v2 -z --branch`: (HEAD, dirty, paths whose working-tree content
+    differs from the index or that are untracked)."""
+    head, dirty, changed = None, False, []
+    recs = raw.split(b"\0")
+    i = 0
+    while i < len(recs):
+        r = recs[i]
+        i += 1
+        t = r[:1]
+        if not r or t == b"!":
+            continue
+        if t == b"#":
+            if r.startswith(b"# branch.oid "):
+                oid = r[13:].decode()
+                head = None if oid == "(initial)" else oid
+            continue
+        dirty = True
+        if t == b"1":
+            f = r.split(b" ", 8)
+        elif t == b"2":
+            f = r.split(b" ", 9)
+            i += 1  # the rename's original path follows
+        elif t == b"u":
+            changed.append(r.split(b" ", 10)[-1].decode("utf-8", "surrogateescape"))
+            continue
+        else:  # "?": untracked
+            changed.append(r[2:].decode("utf-8", "surrogateescape"))
+            continue
+        if f[1][1:2] != b".":  # the working tree differs from the index (modified, deleted, type change)
+            changed.append(f[-1].decode("utf-8", "surrogateescape"))
+    return head, dirty, changed
+
+
+def _list_worktree_fast(root: Path, paths: list[str], cache: "_Cache", status: subprocess.Popen, checksum: bytes | None):
+    """(Tree, listing) of a top-level git work tree from one `git status` and the cached index listing.
+
+    `git ls-files -s` runs only when the index changed since a listing of these paths was cached."""
+    spec = [p or "." for p in paths]
+    key = (checksum.hex() + "\0" + "\0".join(spec)) if checksum else None
+    out = cache.listing(key) if key else None
+    if out is None:
+        out = _parse_staged(_wait(_git_lines(root, "ls-files", "-s", "-z", "--", *spec)))
+        if key:
+            cache.store_listing(key, out)
+    head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
+    for p in changed:
+        out[p] = None
+    return Tree(str(root), head, dirty), out
+
+
 # ---------------------------------------------------------------- the cache
+
+
+def _table(pred: Callable[[int], bool]) -> bytes:
+    return bytes(1 if f < 32 and pred(f) else 0 for f in range(256))
+
+
+_CODE_T = _table(lambda f: not f & codemask.NONCODE_MASK)
+_DECL_T = _table(lambda f: not f & codemask.NONCODE_MASK and bool(f & codemask.DECL))
+_DELEG_T = _table(lambda f: not f & codemask.NONCODE_MASK and not f & codemask.DECL and bool(f & codemask.DELEGATION))
+
+
+def _occ_row(word: str, bid: int, a: array) -> tuple:
+    """One occ row: the flat hits and their totals (raw, code, declarations, delegations), which a
+    warm count sums without looking at single hits. The kinds follow `_kinds`."""
+    flags = bytes(a[2::4].tolist())  # flags are below 32
+    return (word, bid, a.tobytes(), len(flags), flags.translate(_CODE_T).count(1),
+            flags.translate(_DECL_T).count(1), flags.translate(_DELEG_T).count(1))
 
 
 class _Cache:
@@ -362,7 +477,7 @@ class _Cache:
 
     @staticmethod
     def _open(where: str) -> sqlite3.Connection:
-        db = sqlite3.connect(where, timeout=60, isolation_level=None)
+        db = sqlite3.connect(where, timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")
         db.execute(
@@ -371,9 +486,19 @@ class _Cache:
         )
         db.execute(
             "CREATE TABLE IF NOT EXISTS occ (ident TEXT NOT NULL, blob INTEGER NOT NULL, data BLOB NOT NULL,"
+            " raw INTEGER NOT NULL, code INTEGER NOT NULL, decl INTEGER NOT NULL, deleg INTEGER NOT NULL,"
             " PRIMARY KEY (ident, blob)) WITHOUT ROWID"
         )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS listing (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
+        )  # `git ls-files -s` output by index checksum and pathspec; the newest few are kept
         db.execute("SELECT count(*) FROM blob WHERE id = 0").fetchone()  # fails early on a corrupt file
+        db.execute("PRAGMA temp_store=MEMORY")
+        db.execute(
+            "CREATE TEMP TABLE cur (blob INTEGER NOT NULL, fi INTEGER NOT NULL, scoped INTEGER NOT NULL,"
+            " test INTEGER NOT NULL, PRIMARY KEY (blob, fi)) WITHOUT ROWID"
+        )
+        db.execute("CREATE TEMP TABLE want (sym INTEGER NOT NULL, ident TEXT NOT NULL)")
         return db
 
     def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None, str | None]]:
@@ -415,18 +540,58 @@ class _Cache:
                     "INSERT INTO blob (key, first_def, first_line, info) VALUES (?, ?, ?, ?)", (key, fd, fl, info)
                 ).lastrowid
                 have[key] = (bid, fd, fl, None)
-                db.executemany("INSERT INTO occ VALUES (?, ?, ?)", ((w, bid, a.tobytes()) for w, a in occ.items()))
+                db.executemany("INSERT INTO occ VALUES (?, ?, ?, ?, ?, ?, ?)", (_occ_row(w, bid, a) for w, a in occ.items()))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         return have
 
-    def occurrences(self, idents: list[str], ids: set[int]) -> list[tuple[str, int, array]]:
+    def listing(self, key: str) -> dict[str, str | None] | None:
+        row = self.db.execute("SELECT data FROM listing WHERE key = ?", (key,)).fetchone()
+        return pickle.loads(row[0]) if row else None
+
+    def store_listing(self, key: str, listing: dict[str, str | None]) -> None:
+        try:
+            self.db.execute("INSERT OR REPLACE INTO listing VALUES (?, ?)", (key, pickle.dumps(listing, pickle.HIGHEST_PROTOCOL)))
+            self.db.execute("DELETE FROM listing WHERE rowid NOT IN (SELECT rowid FROM listing ORDER BY rowid DESC LIMIT 16)")
+        except sqlite3.Error:  # busy or read-only: the listing is only a shortcut
+            pass
+
+    def tally(self, files: list[tuple[int, int, int, int]], want: list[tuple[int, str]]) -> dict[int, tuple[int, ...]]:
+        """Counts per asked symbol, summed in SQL from the per-(identifier, file version) totals.
+
+        `files`: (blob id, file number, in scope, in tests scope) of this scan's files; `want`:
+        (symbol number, identifier). Returns symbol number -> (raw, code, files, definitions,
+        tests, consumers, delegations), as `_count` would tally the hits."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.execute("DELETE FROM temp.cur")
+            db.execute("DELETE FROM temp.want")
+            db.executemany("INSERT INTO temp.cur VALUES (?, ?, ?, ?)", files)
+            db.executemany("INSERT INTO temp.want VALUES (?, ?)", want)
+            rows = db.execute(
+                "SELECT w.sym,"
+                " sum(CASE WHEN c.scoped THEN o.raw ELSE 0 END),"
+                " sum(CASE WHEN c.scoped THEN o.code ELSE 0 END),"
+                " count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END),"
+                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.decl ELSE 0 END),"
+                " sum(CASE WHEN c.test THEN o.code ELSE 0 END),"
+                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.code - o.decl - o.deleg ELSE 0 END),"
+                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.deleg ELSE 0 END)"
+                " FROM temp.want w JOIN occ o ON o.ident = w.ident JOIN temp.cur c ON c.blob = o.blob"
+                " GROUP BY w.sym"
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        return {r[0]: r[1:] for r in rows}
+
+    def occurrences(self, idents: list[str], ids) -> list[tuple[str, int, array]]:
         out = []
         for i in range(0, len(idents), 500):
             chunk = idents[i : i + 500]
-            q = f"SELECT ident, blob, data FROM occ WHERE ident IN ({','.join('?' * len(chunk))})"
+            q = f"SELECT ident, blob, data FROM occ WHERE ident IN ({','.join('?' * len(chunk))}) ORDER BY ident, blob"
             for ident, bid, data in self.db.execute(q, chunk):
                 if bid in ids:
                     a = array("i")
@@ -504,9 +669,21 @@ def scan(
 
     # list the files (for the working tree, while git status decides whether it is dirty)
     wanted = list(dict.fromkeys(scope_paths + test_paths))
+    cache = None
     if rev is not None:
         tree = _tree(root, rev)
         shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
+    elif wanted and os.path.isdir(os.path.join(root, ".git")):
+        # a top level: one `git status` says HEAD, dirty and what changed; the index listing is cached
+        checksum = _index_checksum(root)
+        status = _git_lines(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--",
+                            *(p or "." for p in wanted))
+        cache = _Cache(cache_root(cache_dir) / "probe")
+        try:
+            tree, shas = _list_worktree_fast(root, wanted, cache, status, checksum)
+        except BaseException:
+            cache.close()
+            raise
     else:
         with ThreadPoolExecutor(1) as pool:
             tree_job = pool.submit(_tree, root, None, wanted)
@@ -549,8 +726,10 @@ def scan(
             continue
         files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
 
-    cache = _Cache(cache_root(cache_dir) / "probe")
+    if cache is None:
+        cache = _Cache(cache_root(cache_dir) / "probe")
     reader = _Reader(root)
+    lazy = False
     try:
         ids = cache.ids(sorted({f.key for f in files}))
 
@@ -601,19 +780,25 @@ def scan(
                     auto_how["regex"] = auto_how["word"] + ", as a regex"
                 break
 
-        # words: answered from the index alone
+        # words: counted in SQL from per-file totals; their Hit objects are made on first use
         word_names = {s: names[s] for s in symbols}
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
-        idents = sorted({v for vs in word_names.values() for v in vs})
-        occ_by_ident: dict[str, list[tuple[int, array]]] = {}
-        for ident, bid, a in cache.occurrences(idents, set(by_id)):
-            occ_by_ident.setdefault(ident, []).append((bid, a))
         counts: dict[str, Count] = {}
         where: dict[str, list[tuple[_File, int]]] = {}  # per count, each hit's file and byte offset
-        for sym, vs in word_names.items():
-            groups = [(f.path, v, a, f) for v in vs for bid, a in occ_by_ident.get(v, ()) for f in by_id[bid]]
-            counts[sym] = _count(sym, "word", vs, groups, where.setdefault(sym, []))
+        if word_names:
+            order = list(word_names)
+            totals = cache.tally(
+                [(ids[f.key][0], i, f.scoped, f.test) for i, f in enumerate(readable)],
+                [(n, v) for n, sym in enumerate(order) for v in word_names[sym]],
+            )
+            hits = _LazyHits(cache, reader, by_id, texts)
+            zero = (0,) * 7
+            for n, sym in enumerate(order):
+                raw, code, nfiles, defs, tests, cons, dele = totals.get(n, zero)
+                c = counts[sym] = Count(sym, "word", word_names[sym], code, raw, nfiles, defs, tests, cons, [], dele)
+                c.__dict__["_load"] = partial(hits.load, sym, word_names[sym])
+            lazy = True
 
         # regexes read every file
         rx_all = dict(compiled)
@@ -643,14 +828,15 @@ def scan(
                         groups.append((f.path, matched, flat, f))
                 counts[rx] = _count(rx, "regex", [rx], groups, where.setdefault(rx, []))
 
-        if texts:
+        if texts and where:
             reader.preload(list({id(f): f for ws in where.values() for f, _ in ws}.values()), [])
-            for key, c in counts.items():
-                for h, (f, offset) in zip(c.hits, where[key]):
+            for key, ws in where.items():
+                for h, (f, offset) in zip(counts[key].hits, ws):
                     h.text = reader.line(f, offset, h.col)
     finally:
-        cache.close()
-        reader.close()
+        if not lazy:
+            cache.close()
+            reader.close()
 
     asked = {**{s: counts[s] for s in symbols}, **{r: counts[r] for r in regexes}}
     controls = {auto[form]: counts[auto[form]] for form in auto}
@@ -789,6 +975,38 @@ class _Reader:
     def close(self) -> None:
         if self.cat is not None:
             self.cat.close()
+
+
+class _LazyHits:
+    """Makes the Hit objects of a scan's word counts when one is first asked for.
+
+    Holds the scan's SQLite connection (the cache may be in memory) and reader, and closes them
+    when the scan's counts are gone. Line texts of clean working-tree files are read from disk
+    at that moment, as a scan reads them."""
+
+    def __init__(self, cache: _Cache, reader: _Reader, by_id: dict[int, list[_File]], texts: bool):
+        self.cache, self.reader, self.by_id, self.texts = cache, reader, by_id, texts
+        self.lock = threading.Lock()
+        weakref.finalize(self, _close_both, cache, reader)
+
+    def load(self, sym: str, vs: list[str]) -> list[Hit]:
+        with self.lock:
+            groups = [(f.path, v, a, f) for v, bid, a in self.cache.occurrences(vs, self.by_id) for f in self.by_id[bid]]
+            where: list[tuple[_File, int]] = []
+            hits = _count(sym, "word", vs, groups, where).hits
+            if self.texts:
+                line = self.reader.line
+                for h, (f, offset) in zip(hits, where):
+                    h.text = line(f, offset, h.col)
+            return hits
+
+
+def _close_both(cache: _Cache, reader: _Reader) -> None:
+    try:
+        cache.close()
+        reader.close()
+    except Exception:  # at interpreter exit: nothing left to release
+        pass
 
 
 def _kinds(is_test: bool) -> list[tuple[str, str]]:
