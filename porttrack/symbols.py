@@ -437,6 +437,10 @@ class Extractor:
     commit's before-blob); across runs results live in one SQLite file under the cache root:
     definitions per blob, and the diff per (before, after) blob pair. `parsed` counts blobs given
     to tree-sitter in this run, `cached` the file changes answered from the cache.
+
+    `extract` takes a whole walk's changes at once: knowing every later use of a blob, it keeps
+    each parse tree exactly as long as a later change still needs it, and with `jobs` > 1 it
+    splits the work, by chains of changes sharing blobs, over forked processes.
     """
 
     def __init__(
@@ -444,16 +448,22 @@ class Extractor:
         read: Callable[[str], bytes],
         cache_dir: str | os.PathLike | None = None,
         read_many: Callable[[list[str]], dict[str, bytes]] | None = None,
+        *,
+        _db_path: Path | None = None,
     ):
         self.read = read
         self.read_many = read_many
         self._fetched: dict[str, bytes] = {}
-        self.path = cache_root(cache_dir) / "symbols" / f"parse-{CACHE_VERSION}.sqlite"
+        self.path = _db_path or cache_root(cache_dir) / "symbols" / f"parse-{CACHE_VERSION}.sqlite"
         self.db = _open_db(self.path)
         self.parsed = 0
         self.cached = 0
         self.skipped = 0  # binary blobs of source files: recorded as touched, no symbols
-        self._recent: OrderedDict[str, tuple[object, dict[str, str]]] = OrderedDict()
+        # sha -> (tree, definitions, bytes) of blobs parsed in this run and still wanted.
+        self._recent: OrderedDict[str, tuple[object, dict[str, str], bytes]] = OrderedDict()
+        self._uses: Counter[str] | None = None  # set by `extract`: the uses of each blob still to come
+        self._kept_bytes = 0
+        self._puts: list[tuple[str, str, object]] | None = None  # a worker hands its results back instead
 
     def file_changes(self, changes: list[tuple[str, str | None, str | None]]) -> list[FileDiff]:
         """`file_change` for several changes, fetching the blobs they need in one batch."""
@@ -461,7 +471,7 @@ class Extractor:
             need = {
                 sha
                 for lang, old, new in changes
-                if self._get("pair", _pair_key(lang, old, new)) is None
+                if self._get("pair", pair_key(lang, old, new)) is None
                 for sha in (old, new)
                 if sha and sha not in self._recent
             }
@@ -471,12 +481,110 @@ class Extractor:
         finally:
             self._fetched = {}
 
+    def extract(
+        self,
+        changes: list[tuple[str, str | None, str | None]],
+        *,
+        jobs: int = 1,
+        open_reader: Callable[[], "_Reader"] | None = None,
+        sizes: Callable[[list[str]], dict[str, int]] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, FileDiff]:
+        """The FileDiff of every change (walk order: newest first), keyed by `pair_key`.
+
+        Same answers as `file_change` on each change in turn. Changes already in the cache are
+        read from it; the rest are computed here, or with `jobs` > 1 and `open_reader` (a
+        callable giving a fresh blob reader with `one`, `many` and `close`) in forked processes.
+        """
+        out: dict[str, FileDiff] = {}
+        todo: list[tuple[str, str | None, str | None]] = []
+        seen: set[str] = set()
+        for change in changes:
+            key = pair_key(*change)
+            if key in seen:
+                self.cached += 1  # a pair met again: answered from what this run just stored
+                continue
+            seen.add(key)
+            hit = self._get("pair", key)
+            if hit is not None:
+                self.cached += 1
+                out[key] = FileDiff(**hit)
+            else:
+                todo.append(change)
+        if not todo:
+            return out
+        buckets = _buckets(todo, jobs, sizes) if jobs > 1 and open_reader is not None and len(todo) >= _POOL_MIN else None
+        if buckets is not None and len(buckets) > 1:
+            done = self._extract_forked(todo, buckets, jobs, open_reader, progress)
+            if done is not None:
+                out.update(done)
+                return out
+        total = len(todo)
+        for n, diff in enumerate(self._run(todo), 1):
+            out[pair_key(*todo[n - 1])] = diff
+            if progress and (n % 64 == 0 or n == total):
+                progress(n, total)
+        return out
+
+    def _run(self, todo: list[tuple[str, str | None, str | None]]):
+        """Yield the FileDiff of each change of `todo`, keeping trees only while still needed."""
+        self._uses = Counter(sha for _, old, new in todo for sha in (old, new) if sha)
+        try:
+            for start in range(0, len(todo), _BATCH):
+                batch = todo[start : start + _BATCH]
+                if self.read_many is not None:
+                    need = {sha for _, old, new in batch for sha in (old, new) if sha and sha not in self._recent}
+                    self._fetched = self.read_many(sorted(need)) if need else {}
+                for change in batch:
+                    yield self.file_change(*change)
+                self._fetched = {}
+        finally:
+            self._uses = None
+            self._fetched = {}
+
+    def _extract_forked(self, todo, buckets, jobs, open_reader, progress) -> dict[str, FileDiff] | None:
+        """Run the buckets in `jobs` forked processes; None when processes cannot be had."""
+        global _FORKED
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError:
+            return None
+        self._commit()  # the workers read the cache file: let them see what is in it
+        _FORKED = (todo, open_reader, self.path)
+        out: dict[str, FileDiff] = {}
+        total, finished = len(todo), 0
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(buckets)), mp_context=ctx) as pool:
+                futures = {pool.submit(_work, bucket): len(bucket) for bucket in buckets}
+                for future in as_completed(futures):
+                    pairs, blobs, parsed, skipped = future.result()
+                    self.parsed += parsed
+                    self.skipped += skipped
+                    for key, value in blobs:
+                        self._put("blob", key, value)
+                    for key, value in pairs:
+                        self._put("pair", key, value)
+                        out[key] = FileDiff(**value)
+                    finished += futures[future]
+                    if progress:
+                        progress(finished, total)
+        except (BrokenProcessPool, OSError):
+            return None  # e.g. no process could be started: the caller does the work itself
+        finally:
+            _FORKED = None
+        return out
+
     def file_change(self, lang: str, old: str | None, new: str | None) -> FileDiff:
         """Symbols of one change from blob `old` to blob `new` (None: file absent on that side)."""
-        key = _pair_key(lang, old, new)
+        key = pair_key(lang, old, new)
         hit = self._get("pair", key)
         if hit is not None:
             self.cached += 1
+            self._release(old, new)
             return FileDiff(**hit)
         old_data = self._blob(old) if old else b""
         new_data = self._blob(new) if new else b""
@@ -492,19 +600,50 @@ class Extractor:
             old_defs = {}
             if old:
                 back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
-                old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=False)[1]
-                # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
-                # while `new` is done with on a first-parent line; that keeps the chains in memory.
-                self._recent.pop(new, None)
+                old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=self._wanted(old))[1]
+                if self._uses is None:
+                    # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
+                    # while `new` is done with on a first-parent line; that keeps the chains in memory.
+                    self._drop(new)
             added, changed, removed = diff_definitions(old_defs, new_defs)
             uses -= defined_words(added + changed)
             result = FileDiff(added, changed, removed, sorted(uses))
         self._put("pair", key, result.__dict__)
+        self._release(old, new)
         return result
 
+    def _wanted(self, sha: str) -> bool:
+        """Whether a later change of this run will read blob `sha` again (unknown: no)."""
+        return self._uses is not None and self._uses[sha] > 1
+
+    def _release(self, old: str | None, new: str | None) -> None:
+        """After a change: forget the trees no later change needs (known only within `extract`)."""
+        if self._uses is None:
+            return
+        for sha in (old, new):
+            if sha:
+                self._uses[sha] -= 1
+                if self._uses[sha] <= 0:
+                    self._drop(sha)
+
+    def _drop(self, sha: str) -> None:
+        entry = self._recent.pop(sha, None)
+        if entry is not None:
+            self._kept_bytes -= len(entry[2])
+
     def _blob(self, sha: str) -> bytes:
+        entry = self._recent.get(sha)
+        if entry is not None:
+            return entry[2]
         data = self._fetched.get(sha)
         return data if data is not None else self.read(sha)
+
+    def _commit(self) -> None:
+        if self.db is not None:
+            try:
+                self.db.commit()
+            except sqlite3.Error:
+                pass
 
     def close(self) -> None:
         if self.db is not None:
@@ -523,7 +662,7 @@ class Extractor:
         """
         if sha in self._recent:
             self._recent.move_to_end(sha)
-            return self._recent[sha]
+            return self._recent[sha][:2]
         if not need_tree:
             hit = self._get("blob", f"{lang}:{sha}")
             if hit is not None:
@@ -535,9 +674,15 @@ class Extractor:
         self.parsed += 1
         defs = definitions(data, lang, tree)
         self._put("blob", f"{lang}:{sha}", defs)
-        self._recent[sha] = (tree, defs)
-        if len(self._recent) > 128:
-            self._recent.popitem(last=False)
+        self._recent[sha] = (tree, defs, data)
+        self._kept_bytes += len(data)
+        if self._uses is None:
+            if len(self._recent) > 128:
+                self._drop(next(iter(self._recent)))
+        else:
+            # Trees take ~15 bytes per source byte: past the budget the least recently used go.
+            while self._kept_bytes > _KEEP_BYTES and len(self._recent) > 2:
+                self._drop(next(iter(self._recent)))
         return tree, defs
 
     def _get(self, table: str, key: str):
@@ -550,6 +695,9 @@ class Extractor:
             return None
 
     def _put(self, table: str, key: str, value) -> None:
+        if self._puts is not None:
+            self._puts.append((table, key, value))
+            return
         if self.db is None:
             return
         try:
@@ -564,7 +712,90 @@ class Extractor:
         self.close()
 
 
-def _pair_key(lang: str, old: str | None, new: str | None) -> str:
+class _Reader:
+    """What `Extractor.extract` wants from `open_reader()` (the walk's cat-file reader)."""
+
+    one: Callable[[str], bytes]
+    many: Callable[[list[str]], dict[str, bytes]]
+
+    def close(self) -> None: ...
+
+
+_BATCH = 64  # changes whose blobs are asked for in one cat-file round trip
+_KEEP_BYTES = 24 << 20  # source bytes whose parse trees one process keeps (~15x that in memory)
+_POOL_MIN = 48  # fewer changes to compute than this: not worth starting processes
+_FORKED: tuple | None = None  # (changes, open_reader, cache path), inherited by forked workers
+
+
+def _buckets(todo, jobs: int, sizes) -> list[list[int]] | None:
+    """Indices of `todo` split into balanced groups; changes that share a blob stay together.
+
+    A blob shared by two changes is one file's state between them: keeping the chain in one
+    process lets that process parse the blob once and reparse the next incrementally.
+    """
+    parent = list(range(len(todo)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, (_, old, new) in enumerate(todo):
+        for sha in (old, new):
+            if sha:
+                j = owner.setdefault(sha, i)
+                a, b = find(i), find(j)
+                if a != b:
+                    parent[b] = a
+    groups: dict[int, list[int]] = {}
+    for i in range(len(todo)):
+        groups.setdefault(find(i), []).append(i)
+    size = sizes(sorted(owner)) if sizes is not None else {}
+
+    def cost(members: list[int]) -> float:
+        # One full parse of the newest blob, then incremental reparses and diffs (~1/3 each).
+        blobs = [size.get(s, 4096) for i in members for s in todo[i][1:] if s]
+        return max(blobs, default=0) + sum(blobs) / 3
+
+    ordered = sorted(groups.values(), key=cost, reverse=True)
+    n = min(len(ordered), jobs * 4)  # several per process, so a slow one does not hold the rest up
+    if n < 2:
+        return None
+    bins: list[list[int]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for members in ordered:  # largest first into the lightest bin
+        k = load.index(min(load))
+        bins[k] += members
+        load[k] += cost(members)
+    order = sorted(range(n), key=lambda k: -load[k])
+    return [sorted(bins[k]) for k in order if bins[k]]
+
+
+def _work(bucket: list[int]):
+    """In a forked worker: compute one bucket of changes, return the results to store."""
+    todo, open_reader, path = _FORKED
+    reader = open_reader()
+    try:
+        ex = Extractor(reader.one, None, reader.many, _db_path=path)
+        ex._puts = []
+        try:
+            changes = [todo[i] for i in bucket]
+            for _ in ex._run(changes):
+                pass
+        finally:
+            if ex.db is not None:
+                ex.db.close()
+                ex.db = None
+        pairs = [(k, v) for t, k, v in ex._puts if t == "pair"]
+        blobs = [(k, v) for t, k, v in ex._puts if t == "blob"]
+        return pairs, blobs, ex.parsed, ex.skipped
+    finally:
+        reader.close()
+
+
+def pair_key(lang: str, old: str | None, new: str | None) -> str:
     return f"{lang}:{old or '-'}:{new or '-'}"
 
 

@@ -10,6 +10,7 @@ load per commit.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import subprocess
 import tempfile
@@ -21,7 +22,7 @@ from porttrack import gitio
 from porttrack.errors import UserError
 from porttrack.model import Symbols
 from porttrack.parse import language_for
-from porttrack.symbols import Extractor, defined_words
+from porttrack.symbols import Extractor, FileDiff, defined_words, pair_key
 
 ZERO_SHA = "0" * 40
 # `Revert "Title (#12)" (#34)`, or with a long title cut by GitHub: `Revert "Long ti… (#34)`.
@@ -87,24 +88,30 @@ def walk(
     mode = ["--first-parent"] if first_parent else []
     order = gitio.git(repo, "rev-list", *mode, f"{pin}..{target}").decode().split()
     _refuse_shallow_cut(repo, order)
-    position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
     total = len(order)
     prefixes = [p.strip("/").removeprefix("./") for p in paths if p.strip("/")]
     pathspec = [f":(top,literal){p}" for p in prefixes]
 
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
-        done = 0
         for commit in _stream(repo, pin, target, first_parent, pathspec, pr_re):
-            done += 1
-            if progress:
-                progress(position.get(commit.sha, done), total)
             if not commit.files or (
                 prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files)
             ):
                 continue  # a merge (no diff when side branches are walked) or no mirrored change
-            commit.symbols = _commit_symbols(commit.files, prefixes, extractor)
             commits.append(commit)
+        # All the range's file changes at once (newest first): the extractor then knows which
+        # parse trees later changes still need, and can split the work over processes.
+        changes = [_source_changes(c.files, prefixes) for c in commits]
+        flat = [change for per_commit in changes for change in per_commit]
+        report = None
+        if progress:
+            report = lambda n, of: progress(min(total, round(total * n / of)) if of else total, total)  # noqa: E731
+        diffs = extractor.extract(
+            flat, jobs=_jobs(), open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report
+        )
+        for commit, per_commit in zip(commits, changes):
+            commit.symbols = _combine([diffs[pair_key(*change)] for change in per_commit])
     if progress:
         progress(total, total)
     commits.reverse()
@@ -180,6 +187,19 @@ class _Blobs(gitio.CatFile):
         if data is None:
             raise UserError(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.")
         return data
+
+    def sizes(self, shas: list[str]) -> dict[str, int]:
+        """Byte sizes of blobs, from one `git cat-file --batch-check` (to share work out evenly)."""
+        proc = subprocess.run(
+            ["git", "-C", str(self.repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+            input="".join(f"{sha}\n" for sha in shas).encode(), capture_output=True,
+        )
+        out: dict[str, int] = {}
+        for line in proc.stdout.decode(errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                out[parts[0]] = int(parts[1])
+        return out
 
     def many(self, shas: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
@@ -367,11 +387,8 @@ def _resolve_reverts(repo: Path, target: str, commits: list[Commit], pr_re: re.P
 # ---------------------------------------------------------------- symbols per commit
 
 
-def _commit_symbols(files: list[FileChange], prefixes: list[str], extractor: Extractor) -> Symbols:
-    added: set[str] = set()
-    changed: set[str] = set()
-    removed: set[str] = set()
-    uses: set[str] = set()
+def _source_changes(files: list[FileChange], prefixes: list[str]) -> list[tuple[str, str | None, str | None]]:
+    """(language, before blob, after blob) of each mirrored source file a commit changes."""
     changes = []
     for f in files:
         if f.binary or not (_under(f.path, prefixes) or _under(f.old_path, prefixes) or not prefixes):
@@ -379,7 +396,16 @@ def _commit_symbols(files: list[FileChange], prefixes: list[str], extractor: Ext
         lang = language_for(f.path) or (language_for(f.old_path) if f.old_path else None)
         if lang is not None and (f.old_blob or f.new_blob):
             changes.append((lang, f.old_blob, f.new_blob))
-    for d in extractor.file_changes(changes):
+    return changes
+
+
+def _combine(diffs: list[FileDiff]) -> Symbols:
+    """One commit's symbols from the FileDiffs of its files."""
+    added: set[str] = set()
+    changed: set[str] = set()
+    removed: set[str] = set()
+    uses: set[str] = set()
+    for d in diffs:
         added.update(d.added)
         changed.update(d.changed)
         removed.update(d.removed)
@@ -393,3 +419,14 @@ def _commit_symbols(files: list[FileChange], prefixes: list[str], extractor: Ext
     removed -= changed
     uses -= defined_words(added | changed)
     return Symbols(sorted(added), sorted(changed), sorted(removed), sorted(uses))
+
+
+def _jobs() -> int:
+    """Processes for parsing: PORTTRACK_JOBS, else the cores this process may run on."""
+    value = os.environ.get("PORTTRACK_JOBS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
