@@ -83,9 +83,9 @@ def _text(node: Node | None) -> str:
 class _Defs:
     """Collects name -> (node, excised member nodes) while walking a tree, then digests them."""
 
-    def __init__(self, src: bytes, comments: list[Node]):
+    def __init__(self, src: bytes, comments: list[tuple[int, int]]):
         self.src = src
-        self.comments = sorted((c.start_byte, c.end_byte) for c in comments)
+        self.comments = sorted(comments)
         self._comment_starts = [c[0] for c in self.comments]
         self.found: dict[str, list[tuple[Node, list[Node]]]] = {}
 
@@ -268,7 +268,7 @@ def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
     """Qualified name -> digest of every definition in one file's bytes."""
     tree = tree or parse(data, lang)
     root = tree.root_node
-    out = _Defs(data, _captures(lang, "(comment) @c", root))
+    out = _Defs(data, comment_spans(root, data, lang))
     if lang == "python":
         _py_walk(root, "", out)
     else:
@@ -276,10 +276,41 @@ def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
     return out.digests()
 
 
+_COMMENT_START = {"python": re.compile(rb"#")}
+_C_COMMENT_START = re.compile(rb"/[/*]")
+
+
+def comment_spans(root: Node, data: bytes, lang: str) -> list[tuple[int, int]]:
+    """(start, end) bytes of every comment node, in order: what a `(comment)` query captures.
+
+    Every comment token starts with `#` (Python) or `//`, `/*` (C, C++, CUDA), so only those
+    places are asked about: a lookup of the token there, instead of a query visiting every node.
+    """
+    pattern = _COMMENT_START.get(lang, _C_COMMENT_START)
+    spans: list[tuple[int, int]] = []
+    find = pattern.search
+    pos, size = 0, len(data)
+    while pos < size:
+        m = find(data, pos)
+        if m is None:
+            break
+        at = m.start()
+        node = root.descendant_for_byte_range(at, at + 1)
+        if node is not None and node.type == "comment" and node.end_byte > at:
+            if node.start_byte == at:
+                spans.append((at, node.end_byte))
+            pos = node.end_byte
+        else:
+            pos = at + 1
+    return spans
+
+
 @lru_cache(maxsize=8)  # the diff and the incremental reparse of one change split the same blobs
 def _rows(data: bytes) -> list[bytes]:
     """Lines with their "\\n" (tree-sitter's rows); a last line without one differs from one with."""
-    return _ROW.findall(data)
+    if b"\r" in data:  # splitlines would also split at a lone "\r"
+        return _ROW.findall(data)
+    return data.splitlines(True)
 
 
 def line_edits(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
