@@ -416,23 +416,6 @@ def _status_changes(raw: bytes) -> tuple[str | None, bool, list[str]]:
     return head, dirty, changed
 
 
-def _list_worktree_fast(root: Path, paths: list[str], cache: "_Cache", status: subprocess.Popen, checksum: bytes | None):
-    """(Tree, listing) of a top-level git work tree from one `git status` and the cached index listing.
-
-    `git ls-files -s` runs only when the index changed since a listing of these paths was cached."""
-    spec = [p or "." for p in paths]
-    key = (checksum.hex() + "\0" + "\0".join(spec)) if checksum else None
-    out = cache.listing(key) if key else None
-    if out is None:
-        out = _parse_staged(_wait(_git_lines(root, "ls-files", "-s", "-z", "--", *spec)))
-        if key:
-            cache.store_listing(key, out)
-    head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
-    for p in changed:
-        out[p] = None
-    return Tree(str(root), head, dirty), out
-
-
 # ---------------------------------------------------------------- the cache
 
 
@@ -494,11 +477,13 @@ class _Cache:
         )  # `git ls-files -s` output by index checksum and pathspec; the newest few are kept
         db.execute("SELECT count(*) FROM blob WHERE id = 0").fetchone()  # fails early on a corrupt file
         db.execute("PRAGMA temp_store=MEMORY")
-        db.execute(
-            "CREATE TEMP TABLE cur (blob INTEGER NOT NULL, fi INTEGER NOT NULL, scoped INTEGER NOT NULL,"
-            " test INTEGER NOT NULL, PRIMARY KEY (blob, fi)) WITHOUT ROWID"
-        )
-        db.execute("CREATE TEMP TABLE want (sym INTEGER NOT NULL, ident TEXT NOT NULL)")
+        fileset = ("(lst INTEGER NOT NULL, blob INTEGER NOT NULL, fi INTEGER NOT NULL, scoped INTEGER NOT NULL,"
+                   " test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID")
+        db.execute("CREATE TABLE IF NOT EXISTS fileset " + fileset)  # the files of a prepared set, for counting
+        db.execute("CREATE TABLE IF NOT EXISTS prepared (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, data BLOB NOT NULL)")
+        db.execute("CREATE TEMP TABLE cur " + fileset)
+        db.execute("CREATE TEMP TABLE want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
+                   " PRIMARY KEY (sym, ident)) WITHOUT ROWID")  # read in symbol order: GROUP BY needs no sort
         return db
 
     def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None, str | None]]:
@@ -558,31 +543,83 @@ class _Cache:
         except sqlite3.Error:  # busy or read-only: the listing is only a shortcut
             pass
 
-    def tally(self, files: list[tuple[int, int, int, int]], want: list[tuple[int, str]]) -> dict[int, tuple[int, ...]]:
+    def prepared(self, key: str) -> tuple[int, dict] | None:
+        """A file set classified before (this index, scope and excludes): (its number, its info)."""
+        row = self.db.execute("SELECT id, data FROM prepared WHERE key = ?", (key,)).fetchone()
+        return (row[0], pickle.loads(row[1])) if row else None
+
+    def store_prepared(self, key: str, info: dict, fileset: list[tuple[int, int, int, int]]) -> int:
+        """Remember a classified file set and its (cache id, file number, in scope, in tests scope)
+        rows; returns its number, or 0 when it cannot be stored (then counts use a temporary table)."""
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return 0
+        try:
+            row = db.execute("SELECT id FROM prepared WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                lst = db.execute("INSERT INTO prepared (key, data) VALUES (?, ?)",
+                                 (key, pickle.dumps(info, pickle.HIGHEST_PROTOCOL))).lastrowid
+                db.executemany("INSERT INTO fileset VALUES (?, ?, ?, ?, ?)", ((lst, *f) for f in fileset))
+                old = [r[0] for r in db.execute("SELECT id FROM prepared ORDER BY id DESC LIMIT -1 OFFSET 16")]
+                for o in old:
+                    db.execute("DELETE FROM fileset WHERE lst = ?", (o,))
+                    db.execute("DELETE FROM prepared WHERE id = ?", (o,))
+            else:
+                lst = row[0]
+            db.execute("COMMIT")
+            return lst
+        except BaseException:
+            db.execute("ROLLBACK")
+            if isinstance(sys.exc_info()[1], sqlite3.Error):
+                return 0
+            raise
+
+    def tally(self, lst: int, files: list[tuple[int, int, int, int]] | None, want: list[tuple[int, str, int]]) -> dict[int, tuple[int, ...]]:
         """Counts per asked symbol, summed in SQL from the per-(identifier, file version) totals.
 
-        `files`: (blob id, file number, in scope, in tests scope) of this scan's files; `want`:
-        (symbol number, identifier). Returns symbol number -> (raw, code, files, definitions,
-        tests, consumers, delegations), as `_count` would tally the hits."""
+        The scan's files are the stored file set `lst`, or else `files`: (cache id, file number,
+        in scope, in tests scope). `want`: (symbol number, identifier, number of identifiers of
+        that symbol). Returns symbol number -> (raw, code, files, definitions, tests, consumers,
+        delegations), as `_count` tallies the hits."""
         db = self.db
         db.execute("BEGIN")
         try:
-            db.execute("DELETE FROM temp.cur")
             db.execute("DELETE FROM temp.want")
-            db.executemany("INSERT INTO temp.cur VALUES (?, ?, ?, ?)", files)
-            db.executemany("INSERT INTO temp.want VALUES (?, ?)", want)
-            rows = db.execute(
-                "SELECT w.sym,"
-                " sum(CASE WHEN c.scoped THEN o.raw ELSE 0 END),"
-                " sum(CASE WHEN c.scoped THEN o.code ELSE 0 END),"
-                " count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END),"
-                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.decl ELSE 0 END),"
-                " sum(CASE WHEN c.test THEN o.code ELSE 0 END),"
-                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.code - o.decl - o.deleg ELSE 0 END),"
-                " sum(CASE WHEN c.scoped AND NOT c.test THEN o.deleg ELSE 0 END)"
-                " FROM temp.want w JOIN occ o ON o.ident = w.ident JOIN temp.cur c ON c.blob = o.blob"
-                " GROUP BY w.sym"
-            ).fetchall()
+            db.executemany("INSERT INTO temp.want VALUES (?, ?, ?)", want)
+            if files is not None:
+                db.execute("DELETE FROM temp.cur")
+                db.executemany("INSERT INTO temp.cur VALUES (0, ?, ?, ?, ?)", files)
+            table = "temp.cur" if files is not None else "main.fileset"
+            # every file in the scope and none in the tests scope (no tests scope): plain sums do
+            plain = db.execute(f"SELECT 1 FROM {table} WHERE lst = ? AND (test OR NOT scoped) LIMIT 1", (lst,)).fetchone() is None
+            rows = []
+            for multi in (False, True):
+                if multi and not any(n > 1 for _, _, n in want):
+                    continue
+                # a file counts once per symbol: DISTINCT only where two identifiers may share it
+                files_with_code = "count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END)" if multi else \
+                    "count(CASE WHEN c.scoped AND o.code > 0 THEN 1 END)"
+                if plain:
+                    sums = f"sum(o.raw), sum(o.code), {files_with_code}, sum(o.decl), 0, sum(o.code - o.decl - o.deleg), sum(o.deleg)"
+                else:
+                    sums = (
+                        "sum(CASE WHEN c.scoped THEN o.raw ELSE 0 END),"
+                        " sum(CASE WHEN c.scoped THEN o.code ELSE 0 END),"
+                        f" {files_with_code},"
+                        " sum(CASE WHEN c.scoped AND NOT c.test THEN o.decl ELSE 0 END),"
+                        " sum(CASE WHEN c.test THEN o.code ELSE 0 END),"
+                        " sum(CASE WHEN c.scoped AND NOT c.test THEN o.code - o.decl - o.deleg ELSE 0 END),"
+                        " sum(CASE WHEN c.scoped AND NOT c.test THEN o.deleg ELSE 0 END)"
+                    )
+                rows += db.execute(
+                    f"SELECT w.sym, {sums}"
+                    # CROSS JOIN fixes the order: the few wanted identifiers first, then their files
+                    f" FROM temp.want w CROSS JOIN occ o ON o.ident = w.ident CROSS JOIN {table} c ON c.lst = ? AND c.blob = o.blob"
+                    f" WHERE w.n {'>' if multi else '='} 1 GROUP BY w.sym",
+                    (lst,),
+                ).fetchall()
         finally:
             db.execute("COMMIT")
         return {r[0]: r[1:] for r in rows}
@@ -669,150 +706,223 @@ def scan(
 
     # list the files (for the working tree, while git status decides whether it is dirty)
     wanted = list(dict.fromkeys(scope_paths + test_paths))
-    cache = None
-    if rev is not None:
-        tree = _tree(root, rev)
-        shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
-    elif wanted and os.path.isdir(os.path.join(root, ".git")):
-        # a top level: one `git status` says HEAD, dirty and what changed; the index listing is cached
-        checksum = _index_checksum(root)
-        status = _git_lines(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--",
-                            *(p or "." for p in wanted))
-        cache = _Cache(cache_root(cache_dir) / "probe")
-        try:
-            tree, shas = _list_worktree_fast(root, wanted, cache, status, checksum)
-        except BaseException:
-            cache.close()
-            raise
-    else:
-        with ThreadPoolExecutor(1) as pool:
-            tree_job = pool.submit(_tree, root, None, wanted)
-            in_git = (root / ".git").exists() or gitio.is_git_repo(root)
-            shas = _list_worktree(root, wanted, in_git) if wanted else {}
-            tree = tree_job.result()
-    all_paths = sorted(shas)
-    listed = {d for p in all_paths for d in _prefixes(p)}
-    missing = [s for s in scope_paths if s and s not in listed and not _exists(root, s, tree)]
-    excluded = hidden = 0
-    paths: list[str] = []
-    for p in all_paths:
-        if excl and any(r.fullmatch(p) for r in excl):
-            excluded += 1
-        elif _hidden(p, wanted):
-            hidden += 1
-        else:
-            paths.append(p)
-
-    # read (working tree) and learn blob ids
-    files: list[_File] = []
-    incomplete: list[str] = []
-    binary: list[str] = []
-    base = str(root)
-    for p in paths:
-        sha = shas[p]
-        if sha is not None:
-            files.append(_File(p, sha, codemask.lang_for(p), disk=tree.rev is None))
-            continue
-        full = os.path.join(base, p)
-        try:
-            if not stat.S_ISREG(os.lstat(full).st_mode):
-                continue  # a link or a submodule: links are not followed, so nothing outside the root is read
-            with open(full, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            continue  # deleted in the working tree
-        except OSError as e:
-            incomplete.append(f"{p}: unreadable ({e.strerror})")
-            continue
-        files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
-
-    if cache is None:
-        cache = _Cache(cache_root(cache_dir) / "probe")
-    reader = _Reader(root)
-    lazy = False
+    spec = [p or "." for p in wanted]
+    ctx = _Ctx(root, symbols, names, regexes, compiled, scope_paths, test_paths, texts)
+    cache: _Cache | None = None
+    prep_key: str | None = None
     try:
-        ids = cache.ids(sorted({f.key for f in files}))
-
-        # index what the cache has not seen; binary and undecodable versions are remembered too
-        reader.preload([f for f in files if f.key not in ids], incomplete)
-        new: dict[str, codemask.FileIndex | str] = {}
-        todo: dict[str, _File] = {}
-        for f in files:
-            if f.key in ids or f.key in new or f.key in todo or not reader.load(f, incomplete):
-                continue
-            problem = _decode_problem(f.data)
-            if problem:
-                new[f.key] = problem
+        if rev is not None:
+            tree = _tree(root, rev)
+            shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
+        elif wanted and os.path.isdir(os.path.join(root, ".git")):
+            # a top level: one `git status` says HEAD, dirty and what changed; the index listing is cached
+            checksum = _index_checksum(root)
+            status = _git_lines(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--", *spec)
+            cache = _Cache(cache_root(cache_dir) / "probe")
+            if checksum:
+                prep_key = checksum.hex() + "\0" + repr((spec, scope_paths, test_paths, list(exclude)))
+            prep = cache.prepared(prep_key) if prep_key and not compiled else None
+            result = None
+            if prep is not None:
+                # the files of this index and scope were classified before: count while git status runs
+                lst, info = prep
+                missing = [s for s in info["unlisted"] if not (root / s).exists()]
+                result = _finish(ctx, cache, info["rows"], None, lst, [], missing, info["excluded"], info["hidden"], None,
+                                 keep_cache=True)
+            head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
+            tree = Tree(str(root), head, dirty)
+            if result is not None:
+                if not changed:  # the working tree is the index for these paths: the counts stand
+                    result.tree = tree
+                    if _lazy_of(result) is None:
+                        cache.close()
+                    return result
+                _release(result)
+            shas = cache.listing(checksum.hex() + "\0" + "\0".join(spec)) if checksum else None
+            if shas is None:
+                shas = _parse_staged(_wait(_git_lines(root, "ls-files", "-s", "-z", "--", *spec)))
+                if checksum:
+                    cache.store_listing(checksum.hex() + "\0" + "\0".join(spec), shas)
+            if changed:
+                prep_key = None  # only a working tree equal to its index is remembered
+                for p in changed:
+                    shas[p] = None
+        else:
+            with ThreadPoolExecutor(1) as pool:
+                tree_job = pool.submit(_tree, root, None, wanted)
+                in_git = (root / ".git").exists() or gitio.is_git_repo(root)
+                shas = _list_worktree(root, wanted, in_git) if wanted else {}
+                tree = tree_job.result()
+        all_paths = sorted(shas)
+        listed = {d for p in all_paths for d in _prefixes(p)}
+        unlisted = [s for s in scope_paths if s and s not in listed]
+        missing = [s for s in unlisted if not _exists(root, s, tree)]
+        excluded = hidden = 0
+        paths: list[str] = []
+        for p in all_paths:
+            if excl and any(r.fullmatch(p) for r in excl):
+                excluded += 1
+            elif _hidden(p, wanted):
+                hidden += 1
             else:
-                todo[f.key] = f
-        new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()], progress)))
-        if new:
-            ids.update(cache.add(new))
-        readable: list[_File] = []
+                paths.append(p)
+
+        # read (working tree) and learn blob ids
+        files: list[_File] = []
+        incomplete: list[str] = []
+        base = str(root)
+        for p in paths:
+            sha = shas[p]
+            if sha is not None:
+                files.append(_File(p, sha, codemask.lang_for(p), disk=tree.rev is None))
+                continue
+            full = os.path.join(base, p)
+            try:
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue  # a link or a submodule: links are not followed, so nothing outside the root is read
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            except FileNotFoundError:
+                continue  # deleted in the working tree
+            except OSError as e:
+                incomplete.append(f"{p}: unreadable ({e.strerror})")
+                continue
+            files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
+
+        if cache is None:
+            cache = _Cache(cache_root(cache_dir) / "probe")
+        reader = _Reader(root)
+        try:
+            ids = cache.ids(sorted({f.key for f in files}))
+
+            # index what the cache has not seen; binary and undecodable versions are remembered too
+            reader.preload([f for f in files if f.key not in ids], incomplete)
+            new: dict[str, codemask.FileIndex | str] = {}
+            todo: dict[str, _File] = {}
+            for f in files:
+                if f.key in ids or f.key in new or f.key in todo or not reader.load(f, incomplete):
+                    continue
+                problem = _decode_problem(f.data)
+                if problem:
+                    new[f.key] = problem
+                else:
+                    todo[f.key] = f
+            new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()], progress)))
+            if new:
+                ids.update(cache.add(new))
+        except BaseException:
+            reader.close()
+            raise
+        rows: list[tuple] = []
+        kept: list[_File] = []
         for f in files:
             if f.key not in ids:
                 continue  # unreadable: already listed as incomplete
-            problem = ids[f.key][3]
-            if problem == "binary":
-                binary.append(f.path)
-            elif problem:
-                incomplete.append(f"{f.path}: {problem}")
-            else:
-                readable.append(f)
-        by_id: dict[int, list[_File]] = {}
-        for f in readable:
-            by_id.setdefault(ids[f.key][0], []).append(f)
-
-        for f in readable:
             f.scoped, f.test = _under(f.path, scope_paths), _under(f.path, test_paths)
-        in_scope = {f.path for f in readable if f.scoped}
-        no_grammar = [f.path for f in readable if f.lang is None]
+            bid, fd, fl, problem = ids[f.key]
+            rows.append((f.path, f.sha, f.lang, bid, fd, fl, problem, f.scoped, f.test))
+            kept.append(f)
+        lst = 0
+        if prep_key and not incomplete and len(rows) == len(files):
+            info = {"rows": rows, "unlisted": unlisted, "excluded": excluded, "hidden": hidden}
+            lst = cache.store_prepared(prep_key, info, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
+        result = _finish(ctx, cache, rows, kept, lst, incomplete, missing, excluded, hidden, reader)
+        result.tree = tree
+        return result
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
+
+
+@dataclass
+class _Ctx:
+    root: Path
+    symbols: list[str]
+    names: dict[str, list[str]]
+    regexes: list[str]
+    compiled: dict[str, re.Pattern]
+    scope: list[str]
+    tests: list[str]
+    texts: bool
+
+
+def _lazy_of(result: Scan) -> "_LazyHits | None":
+    for c in list(result.counts.values()) + list(result.control_counts.values()):
+        load = c.__dict__.get("_load")
+        if load is not None:
+            return load.func.__self__
+    return None
+
+
+def _release(result: Scan) -> None:
+    """Let go of a discarded scan's lazy hits, leaving the cache connection open for the scan that goes on."""
+    lazy = _lazy_of(result)
+    if lazy is not None:
+        lazy.closer.detach()
+        lazy.reader.close()
+
+
+def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | None, lst: int, incomplete: list[str],
+            missing: list[str], excluded: int, hidden: int, reader: _Reader | None, keep_cache: bool = False) -> Scan:
+    """Counts and the scan, from the classified files: rows of (path, blob id, language, cache id,
+    first definition, its line, problem, in scope, in tests scope); `kept` the matching _File objects
+    (None: clean working-tree files, made when needed); `lst` the stored file set (0: none)."""
+    if reader is None:
+        reader = _Reader(ctx.root)
+    owned = False
+    try:
+        binary = [r[0] for r in rows if r[6] == "binary"]
+        incomplete = incomplete + [f"{r[0]}: {r[6]}" for r in rows if r[6] and r[6] != "binary"]
+        live = [i for i, r in enumerate(rows) if r[6] is None]
+        scope_files = sum(1 for i in live if rows[i][7])
+        no_grammar = [rows[i][0] for i in live if rows[i][2] is None]
 
         # the automatic control: the first function or class defined in the scope
         auto, auto_how = {}, {}
-        for f in readable:
-            _, fd, fl, _ = ids[f.key]
-            if f.path in in_scope and fd:
+        for i in live:
+            path, _, _, _, fd, fl, _, scoped, _ = rows[i]
+            if scoped and fd:
                 auto["word"] = fd
-                auto_how["word"] = f"automatic: the first definition found in the scope ({f.path}:{fl})"
-                if compiled:
+                auto_how["word"] = f"automatic: the first definition found in the scope ({path}:{fl})"
+                if ctx.compiled:
                     auto["regex"] = rf"\b{fd}\b"
                     auto_how["regex"] = auto_how["word"] + ", as a regex"
                 break
 
         # words: counted in SQL from per-file totals; their Hit objects are made on first use
-        word_names = {s: names[s] for s in symbols}
+        word_names = {s: ctx.names[s] for s in ctx.symbols}
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
         counts: dict[str, Count] = {}
-        where: dict[str, list[tuple[_File, int]]] = {}  # per count, each hit's file and byte offset
+        files = _Files(rows, live, kept)
         if word_names:
             order = list(word_names)
-            totals = cache.tally(
-                [(ids[f.key][0], i, f.scoped, f.test) for i, f in enumerate(readable)],
-                [(n, v) for n, sym in enumerate(order) for v in word_names[sym]],
-            )
-            hits = _LazyHits(cache, reader, by_id, texts)
+            fileset = None if lst else [(rows[i][3], i, rows[i][7], rows[i][8]) for i in live]
+            totals = cache.tally(lst, fileset, [(n, v, len(word_names[sym])) for n, sym in enumerate(order) for v in word_names[sym]])
+            hits = _LazyHits(cache, reader, files, ctx.texts)
+            owned = True
             zero = (0,) * 7
             for n, sym in enumerate(order):
                 raw, code, nfiles, defs, tests, cons, dele = totals.get(n, zero)
                 c = counts[sym] = Count(sym, "word", word_names[sym], code, raw, nfiles, defs, tests, cons, [], dele)
                 c.__dict__["_load"] = partial(hits.load, sym, word_names[sym])
-            lazy = True
 
         # regexes read every file
-        rx_all = dict(compiled)
+        rx_all = dict(ctx.compiled)
         if "regex" in auto and auto["regex"] not in rx_all:
             rx_all[auto["regex"]] = re.compile(auto["regex"].encode(), re.MULTILINE)
         if rx_all:
+            where: dict[str, list[tuple[_File, int]]] = {}  # per count, each hit's file and byte offset
+            readable = [files.get(i) for i in live]
             reader.preload(readable, incomplete)
-            infos = cache.infos(sorted(by_id))
+            infos = cache.infos(sorted({rows[i][3] for i in live}))
             for rx, pat in rx_all.items():
                 groups = []
-                for f in readable:
+                for i, f in zip(live, readable):
                     if not reader.load(f, incomplete):
                         continue
-                    fi = infos[ids[f.key][0]]
+                    fi = infos[rows[i][3]]
                     nl, flat, matched = None, [], []
                     for m in pat.finditer(f.data):
                         if m.end() == m.start():
@@ -827,27 +937,27 @@ def scan(
                     if flat:
                         groups.append((f.path, matched, flat, f))
                 counts[rx] = _count(rx, "regex", [rx], groups, where.setdefault(rx, []))
-
-        if texts and where:
-            reader.preload(list({id(f): f for ws in where.values() for f, _ in ws}.values()), [])
-            for key, ws in where.items():
-                for h, (f, offset) in zip(counts[key].hits, ws):
-                    h.text = reader.line(f, offset, h.col)
+            if ctx.texts and where:
+                reader.preload(list({id(f): f for ws in where.values() for f, _ in ws}.values()), [])
+                for key, ws in where.items():
+                    for h, (f, offset) in zip(counts[key].hits, ws):
+                        h.text = reader.line(f, offset, h.col)
     finally:
-        if not lazy:
-            cache.close()
+        if not owned:
             reader.close()
+            if not keep_cache:
+                cache.close()
 
-    asked = {**{s: counts[s] for s in symbols}, **{r: counts[r] for r in regexes}}
+    asked = {**{s: counts[s] for s in ctx.symbols}, **{r: counts[r] for r in ctx.regexes}}
     controls = {auto[form]: counts[auto[form]] for form in auto}
     return Scan(
-        tree=tree,
-        scope=scope_paths,
-        tests_scope=test_paths,
-        files_scanned=len(readable),
+        tree=None,  # set by the caller
+        scope=ctx.scope,
+        tests_scope=ctx.tests,
+        files_scanned=len(live),
         incomplete=incomplete,
         counts=asked,
-        scope_files=len(in_scope),
+        scope_files=scope_files,
         missing_scopes=missing,
         excluded=excluded,
         hidden=hidden,
@@ -857,6 +967,31 @@ def scan(
         auto_control_how=auto_how,
         control_counts=controls,
     )
+
+
+class _Files:
+    """The readable files of a scan; _File objects of clean working-tree files are made on first use."""
+
+    def __init__(self, rows: list[tuple], live: list[int], kept: list[_File] | None):
+        self.rows, self.live, self.kept = rows, live, kept
+        self.made: dict[int, _File] = {}
+        self._by_id: dict[int, list[_File]] | None = None
+
+    def get(self, i: int) -> _File:
+        if self.kept is not None:
+            return self.kept[i]
+        f = self.made.get(i)
+        if f is None:
+            path, sha, lang, _, _, _, _, scoped, test = self.rows[i]
+            f = self.made[i] = _File(path, sha, lang, disk=True, scoped=scoped, test=test)
+        return f
+
+    def by_id(self) -> dict[int, list[_File]]:
+        if self._by_id is None:
+            self._by_id = {}
+            for i in self.live:
+                self._by_id.setdefault(self.rows[i][3], []).append(self.get(i))
+        return self._by_id
 
 
 def _index_one(job: tuple[bytes, str | None]) -> codemask.FileIndex:
@@ -984,14 +1119,15 @@ class _LazyHits:
     when the scan's counts are gone. Line texts of clean working-tree files are read from disk
     at that moment, as a scan reads them."""
 
-    def __init__(self, cache: _Cache, reader: _Reader, by_id: dict[int, list[_File]], texts: bool):
-        self.cache, self.reader, self.by_id, self.texts = cache, reader, by_id, texts
+    def __init__(self, cache: _Cache, reader: _Reader, files: _Files, texts: bool):
+        self.cache, self.reader, self.files, self.texts = cache, reader, files, texts
         self.lock = threading.Lock()
-        weakref.finalize(self, _close_both, cache, reader)
+        self.closer = weakref.finalize(self, _close_both, cache, reader)
 
     def load(self, sym: str, vs: list[str]) -> list[Hit]:
         with self.lock:
-            groups = [(f.path, v, a, f) for v, bid, a in self.cache.occurrences(vs, self.by_id) for f in self.by_id[bid]]
+            by_id = self.files.by_id()
+            groups = [(f.path, v, a, f) for v, bid, a in self.cache.occurrences(vs, by_id) for f in by_id[bid]]
             where: list[tuple[_File, int]] = []
             hits = _count(sym, "word", vs, groups, where).hits
             if self.texts:
@@ -999,6 +1135,9 @@ class _LazyHits:
                 for h, (f, offset) in zip(hits, where):
                     h.text = line(f, offset, h.col)
             return hits
+
+    def close(self) -> None:
+        self.closer()
 
 
 def _close_both(cache: _Cache, reader: _Reader) -> None:
