@@ -98,19 +98,26 @@ class _Defs:
 
     def _digest(self, spans: list[tuple[Node, list[Node]]]) -> str:
         h = hashlib.blake2b(digest_size=8)
+        src, comments, starts = self.src, self.comments, self._comment_starts
         for node, members in spans:
+            begin, finish = node.start_byte, node.end_byte
             cut = [(m.start_byte, m.end_byte) for m in members]
-            first = bisect.bisect_left(self._comment_starts, node.start_byte)
-            last = bisect.bisect_left(self._comment_starts, node.end_byte)
-            cut += [c for c in self.comments[first:last] if c[1] <= node.end_byte]
-            pos, parts = node.start_byte, []
-            for start, end in sorted(cut):
-                if start >= pos:
-                    parts.append(self.src[pos:start])
-                    pos = end
-            parts.append(self.src[pos : node.end_byte])
+            first = bisect.bisect_left(starts, begin)
+            last = bisect.bisect_left(starts, finish, first)
+            if first < last:
+                cut += [c for c in comments[first:last] if c[1] <= finish]
+            if cut:
+                pos, parts = begin, []
+                for start, end in sorted(cut):
+                    if start >= pos:
+                        parts.append(src[pos:start])
+                        pos = end
+                parts.append(src[pos:finish])
+                text = b"".join(parts)
+            else:
+                text = src[begin:finish]
             # Trailing blanks and blank lines are layout, not meaning; indentation is kept (Python).
-            h.update(b"\n".join(filter(None, map(bytes.rstrip, b"".join(parts).split(b"\n")))))
+            h.update(b"\n".join(filter(None, map(bytes.rstrip, text.split(b"\n")))))
             h.update(b"\x00")
         return h.hexdigest()
 
@@ -326,12 +333,8 @@ def _patience(a: list[bytes], b: list[bytes], a0: int, b0: int, out: list) -> No
     Hash lookups and C-speed comparisons only; difflib's pure-Python matcher serves just the
     small gaps that hold no unique line.
     """
-    head = 0
-    while head < len(a) and head < len(b) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head = _common_run(a, b, 0, 1, min(len(a), len(b)))
+    tail = _common_run(a, b, -1, -1, min(len(a), len(b)) - head)
     a, b, a0, b0 = a[head : len(a) - tail], b[head : len(b) - tail], a0 + head, b0 + head
     if not a or not b:
         if a or b:
@@ -354,6 +357,30 @@ def _patience(a: list[bytes], b: list[bytes], a0: int, b0: int, out: list) -> No
             _patience(a[i_prev:i], b[j_prev:j], a0 + i_prev, b0 + j_prev, out)
         i_prev, j_prev = i + 1, j + 1
     _patience(a[i_prev:], b[j_prev:], a0 + i_prev, b0 + j_prev, out)
+
+
+def _common_run(a: list[bytes], b: list[bytes], start: int, step: int, limit: int) -> int:
+    """How many lines from `start` on (step 1: forwards; -1: backwards) are equal, at most `limit`.
+
+    Galloping over list slices, so that long equal runs are compared in C, not line by line.
+    """
+    if limit <= 0 or a[start] != b[start]:
+        return 0
+
+    def same(lo: int, n: int) -> bool:  # the n lines after the first lo are equal
+        if step == 1:
+            return a[lo : lo + n] == b[lo : lo + n]
+        return a[len(a) - lo - n : len(a) - lo] == b[len(b) - lo - n : len(b) - lo]
+
+    done, n = 1, 1
+    while done + n <= limit and same(done, n):
+        done += n
+        n *= 2
+    while n > 1:
+        n //= 2
+        if done + n <= limit and same(done, n):
+            done += n
+    return done
 
 
 def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
