@@ -183,6 +183,12 @@ def variants(name: str, *, renames: dict[str, str] = {}, strip_leading_underscor
     occurrence is also an occurrence of the bare name); `Class.__init__` is the constructor,
     named after the class. Renames apply to the whole name and to its last part.
     """
+    if _IDENT.fullmatch(name) and name not in renames:  # a plain identifier: the common case, answered directly
+        bare = name.lstrip("_") if strip_leading_underscore and not (name.startswith("__") and name.endswith("__")) else name
+        if bare == name:
+            return [name]
+        if bare not in renames and _IDENT.fullmatch(bare):
+            return [name, bare]
     parts = [p for p in re.split(r"\.|::", name.strip()) if p]
     if not parts:
         raise UserError(f"symbol {name!r} is empty.")
@@ -707,12 +713,24 @@ def scan(
     # list the files (for the working tree, while git status decides whether it is dirty)
     wanted = list(dict.fromkeys(scope_paths + test_paths))
     spec = [p or "." for p in wanted]
-    ctx = _Ctx(root, symbols, names, regexes, compiled, scope_paths, test_paths, texts)
+    ctx = _Ctx(root, symbols, names, regexes, compiled, scope_paths, test_paths, texts, rev is None)
+    what = repr((spec, scope_paths, test_paths, list(exclude)))  # with the index or commit, names a prepared file set
     cache: _Cache | None = None
     prep_key: str | None = None
     try:
         if rev is not None:
             tree = _tree(root, rev)
+            if wanted:
+                cache = _Cache(cache_root(cache_dir) / "probe")
+                prep_key = f"commit {tree.commit}\0{what}"
+                prep = cache.prepared(prep_key) if not compiled else None
+                if prep is not None:  # this commit's files in this scope were classified before
+                    lst, info = prep
+                    missing = [s for s in info["unlisted"] if not _exists(root, s, tree)]
+                    result = _finish(ctx, cache, info["rows"], None, lst, [], missing, info["excluded"], info["hidden"], None,
+                                     summary=info.get("summary"))
+                    result.tree = tree
+                    return result
             shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
         elif wanted and os.path.isdir(os.path.join(root, ".git")):
             # a top level: one `git status` says HEAD, dirty and what changed; the index listing is cached
@@ -720,7 +738,7 @@ def scan(
             status = _git_lines(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--", *spec)
             cache = _Cache(cache_root(cache_dir) / "probe")
             if checksum:
-                prep_key = checksum.hex() + "\0" + repr((spec, scope_paths, test_paths, list(exclude)))
+                prep_key = f"index {checksum.hex()}\0{what}"
             prep = cache.prepared(prep_key) if prep_key and not compiled else None
             result = None
             if prep is not None:
@@ -728,7 +746,7 @@ def scan(
                 lst, info = prep
                 missing = [s for s in info["unlisted"] if not (root / s).exists()]
                 result = _finish(ctx, cache, info["rows"], None, lst, [], missing, info["excluded"], info["hidden"], None,
-                                 keep_cache=True)
+                                 keep_cache=True, summary=info.get("summary"))
             head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
             tree = Tree(str(root), head, dirty)
             if result is not None:
@@ -824,7 +842,7 @@ def scan(
             kept.append(f)
         lst = 0
         if prep_key and not incomplete and len(rows) == len(files):
-            info = {"rows": rows, "unlisted": unlisted, "excluded": excluded, "hidden": hidden}
+            info = {"rows": rows, "unlisted": unlisted, "excluded": excluded, "hidden": hidden, "summary": _summary(rows)}
             lst = cache.store_prepared(prep_key, info, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
         result = _finish(ctx, cache, rows, kept, lst, incomplete, missing, excluded, hidden, reader)
         result.tree = tree
@@ -845,6 +863,7 @@ class _Ctx:
     scope: list[str]
     tests: list[str]
     texts: bool
+    disk: bool  # the working tree (files read from disk), not a revision
 
 
 def _lazy_of(result: Scan) -> "_LazyHits | None":
@@ -864,7 +883,8 @@ def _release(result: Scan) -> None:
 
 
 def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | None, lst: int, incomplete: list[str],
-            missing: list[str], excluded: int, hidden: int, reader: _Reader | None, keep_cache: bool = False) -> Scan:
+            missing: list[str], excluded: int, hidden: int, reader: _Reader | None, keep_cache: bool = False,
+            summary: tuple | None = None) -> Scan:
     """Counts and the scan, from the classified files: rows of (path, blob id, language, cache id,
     first definition, its line, problem, in scope, in tests scope); `kept` the matching _File objects
     (None: clean working-tree files, made when needed); `lst` the stored file set (0: none)."""
@@ -872,30 +892,25 @@ def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | Non
         reader = _Reader(ctx.root)
     owned = False
     try:
-        binary = [r[0] for r in rows if r[6] == "binary"]
-        incomplete = incomplete + [f"{r[0]}: {r[6]}" for r in rows if r[6] and r[6] != "binary"]
-        live = [i for i, r in enumerate(rows) if r[6] is None]
-        scope_files = sum(1 for i in live if rows[i][7])
-        no_grammar = [rows[i][0] for i in live if rows[i][2] is None]
+        live, binary, problems, scope_files, no_grammar, first = summary or _summary(rows)
+        incomplete = incomplete + problems
 
         # the automatic control: the first function or class defined in the scope
         auto, auto_how = {}, {}
-        for i in live:
-            path, _, _, _, fd, fl, _, scoped, _ = rows[i]
-            if scoped and fd:
-                auto["word"] = fd
-                auto_how["word"] = f"automatic: the first definition found in the scope ({path}:{fl})"
-                if ctx.compiled:
-                    auto["regex"] = rf"\b{fd}\b"
-                    auto_how["regex"] = auto_how["word"] + ", as a regex"
-                break
+        if first:
+            path, fd, fl = first
+            auto["word"] = fd
+            auto_how["word"] = f"automatic: the first definition found in the scope ({path}:{fl})"
+            if ctx.compiled:
+                auto["regex"] = rf"\b{fd}\b"
+                auto_how["regex"] = auto_how["word"] + ", as a regex"
 
         # words: counted in SQL from per-file totals; their Hit objects are made on first use
         word_names = {s: ctx.names[s] for s in ctx.symbols}
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
         counts: dict[str, Count] = {}
-        files = _Files(rows, live, kept)
+        files = _Files(rows, live, kept, ctx.disk)
         if word_names:
             order = list(word_names)
             fileset = None if lst else [(rows[i][3], i, rows[i][7], rows[i][8]) for i in live]
@@ -969,11 +984,34 @@ def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | Non
     )
 
 
+def _summary(rows: list[tuple]) -> tuple:
+    """What a scan reports of its files: (readable row numbers, binary paths, "path: problem" lines,
+    files in the scope, paths read raw for want of a grammar, (path, name, line) of the first
+    definition in the scope or None)."""
+    live, binary, problems, no_grammar, first = [], [], [], [], None
+    scope_files = 0
+    for i, (path, _, lang, _, fd, fl, problem, scoped, _) in enumerate(rows):
+        if problem is None:
+            live.append(i)
+            if scoped:
+                scope_files += 1
+                if fd and first is None:
+                    first = (path, fd, fl)
+            if lang is None:
+                no_grammar.append(path)
+        elif problem == "binary":
+            binary.append(path)
+        else:
+            problems.append(f"{path}: {problem}")
+    return live, binary, problems, scope_files, no_grammar, first
+
+
 class _Files:
     """The readable files of a scan; _File objects of clean working-tree files are made on first use."""
 
-    def __init__(self, rows: list[tuple], live: list[int], kept: list[_File] | None):
-        self.rows, self.live, self.kept = rows, live, kept
+    def __init__(self, rows: list[tuple], live: list[int], kept: list[_File] | None, disk: bool):
+        self.rows, self.live, self.kept, self.disk = rows, live, kept, disk
+        self.preloaded = False
         self.made: dict[int, _File] = {}
         self._by_id: dict[int, list[_File]] | None = None
 
@@ -983,7 +1021,7 @@ class _Files:
         f = self.made.get(i)
         if f is None:
             path, sha, lang, _, _, _, _, scoped, test = self.rows[i]
-            f = self.made[i] = _File(path, sha, lang, disk=True, scoped=scoped, test=test)
+            f = self.made[i] = _File(path, sha, lang, disk=self.disk, scoped=scoped, test=test)
         return f
 
     def by_id(self) -> dict[int, list[_File]]:
@@ -1131,6 +1169,10 @@ class _LazyHits:
             where: list[tuple[_File, int]] = []
             hits = _count(sym, "word", vs, groups, where).hits
             if self.texts:
+                if not self.files.disk and not self.files.preloaded:
+                    # a revision's lines come through cat-file: all its files in one batch, once
+                    self.reader.preload([self.files.get(i) for i in self.files.live], [])
+                    self.files.preloaded = True
                 line = self.reader.line
                 for h, (f, offset) in zip(hits, where):
                     h.text = line(f, offset, h.col)
