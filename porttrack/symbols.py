@@ -601,39 +601,49 @@ class Extractor:
             self._fetched = {}
 
     def _extract_forked(self, todo, buckets, jobs, open_reader, progress) -> dict[str, FileDiff] | None:
-        """Run the buckets in `jobs` forked processes; None when processes cannot be had."""
+        """Run the buckets in `jobs` forked processes; None when processes cannot be had.
+
+        Only from a process with no other thread (a thread holding a lock at the fork would
+        leave the child stuck on it) and not from a daemonic process (which may have none).
+        """
         global _FORKED
         import multiprocessing
+        import threading
         from concurrent.futures import ProcessPoolExecutor, as_completed
         from concurrent.futures.process import BrokenProcessPool
 
+        if threading.active_count() > 1 or multiprocessing.current_process().daemon:
+            return None
         try:
             ctx = multiprocessing.get_context("fork")
-        except ValueError:
+        except ValueError:  # no fork on this platform
             return None
         self._commit()  # the workers read the cache file: let them see what is in it
         _FORKED = (todo, open_reader, self.path)
         out: dict[str, FileDiff] = {}
         total, finished = len(todo), 0
+        pool = None
         try:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(buckets)), mp_context=ctx) as pool:
-                futures = {pool.submit(_work, bucket): len(bucket) for bucket in buckets}
-                for future in as_completed(futures):
-                    pairs, blobs, parsed, skipped = future.result()
-                    self.parsed += parsed
-                    self.skipped += skipped
-                    for key, value in blobs:
-                        self._put("blob", key, value)
-                    for key, value in pairs:
-                        self._put("pair", key, value)
-                        out[key] = FileDiff(**value)
-                    finished += futures[future]
-                    if progress:
-                        progress(finished, total)
+            pool = ProcessPoolExecutor(max_workers=min(jobs, len(buckets)), mp_context=ctx)
+            futures = {pool.submit(_work, bucket): len(bucket) for bucket in buckets}
+            for future in as_completed(futures):
+                pairs, blobs, parsed, skipped = future.result()
+                self.parsed += parsed
+                self.skipped += skipped
+                for key, value in blobs:
+                    self._put("blob", key, value)
+                for key, value in pairs:
+                    self._put("pair", key, value)
+                    out[key] = FileDiff(**value)
+                finished += futures[future]
+                if progress:
+                    progress(finished, total)
         except (BrokenProcessPool, OSError):
             return None  # e.g. no process could be started: the caller does the work itself
         finally:
             _FORKED = None
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         return out
 
     def file_change(self, lang: str, old: str | None, new: str | None) -> FileDiff:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
+from porttrack import symbols
+from porttrack.errors import UserError
 from porttrack.symbols import (
     Extractor,
+    _captures,
+    comment_spans,
+    pair_key,
     added_lines,
     definitions,
     diff_definitions,
@@ -234,3 +240,78 @@ def test_uses_keep_the_enclosing_class_of_a_new_member(tmp_path):
         d = ex.file_change("python", "o", "n")
     assert d.added == ["Pool.zero"]
     assert d.uses == ["Block", "Pool", "size", "take"]  # `zero` is this change's own name
+
+
+class _DictReader:
+    """A blob reader over a dict, like the walk's cat-file reader: missing blobs are a UserError."""
+
+    def __init__(self, blobs):
+        self.blobs = blobs
+
+    def one(self, sha):
+        if sha not in self.blobs:
+            raise UserError(f"object {sha} is missing")
+        return self.blobs[sha]
+
+    def many(self, shas):
+        return {sha: self.one(sha) for sha in shas}
+
+    def close(self):
+        pass
+
+
+def _chains():
+    """Two files, each changed three times (newest change first, as the walk lists them)."""
+    blobs, changes = {}, []
+    for name in ("p", "q"):
+        versions = [PY.replace(b"LIMIT = 4", b"LIMIT = %d" % i) + b"def %s%d():\n    return helper%d()\n" % (name.encode(), i, i)
+                    for i in range(4)]
+        for i, data in enumerate(versions):
+            blobs[f"{name}{i}"] = data
+        changes += [("python", f"{name}{i}", f"{name}{i + 1}") for i in range(3)]
+    changes.sort(key=lambda c: -int(c[2][1:]))
+    return blobs, changes
+
+
+def test_extract_matches_file_change_and_parses_each_blob_once(tmp_path):
+    blobs, changes = _chains()
+    with Extractor(blobs.__getitem__, tmp_path / "a") as ex:
+        one_by_one = [ex.file_change(*c) for c in changes]
+    reader = _DictReader(blobs)
+    with Extractor(reader.one, tmp_path / "b", reader.many) as ex:
+        got = ex.extract(changes + changes[:1])  # a pair met twice is computed once
+        assert (ex.parsed, ex.cached, ex._recent) == (8, 1, {})  # 8 blobs; no tree kept past its last use
+    assert [got[pair_key(*c)] for c in changes] == one_by_one
+    assert one_by_one[0].added == ["p3"] and one_by_one[0].changed == ["LIMIT"] and one_by_one[0].uses == ["helper3"]
+    with Extractor(reader.one, tmp_path / "b", reader.many) as ex:
+        assert ex.extract(changes) == got and (ex.parsed, ex.cached) == (0, len(changes))
+
+
+def test_extract_in_forked_workers(tmp_path, monkeypatch):
+    monkeypatch.setattr(symbols, "_POOL_MIN", 1)
+    blobs, changes = _chains()
+    reader = _DictReader(blobs)
+    with Extractor(reader.one, tmp_path / "serial", reader.many) as ex:
+        serial = ex.extract(changes)
+    progress = []
+    with Extractor(reader.one, tmp_path / "forked", reader.many) as ex:
+        forked = ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs), progress=lambda d, t: progress.append((d, t)))
+        assert ex.parsed == 8 and progress[-1] == (6, 6) and len(progress) > 1  # two chains: two buckets
+    assert forked == serial
+    with Extractor(reader.one, tmp_path / "forked", reader.many) as ex:
+        assert ex.extract(changes) == serial and ex.parsed == 0  # stored by the parent
+    del blobs["q0"]
+    with Extractor(reader.one, tmp_path / "missing", reader.many) as ex:
+        with pytest.raises(UserError, match="object q0 is missing"):
+            ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs))
+
+
+def test_comment_spans_are_the_comment_nodes():
+    cases = [
+        ("python", b'x = "# not a comment"  # one\n# two # still two\ndef f():\n    return 1  # three\n'),
+        ("cpp", b'int a = 4 / 2; // one\n/* two // inside */ char* s = "// no";\nint b; /* three */\n'),
+    ]
+    for lang, data in cases:
+        root = parse(data, lang).root_node
+        query = sorted((n.start_byte, n.end_byte) for n in _captures(lang, "(comment) @c", root))
+        assert comment_spans(root, data, lang) == query and len(query) == 3

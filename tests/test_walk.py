@@ -313,3 +313,22 @@ def _orphan_pin(clone: Path) -> str:
     """A commit present in the clone but sharing no history with HEAD: the range runs to the boundary."""
     empty_tree = git(clone, "hash-object", "-t", "tree", "-w", "/dev/null")
     return git(clone, "commit-tree", empty_tree, "-m", "unrelated", date=day(20))
+
+
+def test_forked_workers_give_the_serial_answer(history, tmp_path, monkeypatch):
+    """The cold walk split over forked processes gives the symbols the in-process walk gives."""
+    import porttrack.symbols as symbols
+
+    repo, s = history
+    monkeypatch.setattr(symbols, "_POOL_MIN", 1)  # fork even for this handful of changes
+    monkeypatch.setenv("PORTTRACK_JOBS", "1")
+    serial = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "one")
+    monkeypatch.setenv("PORTTRACK_JOBS", "2")
+    calls = []
+    forked = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two", progress=lambda d, t: calls.append((d, t)))
+    assert [(c.sha, c.symbols) for c in forked.commits] == [(c.sha, c.symbols) for c in serial.commits]
+    assert (forked.parsed, forked.cached, forked.skipped) == (serial.parsed, serial.cached, serial.skipped)
+    assert calls[-1] == (9, 9)
+    again = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two")  # the workers' results were stored
+    assert again.parsed == 0 and [c.symbols for c in again.commits] == [c.symbols for c in serial.commits]
+
