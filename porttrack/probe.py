@@ -607,8 +607,8 @@ class _Cache:
                 # a file counts once per symbol: DISTINCT only where two identifiers may share it
                 files_with_code = "count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END)" if multi else \
                     "count(CASE WHEN c.scoped AND o.code > 0 THEN 1 END)"
-                if plain:
-                    sums = f"sum(o.raw), sum(o.code), {files_with_code}, sum(o.decl), 0, sum(o.code - o.decl - o.deleg), sum(o.deleg)"
+                if plain:  # consumers are code - definitions - delegations: summed here below, one aggregate less
+                    sums = "sum(o.raw), sum(o.code), " + (files_with_code if multi else "sum(o.code > 0)") + ", sum(o.decl), 0, NULL, sum(o.deleg)"
                 else:
                     sums = (
                         "sum(CASE WHEN c.scoped THEN o.raw ELSE 0 END),"
@@ -628,7 +628,10 @@ class _Cache:
                 ).fetchall()
         finally:
             db.execute("COMMIT")
-        return {r[0]: r[1:] for r in rows}
+        out = {}
+        for sym, raw, code, nfiles, decl, tests, cons, deleg in rows:
+            out[sym] = (raw, code, nfiles, decl, tests, code - decl - deleg if cons is None else cons, deleg)
+        return out
 
     def occurrences(self, idents: list[str], ids) -> list[tuple[str, int, array]]:
         out = []
@@ -749,18 +752,23 @@ def scan(
                                  keep_cache=True, summary=info.get("summary"))
             head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
             tree = Tree(str(root), head, dirty)
+            if checksum and _index_checksum(root) != checksum:
+                checksum = prep_key = None  # the index changed meanwhile: nothing is taken from or given to the cache by it
             if result is not None:
-                if not changed:  # the working tree is the index for these paths: the counts stand
+                if not changed and checksum:  # the working tree is that index here: the counts stand
                     result.tree = tree
                     if _lazy_of(result) is None:
                         cache.close()
                     return result
                 _release(result)
-            shas = cache.listing(checksum.hex() + "\0" + "\0".join(spec)) if checksum else None
+            list_key = checksum.hex() + "\0" + "\0".join(spec) if checksum else None
+            shas = cache.listing(list_key) if list_key else None
             if shas is None:
                 shas = _parse_staged(_wait(_git_lines(root, "ls-files", "-s", "-z", "--", *spec)))
-                if checksum:
-                    cache.store_listing(checksum.hex() + "\0" + "\0".join(spec), shas)
+                if list_key and _index_checksum(root) == checksum:
+                    cache.store_listing(list_key, shas)
+                else:
+                    prep_key = None
             if changed:
                 prep_key = None  # only a working tree equal to its index is remembered
                 for p in changed:
