@@ -486,7 +486,8 @@ class _Cache:
         fileset = ("(lst INTEGER NOT NULL, blob INTEGER NOT NULL, fi INTEGER NOT NULL, scoped INTEGER NOT NULL,"
                    " test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID")
         db.execute("CREATE TABLE IF NOT EXISTS fileset " + fileset)  # the files of a prepared set, for counting
-        db.execute("CREATE TABLE IF NOT EXISTS prepared (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, data BLOB NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS prepared (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, data BLOB NOT NULL,"
+                   " rows BLOB NOT NULL)")  # rows are read only when hits are
         db.execute("CREATE TEMP TABLE cur " + fileset)
         db.execute("CREATE TEMP TABLE want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
                    " PRIMARY KEY (sym, ident)) WITHOUT ROWID")  # read in symbol order: GROUP BY needs no sort
@@ -554,7 +555,10 @@ class _Cache:
         row = self.db.execute("SELECT id, data FROM prepared WHERE key = ?", (key,)).fetchone()
         return (row[0], pickle.loads(row[1])) if row else None
 
-    def store_prepared(self, key: str, info: dict, fileset: list[tuple[int, int, int, int]]) -> int:
+    def prepared_rows(self, lst: int) -> list[tuple]:
+        return pickle.loads(self.db.execute("SELECT rows FROM prepared WHERE id = ?", (lst,)).fetchone()[0])
+
+    def store_prepared(self, key: str, info: dict, rows: list[tuple], fileset: list[tuple[int, int, int, int]]) -> int:
         """Remember a classified file set and its (cache id, file number, in scope, in tests scope)
         rows; returns its number, or 0 when it cannot be stored (then counts use a temporary table)."""
         db = self.db
@@ -565,8 +569,8 @@ class _Cache:
         try:
             row = db.execute("SELECT id FROM prepared WHERE key = ?", (key,)).fetchone()
             if row is None:
-                lst = db.execute("INSERT INTO prepared (key, data) VALUES (?, ?)",
-                                 (key, pickle.dumps(info, pickle.HIGHEST_PROTOCOL))).lastrowid
+                lst = db.execute("INSERT INTO prepared (key, data, rows) VALUES (?, ?, ?)",
+                                 (key, pickle.dumps(info, pickle.HIGHEST_PROTOCOL), pickle.dumps(rows, pickle.HIGHEST_PROTOCOL))).lastrowid
                 db.executemany("INSERT INTO fileset VALUES (?, ?, ?, ?, ?)", ((lst, *f) for f in fileset))
                 old = [r[0] for r in db.execute("SELECT id FROM prepared ORDER BY id DESC LIMIT -1 OFFSET 16")]
                 for o in old:
@@ -730,8 +734,8 @@ def scan(
                 if prep is not None:  # this commit's files in this scope were classified before
                     lst, info = prep
                     missing = [s for s in info["unlisted"] if not _exists(root, s, tree)]
-                    result = _finish(ctx, cache, info["rows"], None, lst, [], missing, info["excluded"], info["hidden"], None,
-                                     summary=info.get("summary"))
+                    result = _finish(ctx, cache, None, None, lst, [], missing, info["excluded"], info["hidden"], None,
+                                     summary=info["summary"])
                     result.tree = tree
                     return result
             shas = dict(_list_revision(root, tree.commit, wanted)) if wanted else {}
@@ -748,8 +752,8 @@ def scan(
                 # the files of this index and scope were classified before: count while git status runs
                 lst, info = prep
                 missing = [s for s in info["unlisted"] if not (root / s).exists()]
-                result = _finish(ctx, cache, info["rows"], None, lst, [], missing, info["excluded"], info["hidden"], None,
-                                 keep_cache=True, summary=info.get("summary"))
+                result = _finish(ctx, cache, None, None, lst, [], missing, info["excluded"], info["hidden"], None,
+                                 keep_cache=True, summary=info["summary"])
             head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
             tree = Tree(str(root), head, dirty)
             if checksum and _index_checksum(root) != checksum:
@@ -850,8 +854,8 @@ def scan(
             kept.append(f)
         lst = 0
         if prep_key and not incomplete and len(rows) == len(files):
-            info = {"rows": rows, "unlisted": unlisted, "excluded": excluded, "hidden": hidden, "summary": _summary(rows)}
-            lst = cache.store_prepared(prep_key, info, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
+            info = {"unlisted": unlisted, "excluded": excluded, "hidden": hidden, "summary": _summary(rows)}
+            lst = cache.store_prepared(prep_key, info, rows, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
         result = _finish(ctx, cache, rows, kept, lst, incomplete, missing, excluded, hidden, reader)
         result.tree = tree
         return result
@@ -890,12 +894,13 @@ def _release(result: Scan) -> None:
         lazy.reader.close()
 
 
-def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | None, lst: int, incomplete: list[str],
+def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple] | None, kept: list[_File] | None, lst: int, incomplete: list[str],
             missing: list[str], excluded: int, hidden: int, reader: _Reader | None, keep_cache: bool = False,
             summary: tuple | None = None) -> Scan:
     """Counts and the scan, from the classified files: rows of (path, blob id, language, cache id,
     first definition, its line, problem, in scope, in tests scope); `kept` the matching _File objects
-    (None: clean working-tree files, made when needed); `lst` the stored file set (0: none)."""
+    (None: clean working-tree files, made when needed); `lst` the stored file set (0: none). A stored
+    set comes with its `summary` and without rows: those are read when hits are asked for."""
     if reader is None:
         reader = _Reader(ctx.root)
     owned = False
@@ -918,7 +923,7 @@ def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | Non
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
         counts: dict[str, Count] = {}
-        files = _Files(rows, live, kept, ctx.disk)
+        files = _Files(rows if rows is not None else partial(cache.prepared_rows, lst), live, kept, ctx.disk)
         if word_names:
             order = list(word_names)
             fileset = None if lst else [(rows[i][3], i, rows[i][7], rows[i][8]) for i in live]
@@ -1017,11 +1022,17 @@ def _summary(rows: list[tuple]) -> tuple:
 class _Files:
     """The readable files of a scan; _File objects of clean working-tree files are made on first use."""
 
-    def __init__(self, rows: list[tuple], live: list[int], kept: list[_File] | None, disk: bool):
-        self.rows, self.live, self.kept, self.disk = rows, live, kept, disk
+    def __init__(self, rows: list[tuple] | Callable[[], list[tuple]], live: list[int], kept: list[_File] | None, disk: bool):
+        self._rows, self.live, self.kept, self.disk = rows, live, kept, disk
         self.preloaded = False
         self.made: dict[int, _File] = {}
         self._by_id: dict[int, list[_File]] | None = None
+
+    @property
+    def rows(self) -> list[tuple]:
+        if callable(self._rows):
+            self._rows = self._rows()
+        return self._rows
 
     def get(self, i: int) -> _File:
         if self.kept is not None:
