@@ -1185,16 +1185,35 @@ class _LazyHits:
         with self.lock:
             by_id = self.files.by_id()
             groups = [(f.path, v, a, f) for v, bid, a in self.cache.occurrences(vs, by_id) for f in by_id[bid]]
-            where: list[tuple[_File, int]] = []
-            hits = _count(sym, "word", vs, groups, where).hits
-            if self.texts:
-                if not self.files.disk and not self.files.preloaded:
-                    # a revision's lines come through cat-file: all its files in one batch, once
-                    self.reader.preload([self.files.get(i) for i in self.files.live], [])
-                    self.files.preloaded = True
-                line = self.reader.line
-                for h, (f, offset) in zip(hits, where):
-                    h.text = line(f, offset, h.col)
+            if self.texts and not self.files.disk and not self.files.preloaded:
+                # a revision's lines come through cat-file: all its files in one batch, once
+                self.reader.preload([self.files.get(i) for i in self.files.live], [])
+                self.files.preloaded = True
+            if len(vs) > 1:  # identifiers may share a file: _count merges them by position
+                where: list[tuple[_File, int]] = []
+                hits = _count(sym, "word", vs, groups, where).hits
+                if self.texts:
+                    for h, (f, offset) in zip(hits, where):
+                        h.text = self.reader.line(f, offset, h.col)
+                return hits
+            # one identifier: one group per file, its hits already in order
+            groups.sort(key=lambda g: g[0])
+            hits: list[Hit] = []
+            add = hits.append
+            for path, name, a, f in groups:
+                kinds = _KINDS[f.test]
+                data = f.data if self.texts and (f.data is not None or self.reader.load(f, [])) else None
+                if data is None:  # no texts, or the file cannot be read now
+                    for i in range(0, len(a), 4):
+                        kind, why = kinds[a[i + 2] & 31]
+                        add(Hit(path, a[i], kind, "", a[i + 1], name, why))
+                    continue
+                for i in range(0, len(a), 4):
+                    kind, why = kinds[a[i + 2] & 31]
+                    offset = a[i + 3]
+                    end = data.find(b"\n", offset)
+                    text = data[offset - a[i + 1] + 1 : end if end >= 0 else len(data)].decode("utf-8", "replace").strip()
+                    add(Hit(path, a[i], kind, text, a[i + 1], name, why))
             return hits
 
     def close(self) -> None:
