@@ -308,3 +308,70 @@ def test_process_pool_indexes_like_one_process(port: Path, tmp_path: Path, monke
     monkeypatch.setattr(P, "POOL_MIN_BYTES", 0)
     pooled = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "b")
     assert pooled.counts == serial.counts
+
+
+def _recount(c, scope: list[str], tests: list[str]) -> tuple[int, ...]:
+    """A count's numbers, tallied hit by hit from its Hit objects (the slow way)."""
+    def under(path, prefixes):
+        return any(p in ("", ".") or path == p or path.startswith(p + "/") for p in prefixes)
+
+    scoped = [h for h in c.hits if under(h.path, scope)]
+    code = [h for h in scoped if h.kind != "comment"]
+    kinds = [h.kind for h in code]
+    tests_hits = [h for h in c.hits if under(h.path, tests) and h.kind != "comment"]
+    return (len(code), len(scoped), len({h.path for h in code}), kinds.count("definition"),
+            len(tests_hits), kinds.count("consumer"), kinds.count("delegation"))
+
+
+def _numbers(c) -> tuple[int, ...]:
+    return (c.code, c.raw, c.files, c.definitions, c.tests, c.consumers, c.delegations)
+
+
+SYMBOLS = ("take_new_block_ids", "_take_new_block_ids", "allocate_slots", "mamba_cache_mode", "KVCacheManager", "NHD", "nothing_here")
+
+
+def test_counts_summed_from_the_index_equal_a_tally_of_the_hits(port: Path, tmp_path: Path):
+    commit_files(port, {"src/kv_copy.cpp": SOURCE, "tests/test_more.cpp": TEST + "int take_new_block_ids_2;\n"}, "copies")
+    cache = tmp_path / "cache"
+    for kw in (dict(scope=["src", "include"], tests_scope=["tests"]), dict(scope=["."], tests_scope=["tests"]),
+               dict(scope=["src"], tests_scope=[]), dict(scope=["src", "include"], tests_scope=["tests"], rev="HEAD")):
+        first = scan(port, *SYMBOLS, cache_dir=cache, **kw)  # lists and classifies the files
+        again = scan(port, *SYMBOLS, cache_dir=cache, **kw)  # from the remembered file set
+        for s in SYMBOLS:
+            assert _numbers(first.counts[s]) == _numbers(again.counts[s]) == _recount(again.counts[s], again.scope, again.tests_scope)
+            assert first.counts[s].hits == again.counts[s].hits
+    assert again.counts["take_new_block_ids"].files == 3  # the copy is a file of its own
+
+
+def test_a_remembered_file_set_follows_the_working_tree(port: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    code = lambda: scan(port, "allocate_slots", cache_dir=cache).counts["allocate_slots"].code  # noqa: E731
+    assert code() == code() == 3
+    (port / "src" / "kv.cpp").write_text(SOURCE + "bool again(vllm::KVCacheManager& m) { return m.allocate_slots(2); }\n")
+    assert code() == 4 and scan(port, "allocate_slots", cache_dir=cache).tree.dirty
+    git(port, "add", "src/kv.cpp")  # the index changes: its file set is another one
+    assert code() == code() == 4
+    git(port, "commit", "-q", "-m", "again")
+    assert code() == 4 and not scan(port, "allocate_slots", cache_dir=cache).tree.dirty
+    (port / "src" / "kv.cpp").write_text(SOURCE)
+    (port / "src" / "more.cpp").write_text("void more(vllm::KVCacheManager& m) { m.allocate_slots(3); m.allocate_slots(4); }\n")
+    assert code() == 5
+    (port / "src" / "more.cpp").unlink()
+    (port / "include" / "kv.h").unlink()
+    assert code() == 2  # the declaration went with the header
+
+
+def test_a_root_scope_sees_a_dirty_tree(port: Path):
+    (port / "new.cpp").write_text("int x;\n")
+    assert scan(port, "x", scope=["."], tests_scope=[]).tree.dirty
+
+
+def test_hits_are_built_when_asked_and_travel_with_a_copy(port: Path):
+    import copy
+    import pickle
+
+    c = scan(port, "take_new_block_ids").counts["take_new_block_ids"]
+    assert "_load" in c.__dict__ and c.__dict__["_load"] is not None  # counted, not yet built
+    twin = pickle.loads(pickle.dumps(c))
+    assert twin.hits == c.hits and len(c.hits) == 9 and copy.copy(c).hits == c.hits
+    assert twin == c
