@@ -6,6 +6,14 @@ code-or-not, declaration, delegation; see codemask) into a SQLite cache keyed by
 then answers every symbol from that index. A warm run learns blob ids from git (the index
 for clean files, hashing only modified and untracked ones; `git ls-tree` for a revision),
 asks SQLite for the identifiers it needs, and never parses or tokenizes again.
+
+The warm path in numbers: each (identifier, file version) row also carries its totals (raw,
+code, declarations, delegations), so a scan's counts are one GROUP BY query joining the asked
+identifiers to the scan's files; a count's Hit objects (and line texts) are built only when
+`Count.hits` is first read. The classified file set of a clean tree (paths, blob ids, cache
+ids, scope membership) is remembered under the index checksum (or the commit) and the scope,
+so a warm scan of an unchanged tree runs one `git status` (HEAD, dirty, changed paths) and,
+while it runs, that one query; any path git status reports sends the scan the long way.
 """
 
 from __future__ import annotations
@@ -340,13 +348,7 @@ def _list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str 
         spec = [p or "." for p in paths]
         staged = _git_lines(root, "ls-files", "-s", "-z", "--", *spec)
         changed = _git_lines(root, "ls-files", "-z", "-m", "-o", "--exclude-standard", "--", *spec)
-        out: dict[str, str | None] = {}
-        for rec in _wait(staged):
-            meta, _, path = rec.partition(b"\t")
-            mode, sha, stage = meta.split()
-            p = path.decode("utf-8", "surrogateescape")
-            if mode in (b"100644", b"100755"):
-                out[p] = sha.decode() if stage == b"0" and p not in out else None
+        out = _parse_staged(_wait(staged))
         for rec in _wait(changed):
             out[rec.decode("utf-8", "surrogateescape")] = None
         return out
@@ -723,6 +725,7 @@ def scan(
     ctx = _Ctx(root, symbols, names, regexes, compiled, scope_paths, test_paths, texts, rev is None)
     what = repr((spec, scope_paths, test_paths, list(exclude)))  # with the index or commit, names a prepared file set
     cache: _Cache | None = None
+    status: subprocess.Popen | None = None
     prep_key: str | None = None
     try:
         if rev is not None:
@@ -862,6 +865,9 @@ def scan(
     except BaseException:
         if cache is not None:
             cache.close()
+        if status is not None and status.returncode is None:
+            status.kill()
+            status.communicate()
         raise
 
 
