@@ -333,8 +333,9 @@ def _patience(a: list[bytes], b: list[bytes], a0: int, b0: int, out: list) -> No
     Hash lookups and C-speed comparisons only; difflib's pure-Python matcher serves just the
     small gaps that hold no unique line.
     """
-    head = _common_run(a, b, 0, 1, min(len(a), len(b)))
-    tail = _common_run(a, b, -1, -1, min(len(a), len(b)) - head)
+    n = min(len(a), len(b))
+    head = _common_run(a, b, 0, 1, n) if n and a[0] == b[0] else 0
+    tail = _common_run(a, b, -1, -1, n - head) if n > head and a[-1] == b[-1] else 0
     a, b, a0, b0 = a[head : len(a) - tail], b[head : len(b) - tail], a0 + head, b0 + head
     if not a or not b:
         if a or b:
@@ -385,6 +386,9 @@ def _common_run(a: list[bytes], b: list[bytes], start: int, step: int, limit: in
 
 def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The longest run of `pairs` (sorted by i) whose j also increases (patience sorting)."""
+    js = [j for _, j in pairs]
+    if js == sorted(js):  # the usual case, no line moved: every pair is on the one run
+        return pairs
     tops: list[int] = []  # j at the top of each pile
     top_at: list[int] = []  # index into pairs of each pile's top
     back = [-1] * len(pairs)
