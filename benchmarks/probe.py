@@ -169,12 +169,12 @@ def main() -> None:
         raw = sum(c.raw for c in result.counts.values())
 
         print(f"porttrack scan, cold (parse + index):   {cold:8.3f} s")
-        print(f"porttrack scan, warm working tree:      {warm:8.3f} s   (counts; Hit objects deferred until asked for)")
-        print(f"  + every Hit with its line text:       {warm_hits:8.3f} s   (what `probe --json` needs)")
-        print(f"  + every Hit, no line texts:           {warm_hits_nt:8.3f} s")
+        print(f"porttrack scan, warm working tree:      {warm:8.4f} s   (counts; Hit objects deferred until asked for)")
+        print(f"  + every Hit with its line text:       {warm_hits:8.4f} s   (what `probe --json` needs)")
+        print(f"  + every Hit, no line texts:           {warm_hits_nt:8.4f} s")
         if tests_warm is not None:
-            print(f"porttrack scan, warm, with a tests scope ({' '.join(scope[:-1])} + tests {scope[-1]}): {tests_warm:.3f} s   (as check and audit scan)")
-        print(f"porttrack scan, warm --rev HEAD:        {rev_warm:8.3f} s   (+ every Hit with its line text: {rev_hits:.3f} s)")
+            print(f"porttrack scan, warm, scope {' '.join(scope[:-1])} + tests scope {scope[-1]}: {tests_warm:.4f} s   (the general tally, as check and audit scan)")
+        print(f"porttrack scan, warm --rev HEAD:        {rev_warm:8.4f} s   (+ every Hit with its line text: {rev_hits:.3f} s)")
         print(f"porttrack CLI --json, {len(symbols)} symbols, warm (end to end, incl. interpreter start): {cli_t:.3f} s")
         print(f"git grep -w, one alternation pass:      {gg_alt:8.3f} s   ratio {gg_alt / warm:6.1f}x  (target >= 5x)"
               f"   with every Hit and text: {gg_alt / warm_hits:.1f}x")
