@@ -390,9 +390,9 @@ def _parse_staged(records: list[bytes]) -> dict[str, str | None]:
     return out
 
 
-def _status_changes(raw: bytes) -> tuple[str | None, bool, list[str]]:
-    """From `git status --porcelain=v2 -z --branch`: (HEAD, dirty, paths whose working-tree content
-    differs from the index or that are untracked)."""
+def _status_changes(raw: bytes) -> tuple[str | None, bool, list[tuple[str, bool]]]:
+    """From `git status --porcelain=v2 -z --branch`: (HEAD, dirty, (path, untracked) of the paths
+    whose working-tree content differs from the index or that are untracked)."""
     head, dirty, changed = None, False, []
     recs = raw.split(b"\0")
     i = 0
@@ -414,13 +414,13 @@ def _status_changes(raw: bytes) -> tuple[str | None, bool, list[str]]:
             f = r.split(b" ", 9)
             i += 1  # the rename's original path follows
         elif t == b"u":
-            changed.append(r.split(b" ", 10)[-1].decode("utf-8", "surrogateescape"))
+            changed.append((r.split(b" ", 10)[-1].decode("utf-8", "surrogateescape"), False))
             continue
         else:  # "?": untracked
-            changed.append(r[2:].decode("utf-8", "surrogateescape"))
+            changed.append((r[2:].decode("utf-8", "surrogateescape"), True))
             continue
         if f[1][1:2] != b".":  # the working tree differs from the index (modified, deleted, type change)
-            changed.append(f[-1].decode("utf-8", "surrogateescape"))
+            changed.append((f[-1].decode("utf-8", "surrogateescape"), False))
     return head, dirty, changed
 
 
@@ -768,6 +768,10 @@ def scan(
                         cache.close()
                     return result
                 _release(result)
+            if prep is not None and changed and checksum and "left_out" in info:  # a few paths differ from the index: patch its file set
+                result = _patched(ctx, cache, lst, info, changed, excl, wanted, progress)
+                result.tree = tree
+                return result
             list_key = checksum.hex() + "\0" + "\0".join(spec) if checksum else None
             shas = cache.listing(list_key) if list_key else None
             if shas is None:
@@ -778,7 +782,7 @@ def scan(
                     prep_key = None
             if changed:
                 prep_key = None  # only a working tree equal to its index is remembered
-                for p in changed:
+                for p, _ in changed:
                     shas[p] = None
         else:
             with ThreadPoolExecutor(1) as pool:
@@ -792,57 +796,34 @@ def scan(
         missing = [s for s in unlisted if not _exists(root, s, tree)]
         excluded = hidden = 0
         paths: list[str] = []
+        left_out: list[str] = []
         for p in all_paths:
             if excl and any(r.fullmatch(p) for r in excl):
                 excluded += 1
+                left_out.append(p)
             elif _hidden(p, wanted):
                 hidden += 1
+                left_out.append(p)
             else:
                 paths.append(p)
 
         # read (working tree) and learn blob ids
         files: list[_File] = []
         incomplete: list[str] = []
-        base = str(root)
         for p in paths:
             sha = shas[p]
             if sha is not None:
                 files.append(_File(p, sha, codemask.lang_for(p), disk=tree.rev is None))
-                continue
-            full = os.path.join(base, p)
-            try:
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue  # a link or a submodule: links are not followed, so nothing outside the root is read
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            except FileNotFoundError:
-                continue  # deleted in the working tree
-            except OSError as e:
-                incomplete.append(f"{p}: unreadable ({e.strerror})")
-                continue
-            files.append(_File(p, _git_blob_id(data), codemask.lang_for(p), data))
+            else:
+                f = _read_file(root, p, incomplete)
+                if f is not None:
+                    files.append(f)
 
         if cache is None:
             cache = _Cache(cache_root(cache_dir) / "probe")
         reader = _Reader(root)
         try:
-            ids = cache.ids(sorted({f.key for f in files}))
-
-            # index what the cache has not seen; binary and undecodable versions are remembered too
-            reader.preload([f for f in files if f.key not in ids], incomplete)
-            new: dict[str, codemask.FileIndex | str] = {}
-            todo: dict[str, _File] = {}
-            for f in files:
-                if f.key in ids or f.key in new or f.key in todo or not reader.load(f, incomplete):
-                    continue
-                problem = _decode_problem(f.data)
-                if problem:
-                    new[f.key] = problem
-                else:
-                    todo[f.key] = f
-            new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()], progress)))
-            if new:
-                ids.update(cache.add(new))
+            ids = _learn(cache, reader, files, incomplete, progress)
         except BaseException:
             reader.close()
             raise
@@ -857,7 +838,7 @@ def scan(
             kept.append(f)
         lst = 0
         if prep_key and not incomplete and len(rows) == len(files):
-            info = {"unlisted": unlisted, "excluded": excluded, "hidden": hidden, "summary": _summary(rows)}
+            info = {"unlisted": unlisted, "excluded": excluded, "hidden": hidden, "left_out": set(left_out), "summary": _summary(rows)}
             lst = cache.store_prepared(prep_key, info, rows, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
         result = _finish(ctx, cache, rows, kept, lst, incomplete, missing, excluded, hidden, reader)
         result.tree = tree
@@ -869,6 +850,89 @@ def scan(
             status.kill()
             status.communicate()
         raise
+
+
+def _read_file(root: Path, p: str, incomplete: list[str]) -> _File | None:
+    """A working-tree file git does not vouch for: read and hashed (None: gone, a link or unreadable)."""
+    full = os.path.join(root, p)
+    try:
+        if not stat.S_ISREG(os.lstat(full).st_mode):
+            return None  # a link or a submodule: links are not followed, so nothing outside the root is read
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None  # deleted in the working tree
+    except OSError as e:
+        incomplete.append(f"{p}: unreadable ({e.strerror})")
+        return None
+    return _File(p, _git_blob_id(data), codemask.lang_for(p), data)
+
+
+def _learn(cache: _Cache, reader: _Reader, files: list[_File], incomplete: list[str], progress) -> dict:
+    """Cache ids of the files' versions, indexing those the cache has not seen (binary and
+    undecodable versions are remembered too); a file left out could not be read."""
+    ids = cache.ids(sorted({f.key for f in files}))
+    reader.preload([f for f in files if f.key not in ids], incomplete)
+    new: dict[str, codemask.FileIndex | str] = {}
+    todo: dict[str, _File] = {}
+    for f in files:
+        if f.key in ids or f.key in new or f.key in todo or not reader.load(f, incomplete):
+            continue
+        problem = _decode_problem(f.data)
+        if problem:
+            new[f.key] = problem
+        else:
+            todo[f.key] = f
+    new.update(zip(todo, _index_all([(f.data, f.lang) for f in todo.values()], progress)))
+    if new:
+        ids.update(cache.add(new))
+    return ids
+
+
+def _patched(ctx: _Ctx, cache: _Cache, lst: int, info: dict, changed: list[tuple[str, bool]], excl: list[re.Pattern],
+             wanted: list[str], progress) -> Scan:
+    """A scan of a working tree whose index has a prepared file set, with the few paths git status
+    reports (modified, deleted, untracked) read from disk in place of their index versions."""
+    old = cache.prepared_rows(lst)
+    at = {r[0]: n for n, r in enumerate(old)}
+    excluded, hidden = info["excluded"], info["hidden"]
+    known = info["left_out"]  # index paths already counted as excluded or hidden
+    incomplete: list[str] = []
+    drop: set[int] = set()
+    files: list[_File] = []
+    for p, _ in changed:
+        if p in at:
+            drop.add(at[p])
+        elif p in known:
+            continue
+        elif excl and any(r.fullmatch(p) for r in excl):
+            excluded += 1
+            continue
+        elif _hidden(p, wanted):
+            hidden += 1
+            continue
+        f = _read_file(ctx.root, p, incomplete)
+        if f is not None:
+            files.append(f)
+    reader = _Reader(ctx.root)
+    try:
+        ids = _learn(cache, reader, files, incomplete, progress)
+    except BaseException:
+        reader.close()
+        raise
+    rows: list[tuple] = [r for n, r in enumerate(old) if n not in drop]
+    kept: list[_File | None] = [None] * len(rows)
+    for f in files:
+        if f.key in ids:
+            f.scoped, f.test = _under(f.path, ctx.scope), _under(f.path, ctx.tests)
+            bid, fd, fl, problem = ids[f.key]
+            rows.append((f.path, f.sha, f.lang, bid, fd, fl, problem, f.scoped, f.test))
+            kept.append(f)
+    order = sorted(range(len(rows)), key=lambda n: rows[n][0])
+    rows, kept = [rows[n] for n in order], [kept[n] for n in order]
+    listed = {d for p, _ in changed for d in _prefixes(p)}
+    missing = [s for s in info["unlisted"] if s not in listed and not (ctx.root / s).exists()]
+    return _finish(ctx, cache, rows, kept, 0, incomplete, missing, excluded, hidden, reader)
 
 
 @dataclass
@@ -1041,7 +1105,7 @@ class _Files:
         return self._rows
 
     def get(self, i: int) -> _File:
-        if self.kept is not None:
+        if self.kept is not None and self.kept[i] is not None:
             return self.kept[i]
         f = self.made.get(i)
         if f is None:
