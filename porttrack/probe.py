@@ -726,6 +726,7 @@ def scan(
     what = repr((spec, scope_paths, test_paths, list(exclude)))  # with the index or commit, names a prepared file set
     cache: _Cache | None = None
     status: subprocess.Popen | None = None
+    index_shas: dict[str, str | None] = {}  # paths git status reports -> their index blob id (None: unmerged, "": untracked)
     prep_key: str | None = None
     try:
         if rev is not None:
@@ -751,7 +752,7 @@ def scan(
                 prep_key = f"index {checksum.hex()}\0{what}"
             prep = cache.prepared(prep_key) if prep_key and not compiled else None
             result = None
-            if prep is not None:
+            if prep is not None and not prep[1].get("pending", ()):
                 # the files of this index and scope were classified before: count while git status runs
                 lst, info = prep
                 missing = [s for s in info["unlisted"] if not (root / s).exists()]
@@ -768,7 +769,9 @@ def scan(
                         cache.close()
                     return result
                 _release(result)
-            if prep is not None and changed and checksum and "left_out" in info:  # a few paths differ from the index: patch its file set
+            if prep is not None and changed and checksum and "left_out" in prep[1] \
+                    and set(prep[1]["pending"]) <= {p for p, _ in changed}:  # a few paths differ from the index: patch its set
+                lst, info = prep
                 result = _patched(ctx, cache, lst, info, changed, excl, wanted, progress)
                 result.tree = tree
                 return result
@@ -780,10 +783,9 @@ def scan(
                     cache.store_listing(list_key, shas)
                 else:
                     prep_key = None
-            if changed:
-                prep_key = None  # only a working tree equal to its index is remembered
-                for p, _ in changed:
-                    shas[p] = None
+            index_shas = {p: shas.get(p, "") for p, _ in changed}  # "": not in the index
+            for p, _ in changed:
+                shas[p] = None
         else:
             with ThreadPoolExecutor(1) as pool:
                 tree_job = pool.submit(_tree, root, None, wanted)
@@ -796,14 +798,14 @@ def scan(
         missing = [s for s in unlisted if not _exists(root, s, tree)]
         excluded = hidden = 0
         paths: list[str] = []
-        left_out: list[str] = []
+        left_out: list[tuple[str, bool]] = []  # (path, excluded rather than hidden)
         for p in all_paths:
             if excl and any(r.fullmatch(p) for r in excl):
                 excluded += 1
-                left_out.append(p)
+                left_out.append((p, True))
             elif _hidden(p, wanted):
                 hidden += 1
-                left_out.append(p)
+                left_out.append((p, False))
             else:
                 paths.append(p)
 
@@ -837,9 +839,12 @@ def scan(
             rows.append((f.path, f.sha, f.lang, bid, fd, fl, problem, f.scoped, f.test))
             kept.append(f)
         lst = 0
-        if prep_key and not incomplete and len(rows) == len(files):
-            info = {"unlisted": unlisted, "excluded": excluded, "hidden": hidden, "left_out": set(left_out), "summary": _summary(rows)}
+        if prep_key and not index_shas and not incomplete and len(rows) == len(files):  # a clean tree: its rows are the index's
+            info = {"unlisted": unlisted, "excluded": excluded, "hidden": hidden, "left_out": {p for p, _ in left_out},
+                    "pending": [], "summary": _summary(rows)}
             lst = cache.store_prepared(prep_key, info, rows, [(r[3], i, r[7], r[8]) for i, r in enumerate(rows) if r[6] is None])
+        elif prep_key and index_shas:
+            _prepare_index(cache, prep_key, rows, paths, left_out, index_shas, scope_paths, test_paths)
         result = _finish(ctx, cache, rows, kept, lst, incomplete, missing, excluded, hidden, reader)
         result.tree = tree
         return result
@@ -887,6 +892,40 @@ def _learn(cache: _Cache, reader: _Reader, files: list[_File], incomplete: list[
     if new:
         ids.update(cache.add(new))
     return ids
+
+
+def _prepare_index(cache: _Cache, key: str, rows: list[tuple], paths: list[str], left_out: list[tuple[str, bool]],
+                   index_shas: dict[str, str | None], scope: list[str], tests: list[str]) -> None:
+    """Remember the file set of a dirty tree's index: this scan's rows for the paths git status did
+    not report, the index versions of those it did (when the cache knows them; else they are
+    `pending`, and the set serves only while git status reports them)."""
+    kept = [r for r in rows if r[0] not in index_shas]
+    if len(kept) != sum(1 for p in paths if p not in index_shas):
+        return  # an unchanged file could not be read: nothing to remember
+    left = {p for p, _ in left_out}
+    theirs = {p: (sha, codemask.lang_for(p)) for p, sha in index_shas.items() if sha != "" and p not in left}
+    ids = cache.ids(sorted({f"{sha}:{lang or '-'}" for sha, lang in theirs.values() if sha}))
+    pending = []
+    for p, (sha, lang) in theirs.items():
+        got = ids.get(f"{sha}:{lang or '-'}") if sha else None
+        if got is None:
+            pending.append(p)
+        else:
+            bid, fd, fl, problem = got
+            kept.append((p, sha, lang, bid, fd, fl, problem, _under(p, scope), _under(p, tests)))
+    kept.sort(key=lambda r: r[0])
+    in_index = [(p, ex) for p, ex in left_out if index_shas.get(p, None) != ""]
+    listed = {d for r in kept for d in _prefixes(r[0])} | {d for p in pending for d in _prefixes(p)} \
+        | {d for p, _ in in_index for d in _prefixes(p)}
+    info = {
+        "unlisted": [s for s in scope if s and s not in listed],
+        "excluded": sum(1 for _, ex in in_index if ex),
+        "hidden": sum(1 for _, ex in in_index if not ex),
+        "left_out": {p for p, _ in in_index},
+        "pending": sorted(pending),
+        "summary": _summary(kept),
+    }
+    cache.store_prepared(key, info, kept, [(r[3], i, r[7], r[8]) for i, r in enumerate(kept) if r[6] is None])
 
 
 def _patched(ctx: _Ctx, cache: _Cache, lst: int, info: dict, changed: list[tuple[str, bool]], excl: list[re.Pattern],

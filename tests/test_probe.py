@@ -375,3 +375,15 @@ def test_hits_are_built_when_asked_and_travel_with_a_copy(port: Path):
     twin = pickle.loads(pickle.dumps(c))
     assert twin.hits == c.hits and len(c.hits) == 9 and copy.copy(c).hits == c.hits
     assert twin == c
+
+
+def test_a_file_deleted_before_any_scan_is_counted_when_it_comes_back(port: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    code = lambda: scan(port, "allocate_slots", cache_dir=cache).counts["allocate_slots"].code  # noqa: E731
+    (port / "src" / "kv.cpp").unlink()  # its index version was never read: the remembered set leaves it pending
+    (port / "src" / "extra.cpp").write_text("bool extra(vllm::KVCacheManager& m) { return m.allocate_slots(5); }\n")
+    assert code() == code() == 2
+    git(port, "checkout", "--", "src/kv.cpp")
+    assert code() == code() == 4
+    (port / "src" / "extra.cpp").unlink()
+    assert code() == code() == 3
