@@ -315,3 +315,28 @@ def test_comment_spans_are_the_comment_nodes():
         root = parse(data, lang).root_node
         query = sorted((n.start_byte, n.end_byte) for n in _captures(lang, "(comment) @c", root))
         assert comment_spans(root, data, lang) == query and len(query) == 3
+
+
+def _nodes(tree):
+    out, stack = [], [tree.root_node]
+    while stack:
+        n = stack.pop()
+        out.append((n.type, n.start_byte, n.end_byte, n.start_point, n.end_point))
+        stack.extend(n.children)
+    return out
+
+
+def test_reparse_with_edits_inside_lines():
+    """Edits narrowed to the differing bytes: same tree as a full parse, positions included."""
+    old = b"class A:\n    def run(self):\n        x = 1\n        return x\n\n    def other(self):\n        return 'e\xc3\xa9'"
+    cases = [
+        old.replace(b"def run(", b"def ran("),  # inside a def line: the body stays
+        old.replace(b"x = 1\n", b"x = 1\n        y = 2\n"),  # a line added after a common line start
+        old.replace(b"'e\xc3\xa9'", b"'e\xc3\xa8'\n"),  # the last line, without then with a newline
+        old.replace(b"return x\n", b"return x + \\\n            1\n"),
+        b"", old + b"\n\nz = 3\n", old.replace(b"class A:", b"class B(A):"),
+    ]
+    for new in cases:
+        for src, dst in ((old, new), (new, old)):
+            incremental = reparse(parse(src, "python"), src, dst, line_edits(src, dst), "python")
+            assert _nodes(incremental) == _nodes(parse(dst, "python"))
