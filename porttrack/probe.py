@@ -40,7 +40,7 @@ from porttrack import codemask, gitio
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
-CACHE_FILE = "index-v6.sqlite"  # bump the version when codemask's output changes meaning
+CACHE_FILE = "index-v7.sqlite"  # bump the version when codemask's output changes meaning
 POOL_MIN_BYTES = 4_000_000  # new source to index before a process pool pays for its start
 
 
@@ -489,7 +489,7 @@ class _Cache:
                    " test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID")
         db.execute("CREATE TABLE IF NOT EXISTS fileset " + fileset)  # the files of a prepared set, for counting
         db.execute("CREATE TABLE IF NOT EXISTS prepared (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, data BLOB NOT NULL,"
-                   " rows BLOB NOT NULL)")  # rows are read only when hits are
+                   " rows BLOB NOT NULL)")
         db.execute("CREATE TEMP TABLE cur " + fileset)
         db.execute("CREATE TEMP TABLE want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
                    " PRIMARY KEY (sym, ident)) WITHOUT ROWID")  # read in symbol order: GROUP BY needs no sort
@@ -552,13 +552,11 @@ class _Cache:
         except sqlite3.Error:  # busy or read-only: the listing is only a shortcut
             pass
 
-    def prepared(self, key: str) -> tuple[int, dict] | None:
-        """A file set classified before (this index, scope and excludes): (its number, its info)."""
-        row = self.db.execute("SELECT id, data FROM prepared WHERE key = ?", (key,)).fetchone()
-        return (row[0], pickle.loads(row[1])) if row else None
-
-    def prepared_rows(self, lst: int) -> list[tuple]:
-        return pickle.loads(self.db.execute("SELECT rows FROM prepared WHERE id = ?", (lst,)).fetchone()[0])
+    def prepared(self, key: str) -> tuple[int, dict, list[tuple]] | None:
+        """A file set classified before (this index or commit, scope and excludes): (its number, its
+        info, its rows)."""
+        row = self.db.execute("SELECT id, data, rows FROM prepared WHERE key = ?", (key,)).fetchone()
+        return (row[0], pickle.loads(row[1]), pickle.loads(row[2])) if row else None
 
     def store_prepared(self, key: str, info: dict, rows: list[tuple], fileset: list[tuple[int, int, int, int]]) -> int:
         """Remember a classified file set and its (cache id, file number, in scope, in tests scope)
@@ -736,9 +734,9 @@ def scan(
                 prep_key = f"commit {tree.commit}\0{what}"
                 prep = cache.prepared(prep_key) if not compiled else None
                 if prep is not None:  # this commit's files in this scope were classified before
-                    lst, info = prep
+                    lst, info, rows = prep
                     missing = [s for s in info["unlisted"] if not _exists(root, s, tree)]
-                    result = _finish(ctx, cache, None, None, lst, [], missing, info["excluded"], info["hidden"], None,
+                    result = _finish(ctx, cache, rows, None, lst, [], missing, info["excluded"], info["hidden"], None,
                                      summary=info["summary"])
                     result.tree = tree
                     return result
@@ -754,9 +752,9 @@ def scan(
             result = None
             if prep is not None and not prep[1].get("pending", ()):
                 # the files of this index and scope were classified before: count while git status runs
-                lst, info = prep
+                lst, info, rows = prep
                 missing = [s for s in info["unlisted"] if not (root / s).exists()]
-                result = _finish(ctx, cache, None, None, lst, [], missing, info["excluded"], info["hidden"], None,
+                result = _finish(ctx, cache, rows, None, lst, [], missing, info["excluded"], info["hidden"], None,
                                  keep_cache=True, summary=info["summary"])
             head, dirty, changed = _status_changes(b"\0".join(_wait(status)))
             tree = Tree(str(root), head, dirty)
@@ -771,8 +769,7 @@ def scan(
                 _release(result)
             if prep is not None and changed and checksum and "left_out" in prep[1] \
                     and set(prep[1]["pending"]) <= {p for p, _ in changed}:  # a few paths differ from the index: patch its set
-                lst, info = prep
-                result = _patched(ctx, cache, lst, info, changed, excl, wanted, progress)
+                result = _patched(ctx, cache, *prep, changed, excl, wanted, progress)
                 result.tree = tree
                 return result
             list_key = checksum.hex() + "\0" + "\0".join(spec) if checksum else None
@@ -928,11 +925,10 @@ def _prepare_index(cache: _Cache, key: str, rows: list[tuple], paths: list[str],
     cache.store_prepared(key, info, kept, [(r[3], i, r[7], r[8]) for i, r in enumerate(kept) if r[6] is None])
 
 
-def _patched(ctx: _Ctx, cache: _Cache, lst: int, info: dict, changed: list[tuple[str, bool]], excl: list[re.Pattern],
-             wanted: list[str], progress) -> Scan:
+def _patched(ctx: _Ctx, cache: _Cache, lst: int, info: dict, old: list[tuple], changed: list[tuple[str, bool]],
+             excl: list[re.Pattern], wanted: list[str], progress) -> Scan:
     """A scan of a working tree whose index has a prepared file set, with the few paths git status
     reports (modified, deleted, untracked) read from disk in place of their index versions."""
-    old = cache.prepared_rows(lst)
     at = {r[0]: n for n, r in enumerate(old)}
     excluded, hidden = info["excluded"], info["hidden"]
     known = info["left_out"]  # index paths already counted as excluded or hidden
@@ -1003,13 +999,13 @@ def _release(result: Scan) -> None:
         lazy.reader.close()
 
 
-def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple] | None, kept: list[_File] | None, lst: int, incomplete: list[str],
+def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple], kept: list[_File] | None, lst: int, incomplete: list[str],
             missing: list[str], excluded: int, hidden: int, reader: _Reader | None, keep_cache: bool = False,
             summary: tuple | None = None) -> Scan:
     """Counts and the scan, from the classified files: rows of (path, blob id, language, cache id,
     first definition, its line, problem, in scope, in tests scope); `kept` the matching _File objects
-    (None: clean working-tree files, made when needed); `lst` the stored file set (0: none). A stored
-    set comes with its `summary` and without rows: those are read when hits are asked for."""
+    (None: clean working-tree files, made when needed); `lst` the stored file set (0: none), which
+    comes with its `summary`."""
     if reader is None:
         reader = _Reader(ctx.root)
     owned = False
@@ -1032,7 +1028,7 @@ def _finish(ctx: _Ctx, cache: _Cache, rows: list[tuple] | None, kept: list[_File
         if "word" in auto and auto["word"] not in word_names:
             word_names[auto["word"]] = [auto["word"]]
         counts: dict[str, Count] = {}
-        files = _Files(rows if rows is not None else partial(cache.prepared_rows, lst), live, kept, ctx.disk)
+        files = _Files(rows, live, kept, ctx.disk)
         if word_names:
             order = list(word_names)
             fileset = None if lst else [(rows[i][3], i, rows[i][7], rows[i][8]) for i in live]
@@ -1131,17 +1127,11 @@ def _summary(rows: list[tuple]) -> tuple:
 class _Files:
     """The readable files of a scan; _File objects of clean working-tree files are made on first use."""
 
-    def __init__(self, rows: list[tuple] | Callable[[], list[tuple]], live: list[int], kept: list[_File] | None, disk: bool):
-        self._rows, self.live, self.kept, self.disk = rows, live, kept, disk
+    def __init__(self, rows: list[tuple], live: list[int], kept: list[_File | None] | None, disk: bool):
+        self.rows, self.live, self.kept, self.disk = rows, live, kept, disk
         self.preloaded = False
         self.made: dict[int, _File] = {}
         self._by_id: dict[int, list[_File]] | None = None
-
-    @property
-    def rows(self) -> list[tuple]:
-        if callable(self._rows):
-            self._rows = self._rows()
-        return self._rows
 
     def get(self, i: int) -> _File:
         if self.kept is not None and self.kept[i] is not None:
