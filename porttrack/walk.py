@@ -422,11 +422,13 @@ def _combine(diffs: list[FileDiff]) -> Symbols:
 
 
 def _jobs() -> int:
-    """Processes for parsing: PORTTRACK_JOBS, else the cores this process may run on."""
+    """Processes for parsing: PORTTRACK_JOBS, else the cores this process may run on (at most 8:
+    each holds its own parse trees and `git cat-file`)."""
     value = os.environ.get("PORTTRACK_JOBS", "").strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
