@@ -88,13 +88,17 @@ def walk(
     mode = ["--first-parent"] if first_parent else []
     order = gitio.git(repo, "rev-list", *mode, f"{pin}..{target}").decode().split()
     _refuse_shallow_cut(repo, order)
+    position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
     total = len(order)
+    half = total // 2  # progress: reading the stream is the first half, the symbols the second
     prefixes = [p.strip("/").removeprefix("./") for p in paths if p.strip("/")]
     pathspec = [f":(top,literal){p}" for p in prefixes]
 
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
-        for commit in _stream(repo, pin, target, first_parent, pathspec, pr_re):
+        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re), 1):
+            if progress:
+                progress(position.get(commit.sha, done) * half // max(total, 1), total)
             if not commit.files or (
                 prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files)
             ):
@@ -106,7 +110,7 @@ def walk(
         flat = [change for per_commit in changes for change in per_commit]
         report = None
         if progress:
-            report = lambda n, of: progress(min(total, round(total * n / of)) if of else total, total)  # noqa: E731
+            report = lambda n, of: progress(half + (total - half) * n // max(of, 1), total)  # noqa: E731
         diffs = extractor.extract(
             flat, jobs=_jobs(), open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report
         )
