@@ -96,7 +96,7 @@ def walk(
 
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
-        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re), 1):
+        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re, order), 1):
             if progress:
                 progress(position.get(commit.sha, done) * half // max(total, 1), total)
             if not commit.files or (
@@ -231,8 +231,41 @@ def _under(path: str | None, prefixes: list[str]) -> bool:
 # ---------------------------------------------------------------- the stream
 
 
-def _stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re) -> Iterator[Commit]:
-    """Commits of the range touching `pathspec` (newest first), parsed from one `git log` as it runs."""
+_SPLIT_MIN = 400  # a first-parent range of this many commits is read by two git processes
+
+
+def _stream(
+    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re, order: list[str] = ()
+) -> Iterator[Commit]:
+    """Commits of the range touching `pathspec` (newest first), parsed from `git log` as it runs.
+
+    `--numstat` makes git diff every file of every commit: most of the stream's cost, and one
+    core's work. A long first-parent range (`order`: its commits, newest first) is therefore cut
+    in two at its middle commit: git writes the older half to a temporary file while the newer
+    half is read from the pipe, then the file is read. The two halves list exactly the commits,
+    in the order, of one `git log` over the whole range.
+    """
+    if not (first_parent and len(order) >= _SPLIT_MIN):
+        yield from _one_stream(repo, pin, target, first_parent, pathspec, pr_re)
+        return
+    mid = order[len(order) // 2]  # pin..mid holds mid and everything older; mid..target the rest
+    with tempfile.TemporaryFile() as spill, tempfile.TemporaryFile() as err:
+        older = subprocess.Popen(_log_args(repo, pin, mid, first_parent, pathspec), stdout=spill, stderr=err)
+        try:
+            yield from _one_stream(repo, mid, target, first_parent, pathspec, pr_re)
+            rc = older.wait()
+        finally:
+            if older.poll() is None:  # the reader stopped early or failed: git's half is not wanted
+                older.kill()
+                older.wait()
+        if rc != 0:
+            err.seek(0)
+            _fail(repo, err.read())
+        spill.seek(0)
+        yield from _parse(_tokens(spill), pr_re)
+
+
+def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str]) -> list[str]:
     args = [
         "git", "-C", str(repo), "-c", "log.showSignature=false", "-c", "diff.relative=false",
         "log", "-z", "--raw", "--numstat", "--no-abbrev", "-M", "--full-diff",
@@ -243,7 +276,12 @@ def _stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: lis
         args += ["--first-parent", "--diff-merges=first-parent"]
     else:
         args += ["--full-history"]  # every commit that changes the paths, not one simplified line
-    args += [f"{pin}..{target}", "--", *pathspec]
+    return args + [f"{pin}..{target}", "--", *pathspec]
+
+
+def _one_stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re) -> Iterator[Commit]:
+    """Commits of `pin..target` touching `pathspec`, newest first, from one `git log` through a pipe."""
+    args = _log_args(repo, pin, target, first_parent, pathspec)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout

@@ -332,3 +332,29 @@ def test_forked_workers_give_the_serial_answer(history, tmp_path, monkeypatch):
     again = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two")  # the workers' results were stored
     assert again.parsed == 0 and [c.symbols for c in again.commits] == [c.symbols for c in serial.commits]
 
+
+
+def test_long_range_read_by_two_git_processes(history, tmp_path, monkeypatch):
+    """A first-parent range cut in two at its middle commit lists the same commits, files and symbols."""
+    import porttrack.walk as walk_mod
+
+    repo, s = history
+    whole = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "a")
+    monkeypatch.setattr(walk_mod, "_SPLIT_MIN", 2)
+    split = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "b")
+    assert split.commits == whole.commits and split.total_commits == whole.total_commits == 9
+
+
+def test_missing_blob_in_the_older_half(tmp_path, monkeypatch):
+    import porttrack.walk as walk_mod
+
+    repo = init_repo(tmp_path / "r")
+    pin = commit_files(repo, {"x.py": "a = 1\n"}, "init", day(1))
+    commit_files(repo, {"x.py": "a = 2\nb = 3\n"}, "two (#2)", day(2))
+    blob = git(repo, "rev-parse", "HEAD:x.py")
+    for n in range(3, 7):
+        commit_files(repo, {f"y{n}.py": f"c = {n}\n"}, f"more (#{n})", day(n))
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    monkeypatch.setattr(walk_mod, "_SPLIT_MIN", 2)
+    with pytest.raises(UserError, match=f"object {blob} is missing"):
+        walk(repo, f"{pin}..HEAD", ["x.py", "y3.py"], cache_dir=tmp_path / "c")
