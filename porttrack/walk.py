@@ -94,9 +94,10 @@ def walk(
     prefixes = [p.strip("/").removeprefix("./") for p in paths if p.strip("/")]
     pathspec = [f":(top,literal){p}" for p in prefixes]
 
+    jobs = _jobs()
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
-        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re, order), 1):
+        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re, order if jobs > 1 else []), 1):
             if progress:
                 progress(position.get(commit.sha, done) * half // max(total, 1), total)
             if not commit.files or (
@@ -112,7 +113,7 @@ def walk(
         if progress:
             report = lambda n, of: progress(half + (total - half) * n // max(of, 1), total)  # noqa: E731
         diffs = extractor.extract(
-            flat, jobs=_jobs(), open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report
+            flat, jobs=jobs, open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report
         )
         for commit, per_commit in zip(commits, changes):
             commit.symbols = _combine([diffs[pair_key(*change)] for change in per_commit])
@@ -240,8 +241,8 @@ def _stream(
     """Commits of the range touching `pathspec` (newest first), parsed from `git log` as it runs.
 
     `--numstat` makes git diff every file of every commit: most of the stream's cost, and one
-    core's work. A long first-parent range (`order`: its commits, newest first) is therefore cut
-    in two at its middle commit: git writes the older half to a temporary file while the newer
+    core's work. With a second core, a long first-parent range (`order`: its commits, newest
+    first) is therefore cut in two at its middle commit: git writes the older half to a temporary file while the newer
     half is read from the pipe, then the file is read. The two halves list exactly the commits,
     in the order, of one `git log` over the whole range.
     """

@@ -341,6 +341,7 @@ def test_long_range_read_by_two_git_processes(history, tmp_path, monkeypatch):
     repo, s = history
     whole = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "a")
     monkeypatch.setattr(walk_mod, "_SPLIT_MIN", 2)
+    monkeypatch.setenv("PORTTRACK_JOBS", "2")  # the split needs a second core
     split = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "b")
     assert split.commits == whole.commits and split.total_commits == whole.total_commits == 9
 
@@ -356,5 +357,6 @@ def test_missing_blob_in_the_older_half(tmp_path, monkeypatch):
         commit_files(repo, {f"y{n}.py": f"c = {n}\n"}, f"more (#{n})", day(n))
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     monkeypatch.setattr(walk_mod, "_SPLIT_MIN", 2)
+    monkeypatch.setenv("PORTTRACK_JOBS", "2")  # the split needs a second core
     with pytest.raises(UserError, match=f"object {blob} is missing"):
         walk(repo, f"{pin}..HEAD", ["x.py", "y3.py"], cache_dir=tmp_path / "c")
