@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from porttrack import headers as headers_mod
+from porttrack import globs, headers as headers_mod
 from porttrack import owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
@@ -195,32 +195,9 @@ def actionable(queue: Queue) -> list[tuple[int, list[int]]]:
 # ---------------------------------------------------------------- path rules
 
 
-def _glob_match(path: str, pattern: str) -> bool:
-    """Glob with `**` spanning directories and `*` staying inside one."""
-    rx = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            rx += r"(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            rx += r".*"
-            i += 2
-        elif pattern[i] == "*":
-            rx += r"[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            rx += r"[^/]"
-            i += 1
-        else:
-            rx += re.escape(pattern[i])
-            i += 1
-    return re.fullmatch(rx, path) is not None
-
-
 def rule_matches(rule: Rule, files: list[str]) -> bool:
     """A path rule covers an entry when every mirrored file it touches matches the rule's glob."""
-    return bool(files) and all(_glob_match(f, rule.upstream) for f in files)
+    return bool(files) and all(globs.match(rule.upstream, f) for f in files)
 
 
 def rule_entries(queue: Queue, rule: Rule) -> list[int]:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porttrack import gitio, queuefile
+from porttrack import audit, gitio, queuefile
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
 from porttrack.model import DEFERRED, Entry, Gate, Part, Queue, Rule
@@ -401,29 +401,10 @@ def _gate_jobs(q: Queue, ctx: _Ctx) -> list[GateJob]:
             for g in obj.gates:
                 jobs.append(GateJob(g, label, e.n, part or "", ctx.gate_line(("entry", e.n, part), g.id), [e.n]))
     for i, r in enumerate(q.rules):
-        covered = [e.n for e in q.entries if e.verdict == r.verdict and e.files and all(_glob(r.upstream, f) for f in e.files)]
+        covered = [e.n for e in q.entries if e.verdict == r.verdict and audit.rule_matches(r, e.files)]
         for g in r.gates:
             jobs.append(GateJob(g, f"rule {r.upstream!r}", None, "", ctx.gate_line(("rule", i, None), g.id), covered))
     return jobs
-
-
-def _glob(pattern: str, path: str) -> bool:
-    rx = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            rx += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            rx += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            rx += "[^/]"
-            i += 1
-        else:
-            rx += re.escape(pattern[i])
-            i += 1
-    return re.fullmatch(rx, path) is not None
 
 
 def _scope_of(ctx: _Ctx, g: Gate) -> tuple[str, ...]:
@@ -763,8 +744,6 @@ def owner_findings(ctx: _Ctx) -> list[Finding]:
 
 def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
     """Blocked entries whose blockers are all ported now (skipping those an entry-ported gate already named)."""
-    from porttrack import audit
-
     for e in ctx.q.entries:
         for label, obj, _ in _owners(e):
             if obj.verdict == "blocked":

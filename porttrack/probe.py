@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
-from porttrack import codemask, gitio
+from porttrack import codemask, gitio, globs
 from porttrack.cache import cache_root
 from porttrack.errors import UserError
 
@@ -248,23 +248,7 @@ def _glob_re(pattern: str) -> re.Pattern:
     p = pattern.strip().rstrip("/")
     if "/" not in p:
         p = "**/" + p
-    out, i = "", 0
-    while i < len(p):
-        if p.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif p.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif p[i] == "*":
-            out += "[^/]*"
-            i += 1
-        elif p[i] == "?":
-            out += "[^/]"
-            i += 1
-        else:
-            out += re.escape(p[i])
-            i += 1
+    out = globs.translate(p)
     return re.compile(out + "(?:/.*)?")  # a pattern naming a folder excludes what lies under it
 
 
