@@ -369,12 +369,8 @@ def new(path: Path, meta: QueueMeta) -> QueueFile:
     doc.add(tomlkit.comment("Edit verdicts, reasons and gates freely; porttrack rewrites only the keys it owns."))
     doc.add(tomlkit.nl())
     head = tomlkit.table()
-    head["name"] = meta.name
-    head["upstream"] = meta.upstream
-    head["pin"] = meta.pin
-    head["target"] = meta.target
-    head["paths"] = meta.paths
-    head["range_commits"] = meta.range_commits
+    for key in ("name", "upstream", "pin", "target", "paths", "range_commits"):
+        head[key] = getattr(meta, key)
     doc["queue"] = head
     return QueueFile(path=path, doc=doc, queue=Queue(meta=meta), text="")
 
@@ -443,10 +439,7 @@ def _set_fields(table: Table, values: dict[str, Any]) -> None:
             if "gate" in table:
                 del table["gate"]
             if value:
-                aot = tomlkit.aot()
-                for g in value:
-                    aot.append(_gate_table(g))
-                table["gate"] = aot
+                table["gate"] = _gates_aot(value)
             continue
         if key == "parts":
             raise ValueError("parts are edited one at a time with set_entry(..., part=name)")
@@ -474,42 +467,31 @@ def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> 
     qf.queue = _to_model(_reparsed(qf))
 
 
+# Keys of a new [[entry]], in reading order; those in _ALWAYS are written even when empty,
+# so a person sees every field there is to fill in.
+_ENTRY_KEYS = ("n", "sha", "pr", "reverts", "subject", "date", "files", "renames", "stat", "disposition",
+               "verdict", "verdict_by", "reason", "owner", "blocked_by", "size", "landing", "rule",
+               "evidence", "symbols")
+_ALWAYS = {"n", "sha", "subject", "files", "disposition", "verdict", "verdict_by", "reason", "owner",
+           "blocked_by", "size", "symbols"}
+
+
+def _gates_aot(gates: list[Gate]) -> AoT:
+    aot = tomlkit.aot()
+    for g in gates:
+        aot.append(_gate_table(g))
+    return aot
+
+
 def entry_table(e: Entry) -> Table:
     """A new [[entry]] table with every key a person may want to fill in, in reading order."""
     t = tomlkit.table()
-    t["n"] = e.n
-    t["sha"] = e.sha
-    if e.pr is not None:
-        t["pr"] = e.pr
-    if e.reverts is not None:
-        t["reverts"] = e.reverts
-    t["subject"] = e.subject
-    if e.date is not None:
-        t["date"] = e.date
-    t["files"] = _toml_value("files", e.files)
-    if e.renames:
-        t["renames"] = _toml_value("renames", e.renames)
-    if e.stat:
-        t["stat"] = _toml_value("stat", e.stat)
-    t["disposition"] = e.disposition
-    t["verdict"] = e.verdict
-    t["verdict_by"] = e.verdict_by
-    t["reason"] = e.reason
-    t["owner"] = e.owner
-    t["blocked_by"] = e.blocked_by
-    t["size"] = e.size
-    if e.landing:
-        t["landing"] = e.landing
-    if e.rule:
-        t["rule"] = e.rule
-    if e.evidence:
-        t["evidence"] = _toml_value("evidence", e.evidence)
-    t["symbols"] = _toml_value("symbols", e.symbols)
+    for key in _ENTRY_KEYS:
+        value = getattr(e, key)
+        if key in _ALWAYS or value:
+            t[key] = _toml_value(key, value)
     if e.gates:
-        aot = tomlkit.aot()
-        for g in e.gates:
-            aot.append(_gate_table(g))
-        t["gate"] = aot
+        t["gate"] = _gates_aot(e.gates)
     return t
 
 
