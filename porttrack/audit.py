@@ -336,12 +336,7 @@ class _Probes:
                     sorted(set(symbols)),
                     regexes=tuple(sorted(set(regexes))),
                     scope=list(scope),
-                    tests_scope=cfg.tests_scope,
-                    exclude=cfg.exclude,
-                    rev=None,
-                    renames=cfg.renames,
-                    strip_leading_underscore=cfg.strip_leading_underscore,
-                    cache_dir=cfg.cache_dir or None,
+                    **probe.config_options(cfg),
                 )
             except re.error as e:
                 raise UserError(f"a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None

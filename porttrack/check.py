@@ -438,11 +438,7 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r} regex {sym!r} does not compile ({e}).") from None
                 except UserError as e:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
-        scan = probe.scan(
-            ctx.root, symbols, regexes=regexes, scope=list(scope), tests_scope=cfg.tests_scope,
-            exclude=cfg.exclude, rev=None, renames=cfg.renames,
-            strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
-        )
+        scan = probe.scan(ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg))
         ctx.scans[scope] = scan
         for j in group:
             out += _judge_gate(ctx, j, scan, probe.judge(scan, j.gate.probe, j.gate.control or None))

@@ -180,12 +180,8 @@ def probe(
         control=control,
         regex=regex,
         scope=[s for v in scope for s in v.split(",") if s] if scope else cfg.code_scope,  # --scope a,b or repeated
-        tests_scope=cfg.tests_scope,
-        exclude=cfg.exclude,
         rev=rev,
-        renames=cfg.renames,
-        strip_leading_underscore=cfg.strip_leading_underscore,
-        cache_dir=cfg.cache_dir or None,
+        **probe_mod.config_options(cfg),
         progress=probe_mod.console_progress(err),
     )
     if as_json:

@@ -665,6 +665,12 @@ def _decode_problem(data: bytes) -> str | None:
     return None
 
 
+def config_options(cfg) -> dict:
+    """The scan options a porttrack.toml sets: tests scope, excludes, naming and cache."""
+    return dict(tests_scope=cfg.tests_scope, exclude=cfg.exclude, renames=cfg.renames,
+                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=cfg.cache_dir or None)
+
+
 def scan(
     root: Path,
     symbols: Iterable[str] = (),
