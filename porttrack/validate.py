@@ -98,7 +98,7 @@ class Harness:
                 continue
             try:
                 reply = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nesting deeper than json can decode
                 self.stop()
                 raise HarnessFault(f"garbage on stdout: {line.strip()[:80]!r}") from None
             if not isinstance(reply, dict) or reply.get("id") != rid or not isinstance(reply.get("ok"), bool):
@@ -282,7 +282,8 @@ def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[
         except HarnessFault as e:
             raise UserError(f"harness {impl!r} did not answer hello: {e}.") from None
         info = hello.get("result") if hello.get("ok") else None
-        if not isinstance(info, dict) or not isinstance(info.get("ops"), list):
+        if (not isinstance(info, dict) or not isinstance(info.get("ops"), list)
+                or not all(isinstance(op, str) for op in info["ops"])):
             raise UserError(f"harness {impl!r} answered hello without a result listing its ops: {str(hello)[:160]}.")
         want = _kvref()[0].PROTOCOL_VERSION
         if info.get("protocol") != want:
@@ -410,7 +411,10 @@ def write_vectors(out_dir: Path, as_of: str | None, n: int, seed: int) -> list[P
     sem = resolve_as_of(as_of)
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} exists and is not a folder.")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--out {out_dir}: cannot create the folder: {e.strerror or e}.") from None
     by_op: dict[str, list[str]] = {op: [] for op in kcases.OPS}
     for case in kcases.generate(n, seed):
         expect = kcases.answer(case, sem)
@@ -421,14 +425,21 @@ def write_vectors(out_dir: Path, as_of: str | None, n: int, seed: int) -> list[P
     written = []
     for op, lines in by_op.items():
         path = out_dir / f"{op}.jsonl"
-        path.write_text("".join(line + "\n" for line in lines))
+        _write(path, "".join(line + "\n" for line in lines))
         written.append(path)
     manifest = {"protocol": kcases.PROTOCOL_VERSION, "semantics": sem.label,
                 "switches_on": sorted(sem.on, key=[s.name for s in semantics.SWITCHES].index),
                 "cases": n, "seed": seed, "files": {p.name: len(by_op[p.stem]) for p in written}}
     path = out_dir / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    _write(path, json.dumps(manifest, indent=2) + "\n")
     return written + [path]
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise UserError(f"--out: cannot write {path}: {e.strerror or e}.") from None
 
 
 def as_json(report: Report) -> dict:
