@@ -770,6 +770,14 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
     kept: list[Finding] = []
     acked: list[tuple[Finding, str]] = []
     used = [False] * len(ctx.q.acks)
+    for i, a in enumerate(ctx.q.acks):  # refuse a bad ack by its line before it covers anything
+        if a.code not in CODES:
+            raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: ack code {a.code!r} is no check code ({', '.join(CODES)}).")
+        if a.expires is None:
+            raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} needs an expires date (expires = YYYY-MM-DD).")
+        if isinstance(a.expires, dt.datetime):  # TOML date-times are dates too, but cannot be compared with today
+            raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} expires must be a date (YYYY-MM-DD), "
+                            f"not the date-time {a.expires.isoformat()}.")
     for f in found:
         hit = next((i for i, a in enumerate(ctx.q.acks) if _matches(a, f)), None)
         if hit is None:
@@ -777,7 +785,7 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
             continue
         used[hit] = True
         a = ctx.q.acks[hit]
-        if a.expires is not None and a.expires < today:
+        if a.expires < today:
             kept.append(f)  # an expired ack stops covering: the finding shows again
         else:
             acked.append((f, a.reason))
@@ -787,9 +795,7 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
         who = f"[[ack]] {a.code}" + (f" entry {a.entry}" if a.entry is not None else "") + (f" gate {a.gate}" if a.gate else "")
         chk = f"ack {i + 1} ({who})"
         ctx.checks.add(chk)
-        if a.code not in CODES:
-            raise UserError(f"{ctx.qrel}:{line}: ack code {a.code!r} is no check code ({', '.join(CODES)}).")
-        if a.expires is not None and a.expires < today:
+        if a.expires < today:
             out.append(finding(
                 "ack-expired", f"{who} expired on {a.expires.isoformat()} (reason was: {a.reason}).",
                 "Fix what it acknowledged, or renew it with a new expires date and a current reason.",
