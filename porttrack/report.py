@@ -51,7 +51,9 @@ def views(queue: Queue, result: audit_mod.Audit) -> list[View]:
 
 
 def upstream_name(queue: Queue) -> str:
-    return (queue.meta.upstream.rstrip("/").rsplit("/", 1)[-1] or "upstream") if queue.meta.upstream else "upstream"
+    """`vllm-project/vllm`, `../vllm` and a bare clone `vllm.git` all read as `vllm`."""
+    name = queue.meta.upstream.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") if queue.meta.upstream else ""
+    return name or "upstream"
 
 
 def _sentence(text: str) -> str:
