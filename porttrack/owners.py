@@ -92,6 +92,8 @@ def load_rows(root: Path, globs: list[str], *, id_pattern: str) -> list[Row]:
     rows: list[Row] = []
     for g in globs:
         inside(root, g.split("*")[0] or ".", "owners.matrices entry")
+        if not any(c in g for c in "*?[") and not (root / g).is_file():
+            raise UserError(f"[owners] matrices names {g}, which is no file under the port root {root}.")
         for p in sorted(root.glob(g)):
             if p in seen or not p.is_file():
                 continue
