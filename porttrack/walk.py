@@ -147,12 +147,19 @@ def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:
     shas = []
     for rev in ends:
         sha = gitio.rev_parse(repo, rev.strip())
+        if sha is not None and not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            sha = None  # `^X` (a negation) or anything else that is not one commit
         if sha is None:
             shallow = _is_shallow(repo)
             hint = " (the repository is a shallow clone: fetch more history)" if shallow else ""
             raise UserError(f"revision {rev!r} of range {rev_range!r} is not a commit in {repo}{hint}.")
         shas.append(sha)
-    return shas[0], shas[1]
+    pin, target = shas
+    if pin != target and subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", target, pin],
+                                        capture_output=True).returncode == 0:
+        raise UserError(f"range {rev_range!r} is backwards: its TARGET {target[:10]} is an ancestor of its PIN "
+                        f"{pin[:10]}, so the range holds no commits; write PIN..TARGET, older first.")
+    return pin, target
 
 
 def _is_shallow(repo: Path) -> bool:

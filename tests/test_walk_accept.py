@@ -1,0 +1,38 @@
+"""Acceptance: odd --range values through the real CLI are one sentence, exit 2, naming the range."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import commit_files, init_repo, run_cli
+
+
+@pytest.fixture
+def port(tmp_path):
+    up = init_repo(tmp_path / "up")
+    for i in range(4):
+        commit_files(up, {"vllm/a.py": f"def f{i}():\n    return {i}\n"}, f"[Core] f{i} (#{i + 1})")
+    port = init_repo(tmp_path / "port")
+    (port / "porttrack.toml").write_text('[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n')
+    return port
+
+
+@pytest.mark.parametrize("rng, message", [
+    ("HEAD~2..^HEAD", "revision '^HEAD' of range 'HEAD~2..^HEAD' is not a commit"),
+    ("HEAD..HEAD~3", "range 'HEAD..HEAD~3' is backwards"),
+])
+def test_odd_ranges_are_refused_naming_the_range(port, rng, message):
+    r = run_cli("queue", "build", "--range", rng, "--name", "q", cwd=port, check_rc=2)
+    assert message in r.stderr and "Traceback" not in r.stderr and "git " not in r.stderr
+    assert not (port / "queue" / "q.toml").exists()
+
+
+def test_refresh_to_an_older_target_is_refused(port):
+    run_cli("queue", "build", "--range", "HEAD~2..HEAD", "--name", "q", cwd=port, check_rc=0)
+    r = run_cli("queue", "refresh", "--target", "HEAD~3", cwd=port, check_rc=2)
+    assert "is backwards" in r.stderr
+
+
+def test_empty_range_at_one_commit_is_fine(port):
+    r = run_cli("queue", "build", "--range", "HEAD..HEAD", "--name", "q", cwd=port, check_rc=0)
+    assert "0 entries" in r.stdout
