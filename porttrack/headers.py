@@ -230,21 +230,30 @@ def _under(path: str, scopes: list[str]) -> bool:
 
 
 def scan_headers(
-    root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40, scopes: list[str] | None = None
+    root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40, scopes: list[str] | None = None,
+    skipped: list[str] | None = None,
 ) -> list[Provenance]:
     """Provenance of every commentable file under `root` (or of `paths`; or under `scopes`), sorted by path.
 
-    Unreadable and non-UTF-8 files are skipped: they carry no header we could read.
+    Unreadable and non-UTF-8 files are skipped: they carry no header we could read. So are
+    symlinks that point outside the port root: nothing outside it is read. Skipped paths are
+    appended to `skipped` when a list is given.
     """
     root = Path(root)
+    real_root = root.resolve()
     names = sorted(set(paths)) if paths is not None else _list_files(root)
     if scopes:
         names = [n for n in names if _under(n, scopes)]
     provs = []
     for name in names:
+        path = root / name
         try:
-            text = (root / name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            if not path.resolve().is_relative_to(real_root):
+                raise ValueError(name)
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            if skipped is not None:
+                skipped.append(name)
             continue
         provs.append(parse_header(name, text, scan_lines=scan_lines))
     _resolve_inherits(provs)
@@ -332,6 +341,7 @@ class HeadersReport:
     unpinned: list[tuple[str, Source]]  # (port path, source without a pin)
     port_pins: dict[str, str]  # pin -> port commit it resolves to
     counts: dict[str, int]
+    skipped: list[str] = field(default_factory=list)  # unreadable, not UTF-8, or a symlink out of the port root
 
     def as_json(self) -> dict:
         by_path = {p.path: p for p in self.files}
@@ -352,12 +362,14 @@ class HeadersReport:
             ],
             "unpinned": [{"path": path, "upstream": s.upstream, "line": s.line} for path, s in self.unpinned],
             "port_commit_pins": self.port_pins,
+            "skipped": self.skipped,
         }
 
 
 def headers_report(root: Path, *, scan_lines: int = 40, scopes: list[str] | None = None) -> HeadersReport:
     """Everything `porttrack headers` prints: per file kind and sources, unpinned claims, port-commit pins."""
-    provs = scan_headers(root, scan_lines=scan_lines, scopes=scopes)
+    skipped: list[str] = []
+    provs = scan_headers(root, scan_lines=scan_lines, scopes=scopes, skipped=skipped)
     by_path = {p.path: p for p in provs}
     unpinned = [(p.path, s) for p in provs for s in p.unpinned]
     port_pins = port_commit_pins(root, {s.pin for p in provs for s in p.sources if s.pin})
@@ -369,7 +381,8 @@ def headers_report(root: Path, *, scan_lines: int = 40, scopes: list[str] | None
         counts[kind] = counts.get(kind, 0) + 1
     counts["unpinned-files"] = len({path for path, _ in unpinned})
     counts["port-commit-pins"] = len(port_pins)
-    return HeadersReport(provs, unpinned, port_pins, dict(sorted(counts.items())))
+    counts["skipped"] = len(skipped)
+    return HeadersReport(provs, unpinned, port_pins, dict(sorted(counts.items())), skipped)
 
 
 def render_text(rep: HeadersReport) -> list[str]:
@@ -391,5 +404,7 @@ def render_text(rep: HeadersReport) -> list[str]:
     for pin, sha in rep.port_pins.items():
         users = sorted(p.path for p in rep.files if any(s.pin == pin for s in p.sources))
         lines.append(f"  {pin} = port commit {sha}: {', '.join(users)}")
+    if rep.skipped:
+        lines.append("skipped (unreadable, not UTF-8, or a link out of the port root): " + ", ".join(rep.skipped))
     lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in rep.counts.items()))
     return lines
