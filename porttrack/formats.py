@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import xml.etree.ElementTree as ET
 from importlib import resources
 
@@ -216,4 +217,9 @@ def junit(result: CheckResult) -> str:
                 "\nalso: " + ", ".join(f.related) if f.related else ""
             )
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    body = _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", ET.tostring(suites, encoding="unicode"))
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+# characters XML 1.0 cannot carry even escaped (ElementTree writes them raw): queue text may hold them
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
