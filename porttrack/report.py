@@ -7,6 +7,7 @@ reproduces them. No clock, no randomness: the same queue and tree give the same 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from porttrack import audit as audit_mod
@@ -305,4 +306,4 @@ def command_line(kind: str, entries: str | None, queue_rel: str, out: str | None
     parts += ["--queue", queue_rel]
     if out:
         parts += ["--out", out]
-    return " ".join(parts)
+    return " ".join(shlex.quote(p) for p in parts)  # a path with spaces still pastes as one argument

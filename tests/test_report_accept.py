@@ -18,3 +18,12 @@ from porttrack.report import upstream_name
 ])
 def test_upstream_name_drops_a_bare_clones_git_suffix(upstream, name):
     assert upstream_name(Queue(QueueMeta(name="q", upstream=upstream))) == name
+
+
+def test_reproduce_command_quotes_paths_with_spaces():
+    from porttrack.report import command_line
+
+    assert command_line("sync", "1-3", "queue/demo.toml", "out/s.md") == \
+        "porttrack report sync --entries 1-3 --queue queue/demo.toml --out out/s.md"
+    assert command_line("deferral", None, "queue/my queue.toml", "/tmp/My Reports/d.md") == \
+        "porttrack report deferral --queue 'queue/my queue.toml' --out '/tmp/My Reports/d.md'"
