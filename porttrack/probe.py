@@ -235,8 +235,15 @@ def _check_scope(root: Path, rel: str, what: str) -> str:
         raise UserError(f"{what} {rel!r} is an absolute path; scopes are paths under the port root {root}.")
     if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
         raise UserError(f"{what} {rel!r} climbs out with '..'; scopes are paths under the port root {root}.")
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(f"{what} {rel!r} is not valid UTF-8; name the folder in UTF-8.") from None
     full = root / rel
-    real = full.resolve()
+    try:
+        real = full.resolve()
+    except (RuntimeError, OSError) as e:  # a symlink loop (RuntimeError before Python 3.13)
+        raise UserError(f"{what} {rel!r} cannot be resolved: {e}.") from None
     if real != root and root not in real.parents:
         raise UserError(f"{what} {rel!r} is a symlink pointing outside the port root {root}.")
     norm = real.relative_to(root).as_posix() if full.exists() else PurePosixPath(rel).as_posix()
@@ -666,7 +673,15 @@ def _decode_problem(data: bytes) -> str | None:
 
 
 def config_options(cfg) -> dict:
-    """The scan options a porttrack.toml sets: tests scope, excludes, naming and cache."""
+    """The scan options a porttrack.toml sets: tests scope, excludes, naming and cache.
+
+    The code and tests scopes are checked here, so a bad one names its file and key."""
+    for name in ("code", "tests"):
+        for rel in cfg.scopes.get(name) or []:
+            try:
+                _check_scope(Path(cfg.port_root).resolve(), rel, "scope")
+            except UserError as e:
+                raise UserError(f"{cfg.path or 'porttrack.toml'}: [port].scopes.{name}: {e}") from None
     return dict(tests_scope=cfg.tests_scope, exclude=cfg.exclude, renames=cfg.renames,
                 strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=cfg.cache_dir or None)
 
@@ -698,8 +713,11 @@ def scan(
     symbols, regexes = list(dict.fromkeys(symbols)), list(dict.fromkeys(regexes))
     compiled: dict[str, re.Pattern] = {}
     for rx in regexes:
+        if not rx:
+            raise UserError("regex '' is empty; give a pattern to count.")
         try:
-            compiled[rx] = re.compile(rx.encode("utf-8"), re.MULTILINE)
+            # surrogateescape: bytes of a non-UTF-8 argument are matched as those bytes
+            compiled[rx] = re.compile(rx.encode("utf-8", "surrogateescape"), re.MULTILINE)
         except re.error as e:
             raise UserError(f"regex {rx!r} does not compile: {e}.") from None
     names = {s: variants(s, renames=renames, strip_leading_underscore=strip_leading_underscore) for s in symbols}
