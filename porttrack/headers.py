@@ -27,7 +27,7 @@ _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
 _SOURCE_RE = re.compile(r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?")
 # The statements that name sources; "Ports" only counts when a path follows at once.
 _LABEL_RE = re.compile(
-    r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+ports?\s+of|ported\s+from|\(?upstream(?=\s*:\s*`?[\w.\-]+/)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
+    r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+(?:1:1\s+)?ports?\s+of|ported\s+from|\(?upstream(?=\s*:\s*`?[\w.\-]+/)|\bgrounding(?=\s*:\s*`?[\w.\-]+/)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
 )
 _REIMPL_RE = re.compile(r"(?i)REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT")
 _ORIGINAL_RE = re.compile(

@@ -34,3 +34,19 @@ def test_links_out_of_the_root_are_not_read_and_skipped_files_are_counted(tmp_pa
     assert data["skipped"] == ["src/latin1.cpp", "src/out.cpp"]
     text = run_cli("headers", cwd=port, check_rc=0).stdout
     assert "src/out.cpp" in text and "skipped 2" in text
+
+
+def test_real_tree_faithful_1_1_port_and_grounding_statements():
+    from porttrack.headers import parse_header
+
+    def srcs(text):
+        return [(s.upstream, s.pin, s.qualifier) for s in parse_header("include/x.h", text).sources]
+
+    # include/vllm/platforms/interface.h of mudler/vllm.cpp: "1:1" before "port of", the pin on the next line
+    assert srcs("// Faithful 1:1 port of vllm/platforms/interface.py:134-229 (class Platform) @\n"
+                "// pin e24d1b24 — the device-capability / memory-model seam. See\n") == [
+        ("vllm/platforms/interface.py", "e24d1b24", ":134-229")]
+    # the model files: "Grounding: <upstream path> @ <pin>"
+    assert srcs("// Olmo2 attention block.\n// Grounding: vllm/model_executor/models/olmo2.py @ e24d1b24 — Olmo2Attention\n") == [
+        ("vllm/model_executor/models/olmo2.py", "e24d1b24", "")]
+    assert parse_header("a.cpp", "// Grounding the design in practice: see the notes.\n").kind == "none"
