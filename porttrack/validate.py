@@ -258,13 +258,19 @@ def _place_with_git(rev: str, semantics):
     if target is None:
         raise UserError(f"--as-of {rev!r} is not a revision of the upstream repo {repo}.")
     on = set()
+    known = 0  # switch commits the repo holds at all
     for s in semantics.SWITCHES:
         if not s.sha:
             continue
         full = gitio.rev_parse(repo, s.sha)
+        known += full is not None
         if full and subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", full, target],
                                    capture_output=True).returncode == 0:
             on.add(s.name)
+    if not known:
+        raise UserError(f"--as-of {rev!r}: the upstream repo {repo} holds none of the commits kvref knows "
+                        f"({', '.join(s.sha for s in semantics.SWITCHES if s.sha)}), so it cannot place the "
+                        "revision; use a preset or an upstream vLLM clone.")
     names = [s.name for s in semantics.SWITCHES]
     # A row with no recorded commit is on when any later recorded row is.
     for i, s in enumerate(semantics.SWITCHES):

@@ -53,3 +53,42 @@ def test_vectors_out_that_cannot_be_created_is_exit_2(tmp_path):
     r = porttrack("kvref", "vectors", "--out", str(blocker / "sub"), "--cases", "0")
     assert r.returncode == 2 and f"--out {blocker / 'sub'}: cannot create the folder" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+PY_HARNESS = ROOT / "tests" / "kvref" / "harness" / "py_harness.py"
+LIGHT = "--ops resolve_block_sizes,needs_kv_cache_zeroing,record_new_block_ids"
+MIRROR = Path("/work/.mirror/ZJY0516+vllm/repo")
+
+
+def _port_with_upstream(tmp_path: Path, upstream: Path) -> Path:
+    port = tmp_path / "port"
+    port.mkdir()
+    (port / "porttrack.toml").write_text(f'[upstream]\nrepo = "{upstream}"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n')
+    return port
+
+
+def test_as_of_a_revision_of_an_upstream_without_kvrefs_commits_is_exit_2(tmp_path):
+    from conftest import commit_files, init_repo
+
+    up = init_repo(tmp_path / "up")
+    commit_files(up, {"vllm/a.py": "x = 1\n"}, "init")
+    port = _port_with_upstream(tmp_path, up)
+    impl = f"{shlex.quote(sys.executable)} {shlex.quote(str(PY_HARNESS))} G1 {LIGHT}"
+    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="5", NO_COLOR="1")
+    r = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl, "--as-of", "HEAD",
+                        "--cases", "0"], capture_output=True, text=True, env=env, cwd=port, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "holds none of the commits kvref knows" in r.stderr
+
+
+def test_as_of_a_revision_placed_in_a_real_upstream(tmp_path, monkeypatch):
+    import pytest
+
+    if not MIRROR.is_dir():
+        pytest.skip("no upstream vLLM mirror on this machine")
+    from porttrack import validate
+
+    monkeypatch.chdir(_port_with_upstream(tmp_path, MIRROR))
+    sem = validate.resolve_as_of("fa36f86d7~3")
+    assert "resolve-block-sizes" in sem and "free-uncached-first" in sem and "g1-pin" not in sem
+    assert "mamba-mode-backoff" not in sem
