@@ -845,7 +845,7 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
 
 def disagreements(result: Audit) -> list[str]:
     return [
-        f"{r.label}: audit would say {r.verdict} ({r.rule}); the human verdict {r.recorded} stands."
+        f"{r.label}: audit would say {r.verdict} ({r.rule}: {r.reason}); the human verdict {r.recorded} stands."
         for r in result.results
         if r.disagrees
     ]
