@@ -65,10 +65,11 @@ def _sentence(text: str) -> str:
 def entry_line(e: Entry, reason: str, repo: str) -> str:
     """``- vllm#46853 `Subject (#46853)` (`4c3c64fc`) — reason.`` (DESIGN §9.2)."""
     subject = " ".join(e.subject.split()).replace("`", "\\`")
-    ref = f"{repo}#{e.pr}" if e.pr is not None else f"{repo}@{e.sha[:8]}"
+    ref = f"{repo}#{e.pr}" if e.pr is not None else f"{repo}@{e.sha[:8]}" if e.sha else repo
     if e.reverts is not None:
         reason = f"reverts {repo}#{e.reverts}; {reason}"
-    return f"- {ref} `{subject}` (`{e.sha[:8]}`) — {_sentence(reason)}"
+    sha = f" (`{e.sha[:8]}`)" if e.sha else ""  # a hand-written entry may have no sha yet
+    return f"- {ref} `{subject}`{sha} — {_sentence(reason)}"
 
 
 def _why(v: View) -> str:
@@ -186,7 +187,7 @@ def _cell(text: str) -> str:
 
 def _upstream_cell(e: Entry, repo: str) -> str:
     ref = f"{repo}#{e.pr}" if e.pr is not None else repo
-    return _cell(f"{ref} {' '.join(e.subject.split())} (`{e.sha[:8]}`)")
+    return _cell(f"{ref} {' '.join(e.subject.split())}" + (f" (`{e.sha[:8]}`)" if e.sha else ""))
 
 
 @dataclass

@@ -27,3 +27,13 @@ def test_reproduce_command_quotes_paths_with_spaces():
         "porttrack report sync --entries 1-3 --queue queue/demo.toml --out out/s.md"
     assert command_line("deferral", None, "queue/my queue.toml", "/tmp/My Reports/d.md") == \
         "porttrack report deferral --queue 'queue/my queue.toml' --out '/tmp/My Reports/d.md'"
+
+
+def test_an_entry_without_a_sha_prints_no_empty_code_span():
+    from porttrack.model import Entry
+    from porttrack.report import _upstream_cell, entry_line
+
+    e = Entry(n=1, sha="", subject="Drain recorded block ids (#52310)", pr=52310)
+    assert entry_line(e, "nothing reads them", "vllm") == "- vllm#52310 `Drain recorded block ids (#52310)` — nothing reads them."
+    assert _upstream_cell(e, "vllm") == "vllm#52310 Drain recorded block ids (#52310)"
+    assert entry_line(Entry(n=2, sha="", subject="x", pr=None), "y", "vllm") == "- vllm `x` — y."
