@@ -248,7 +248,8 @@ def scan_headers(
     for name in names:
         path = root / name
         try:
-            if not path.resolve().is_relative_to(real_root):
+            # git lists a link, never what is under a linked folder: only a link itself can lead out
+            if path.is_symlink() and not path.resolve().is_relative_to(real_root):
                 raise ValueError(name)
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
