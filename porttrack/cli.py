@@ -55,14 +55,29 @@ def main() -> None:
     except typer.Abort:
         err.print("porttrack: aborted.")
         sys.exit(2)
+    except OSError as e:
+        # a path the user gave (a folder to write, a cache dir, a file name too long) that the
+        # system refused: name it in one sentence rather than show a traceback
+        sys.exit(_os_error(e))
     except Exception as e:
         # usage errors (unknown option, missing argument) come through here in non-standalone mode;
         # typer may vendor click, so recognise them by shape rather than by class
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
-            err.print(f"porttrack: {e.format_message()}", markup=False, soft_wrap=True)
+            message = e.format_message().strip()
+            if message:  # a bare `porttrack` / `porttrack queue` has printed its help already
+                err.print(f"porttrack: {message}", markup=False, soft_wrap=True)
             sys.exit(2)
         raise
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _os_error(e: OSError) -> int:
+    """One sentence for an OSError that reached the command line; returns exit code 2."""
+    what = e.strerror or str(e) or type(e).__name__
+    names = [str(f) for f in (e.filename, e.filename2) if f is not None]
+    where = " -> ".join(names)
+    err.print(f"porttrack: {where + ': ' if where else ''}{what.rstrip('.')}.", markup=False, soft_wrap=True)
+    return 2
 
 
 def _queue(config: Path | None, queue: Path | None):

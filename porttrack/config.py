@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 import tomlkit
-from tomlkit.exceptions import ParseError
+import tomllib
+from tomlkit.exceptions import ParseError, TOMLKitError
 
 from porttrack.errors import UserError
 
@@ -135,8 +136,18 @@ def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
     try:
         return tomlkit.parse(text)
     except ParseError as e:
-        reason = str(e).split(" at line ")[0]
+        reason = str(e).split(" at line ")[0].rstrip(".")
         raise UserError(f"{path}:{e.line}: malformed TOML: {reason}.") from None
+    except TOMLKitError as e:
+        # e.g. a key given twice in one table: tomlkit keeps no line, the standard parser does
+        reason = str(e).rstrip(".")
+        try:
+            tomllib.loads(text)
+            line = ""
+        except tomllib.TOMLDecodeError as std:
+            m = re.search(r"\(at line (\d+), column \d+\)", str(std))
+            line = f":{m.group(1)}" if m else ""
+        raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
 
 
 def load_config(path: Path) -> Config:
@@ -146,6 +157,7 @@ def load_config(path: Path) -> Config:
         raise UserError(f"cannot read config {path}: {e.strerror}.") from None
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text.") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     doc = parse_toml(path, text).unwrap()
 
     def where(table: str | None, key: str) -> str:
@@ -165,6 +177,8 @@ def load_config(path: Path) -> Config:
             raise UserError(f"{where(table, key)}: {table}.{key} must be {human}, not {type(value).__name__}.")
         if (table, key) in _LIST_OF_STR and not all(isinstance(v, str) for v in value):
             raise UserError(f"{where(table, key)}: {table}.{key} must be {human}.")
+        if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
+            raise UserError(f"{where(table, key)}: {table}.{key} holds a NUL character.")
 
     up = doc.get("upstream", {})
     port = doc.get("port", {})
@@ -182,6 +196,9 @@ def load_config(path: Path) -> Config:
     if cfg.merges not in ("first-parent", "all"):
         raise UserError(f'{where("upstream", "merges")}: upstream.merges must be "first-parent" or "all".')
     cfg.port_root = (base / port.get("root", ".")).resolve()
+    if not cfg.port_root.is_dir():
+        what = "does not exist" if not cfg.port_root.exists() else "is not a folder"
+        raise UserError(f"{where('port', 'root')}: port.root {port.get('root', '.')!r} {what} ({cfg.port_root}).")
     if "scopes" in port:
         scopes = port["scopes"]
         for name, paths in scopes.items():
@@ -190,6 +207,8 @@ def load_config(path: Path) -> Config:
         cfg.scopes = {k: list(v) for k, v in scopes.items()}
     cfg.exclude = list(port.get("exclude", []))
     cfg.header_scan_lines = port.get("header_scan_lines", cfg.header_scan_lines)
+    if cfg.header_scan_lines < 0:
+        raise UserError(f"{where('port', 'header_scan_lines')}: port.header_scan_lines must be 0 or more, not {cfg.header_scan_lines}.")
     maps = doc.get("map", [])
     if not isinstance(maps, list):
         raise UserError(f"{where(None, 'map')}: map must be an array of tables ([[map]]).")
@@ -203,6 +222,7 @@ def load_config(path: Path) -> Config:
         if not isinstance(ports, list) or not all(isinstance(p, str) for p in ports):
             raise UserError(f"{mwhere}: map number {i + 1} needs port = a list of path templates.")
         _check_regex(m["upstream"], mwhere, f"map number {i + 1} upstream")
+        _check_templates(m["upstream"], list(ports), f"{path}:{key_line(text, 'map', 'port', i) or '?'}", i + 1)
         cfg.maps.append(PathMap(m["upstream"], list(ports)))
     cfg.strip_leading_underscore = naming.get("strip_leading_underscore", True)
     renames = naming.get("renames", {})
@@ -215,6 +235,8 @@ def load_config(path: Path) -> Config:
     cfg.done_states = list(owners.get("done_states", cfg.done_states))
     cfg.queue_file = doc.get("queue", {}).get("file", "")
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
+    if cfg.cache_dir:  # like every path in the file, relative to the file's folder
+        cfg.cache_dir = str(base / Path(cfg.cache_dir).expanduser())
     check = doc.get("check", {})
     cfg.check_ignore = list(check.get("ignore", []))
     cfg.check_min_severity = check.get("min_severity", "info")
@@ -230,11 +252,26 @@ def _check_regex(pattern: str, where: str, key: str) -> None:
         raise UserError(f"{where}: {key} {pattern!r} is not a valid regex ({e}).") from None
 
 
+def _check_templates(upstream: str, templates: list[str], where: str, number: int) -> None:
+    """Every `{name}` in a [[map]] port template must be a named group of its upstream regex."""
+    groups = {g: "x" for g in re.compile(upstream).groupindex}
+    for t in templates:
+        try:
+            t.format(**groups)
+        except KeyError as e:
+            have = ", ".join(groups) or "none"
+            raise UserError(f"{where}: map number {number} port template {t!r} uses {{{e.args[0]}}}, "
+                            f"which is no named group of its upstream regex (named groups: {have}).") from None
+        except (ValueError, IndexError, AttributeError) as e:
+            raise UserError(f"{where}: map number {number} port template {t!r} is not a valid template ({e}); "
+                            "write {name} for a named group and {{ }} for a literal brace.") from None
+
+
 def resolve_config(explicit: Path | None, cwd: Path | None = None) -> Config:
     """`--config FILE`, else porttrack.toml found upward from the working directory."""
     if explicit is not None:
         if not explicit.is_file():
-            raise UserError(f"config file {explicit} does not exist.")
+            raise UserError(f"config file {explicit} " + ("is a folder, not a file." if explicit.is_dir() else "does not exist."))
         return load_config(explicit)
     found = find_config(cwd or Path.cwd())
     if found is None:

@@ -714,8 +714,15 @@ def _porttrack(port: Path, args: list[str], console: Console) -> subprocess.Comp
 def run_demo(out: Path | None, console: Console) -> int:
     if out is None:
         out = Path(tempfile.mkdtemp(prefix="porttrack-demo-"))
+    elif out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a folder; give the demo a new or empty folder.")
     elif out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out} is not empty; give the demo a new or empty folder.")
+    else:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"--out {out}: cannot create the folder: {e.strerror}.") from None
     out = out.resolve()
     console.print(f"building the demo upstream and port in {out}", markup=False)
     shas = build_upstream(out / "upstream")

@@ -84,9 +84,16 @@ def starter(root: Path, upstream: Path | None = None) -> tuple[str, list[str]]:
 def write_starter(root: Path, *, upstream: Path | None = None, force: bool = False) -> tuple[Path, list[str]]:
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory.")
+    if upstream is not None:
+        from porttrack import gitio
+
+        gitio.require_repo(upstream, "--upstream")  # "--upstream X is not a git repository."
     path = root / CONFIG_NAME
     if path.exists() and not force:
         raise UserError(f"{path} already exists; pass --force to overwrite it.")
     text, notes = starter(root, upstream)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}.") from None
     return path, notes

@@ -96,15 +96,8 @@ def default_name(target: str) -> str:
     return f"sync-{target[:10]}"
 
 
-def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path | None = None,
-          progress: Callable | None = None) -> tuple[Path, int]:
-    repo = _upstream(cfg)
-    if ".." not in rev_range:
-        raise UserError(f"--range {rev_range!r} must look like PIN..TARGET.")
-    result = _walk(cfg, repo, rev_range, progress)
-    if name is not None and not re.fullmatch(r"[\w.-]+", name):
-        raise UserError(f"--name {name!r} may hold only letters, digits, '.', '_' and '-'.")
-    stem = name or default_name(result.target)
+def _destination(cfg: Config, queue: Path | None, stem: str) -> Path:
+    """The new queue file: --queue, else queue/<stem>.toml; inside the port root and not there yet."""
     path = queue if queue is not None else Path(f"queue/{stem}.toml")
     rel = path if not path.is_absolute() else path.resolve()
     if path.is_absolute():
@@ -115,6 +108,23 @@ def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path |
     full = inside(cfg.port_root, str(rel), "queue path")
     if full.exists():
         raise UserError(f"{full} already exists; use `porttrack queue refresh` to append to it.")
+    if len(full.name.encode()) > 255:
+        raise UserError(f"queue file name {full.name[:40]}... is longer than a file name may be; pass a shorter --name.")
+    return full
+
+
+def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path | None = None,
+          progress: Callable | None = None) -> tuple[Path, int]:
+    repo = _upstream(cfg)
+    if ".." not in rev_range:
+        raise UserError(f"--range {rev_range!r} must look like PIN..TARGET.")
+    if name is not None and not re.fullmatch(r"\w[\w.-]*", name):
+        raise UserError(f"--name {name!r} may hold only letters, digits, '.', '_' and '-', and starts with a letter or digit.")
+    if queue is not None or name is not None:  # refuse a bad destination before walking anything
+        _destination(cfg, queue, name or "x")
+    result = _walk(cfg, repo, rev_range, progress)
+    stem = name or default_name(result.target)
+    full = _destination(cfg, queue, stem)
     meta = QueueMeta(
         name=f"{stem} {result.pin[:10]}..{result.target[:10]}",
         upstream=cfg.upstream_name or repo.name,

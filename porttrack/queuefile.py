@@ -21,7 +21,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from porttrack.config import parse_toml
+from porttrack.config import key_line, parse_toml
 from porttrack.errors import UserError
 from porttrack.model import (
     DISPOSITIONS,
@@ -57,6 +57,7 @@ class QueueFile:
         self.queue = queue
         self.text = text  # exactly what was read (or last written); save refuses if the disk moved on
         self.data = data if data is not None else (doc.unwrap() if doc is not None else {})
+        self.is_new = False  # True for a file `new()` made that is not on disk yet
 
     @property
     def doc(self) -> tomlkit.TOMLDocument:
@@ -219,6 +220,12 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
             setattr(g, key, _expect(raw[key], str, where, f"{owner} gate {g.id!r} {key}", "a string"))
     if "scope" in raw:
         g.scope = _str_list(raw["scope"], where, f"{owner} gate {g.id!r} scope")
+        for s in g.scope:
+            bad = ("is an empty path" if not s.strip() else
+                   "is an absolute path" if s.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:[\\/]", s) else
+                   "lies outside the port root" if ".." in re.split(r"[\\/]", s) else "")
+            if bad:
+                raise UserError(f"{where}: {owner} gate {g.id!r} scope {s!r} {bad}; scopes are paths under the port root.")
     if "expect" in raw:
         g.expect = _expect(raw["expect"], int, where, f"{owner} gate {g.id!r} expect", "an integer")
     if "entry" in raw:
@@ -231,7 +238,21 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
         raise UserError(f"{where}: {owner} gate {g.id!r} of kind entry-ported needs entry = N.")
     if kind != "entry-ported" and not g.probe:
         raise UserError(f"{where}: {owner} gate {g.id!r} needs a probe.")
+    if g.regex and g.probe:
+        try:
+            re.compile(g.probe, re.MULTILINE)
+        except re.error as e:
+            raise UserError(f"{where}: {owner} gate {g.id!r} regex {g.probe!r} does not compile ({e}).") from None
     return g
+
+
+def _tables(value: Any, where: str, what: str) -> list[dict]:
+    """An array of tables, each element checked to be a table."""
+    _expect(value, list, where, what, "an array of tables")
+    for v in value:
+        if not isinstance(v, dict):
+            raise UserError(f"{where}: {what} must be an array of tables, but holds {type(v).__name__} {v!r}.")
+    return value
 
 
 def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None) -> None:
@@ -250,7 +271,7 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None)
     if "blocked_by" in raw:
         obj.blocked_by = _int_list(raw["blocked_by"], where("blocked_by"), f"{owner} blocked_by")
     gates = raw.get("gate", [])
-    _expect(gates, list, where("gate"), f"{owner} gate", "an array of tables")
+    _tables(gates, where("gate"), f"{owner} gate")
     obj.gates = [_gate(g, gate_where(k) if gate_where else where("gate"), owner) for k, g in enumerate(gates)]
 
 
@@ -271,8 +292,12 @@ def _to_model(qf: QueueFile) -> Queue:
         meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
     q = Queue(meta=meta)
 
+    def top(key: str) -> str:  # where a top-level `key = ...` (not an array of tables) was written
+        line = key_line(qf.text, None, key)
+        return f"{path}:{line}" if line else str(path)
+
     raw_entries = doc.get("entry", [])
-    _expect(raw_entries, list, str(path), "entry", "an array of tables ([[entry]])")
+    _tables(raw_entries, top("entry"), "entry")
     seen: dict[int, str] = {}
     for i, raw in enumerate(raw_entries):
         def where(key=None, i=i):
@@ -300,6 +325,12 @@ def _to_model(qf: QueueFile) -> Queue:
         for key in ("renames", "stat"):
             if key in raw:
                 setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
+        for new, old in e.renames.items():
+            _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
+        for f, counts in e.stat.items():
+            if not (isinstance(counts, list) and len(counts) == 2
+                    and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
+                raise UserError(f"{where('stat')}: {label} stat.{f!r} must be [insertions, deletions], not {counts!r}.")
         disp = raw.get("disposition", e.disposition)
         if disp not in DISPOSITIONS:
             raise UserError(f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)}).")
@@ -312,8 +343,11 @@ def _to_model(qf: QueueFile) -> Queue:
         syms = raw.get("symbols", {})
         _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
         e.symbols = Symbols(**{f.name: _str_list(syms.get(f.name, []), where("symbols"), f"{label} symbols.{f.name}") for f in fields(Symbols)})
+        for f in fields(Symbols):
+            if any(not name.strip() for name in getattr(e.symbols, f.name)):
+                raise UserError(f"{where('symbols')}: {label} symbols.{f.name} holds an empty name.")
         _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
-        for part in _expect(raw.get("part", []), list, where("part"), f"{label} part", "an array of tables"):
+        for part in _tables(raw.get("part", []), where("part"), f"{label} part"):
             p = Part(name=str(part.get("name", "")))
             _judgement(p, part, where, f"{label} part {p.name!r}")
             if "files" in part:
@@ -323,7 +357,7 @@ def _to_model(qf: QueueFile) -> Queue:
             e.parts.append(p)
         q.entries.append(e)
 
-    for i, raw in enumerate(_expect(doc.get("rule", []), list, str(path), "rule", "an array of tables ([[rule]])")):
+    for i, raw in enumerate(_tables(doc.get("rule", []), top("rule"), "rule")):
         def where(key=None, i=i):
             return w.at("rule", i, key)
 
@@ -332,10 +366,11 @@ def _to_model(qf: QueueFile) -> Queue:
         if r.verdict not in VERDICTS:
             raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
         r.reason = str(raw.get("reason", ""))
-        r.gates = [_gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(raw.get("gate", []))]
+        rgates = _tables(raw.get("gate", []), where("gate"), f"rule {r.upstream!r} gate")
+        r.gates = [_gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(rgates)]
         q.rules.append(r)
 
-    for i, raw in enumerate(_expect(doc.get("ack", []), list, str(path), "ack", "an array of tables ([[ack]])")):
+    for i, raw in enumerate(_tables(doc.get("ack", []), top("ack"), "ack")):
         where = w.at("ack", i)
         a = Ack(code=_expect(raw.get("code", ""), str, where, "ack code", "a string"),
                 reason=_expect(raw.get("reason", ""), str, where, "ack reason", "a string"))
@@ -372,7 +407,9 @@ def new(path: Path, meta: QueueMeta) -> QueueFile:
     for key in ("name", "upstream", "pin", "target", "paths", "range_commits"):
         head[key] = getattr(meta, key)
     doc["queue"] = head
-    return QueueFile(path=path, doc=doc, queue=Queue(meta=meta), text="")
+    qf = QueueFile(path=path, doc=doc, queue=Queue(meta=meta), text="")
+    qf.is_new = True
+    return qf
 
 
 def set_meta(qf: QueueFile, **values: Any) -> None:
@@ -525,12 +562,12 @@ def save(qf: QueueFile) -> bool:
     text = dumps(qf)
     on_disk: str | None
     try:
-        on_disk = qf.path.read_text(encoding="utf-8")
+        on_disk = qf.path.read_bytes().decode("utf-8")  # bytes, not read_text: "\r\n" must stay "\r\n"
     except FileNotFoundError:
         on_disk = None
     except (OSError, UnicodeDecodeError):
         on_disk = "\0unreadable"
-    expected = qf.text if qf.text else None
+    expected = None if qf.is_new else qf.text
     if on_disk != expected:
         raise UserError(f"{qf.path} changed on disk since porttrack read it; nothing was written, run the command again.")
     if text == qf.text:
@@ -544,10 +581,15 @@ def save(qf: QueueFile) -> bool:
             os.fsync(fh.fileno())
         if qf.path.exists():
             os.chmod(tmp, qf.path.stat().st_mode & 0o777)
+        else:  # mkstemp makes 0600; a new queue file gets the mode any new file would
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, qf.path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     qf.text = text
+    qf.is_new = False
     return True

@@ -81,3 +81,48 @@ def test_queue_show_table_and_json(tmp_path):
     data = json.loads(run_cli("queue", "show", "3", "--json", cwd=port, check_rc=0).stdout)
     assert data[0]["n"] == 3 and data[0]["gates"][0]["probe"] == "take_new_block_ids"
     one_sentence_exit_2(run_cli("queue", "show", "4", cwd=port), "no entry 4")
+
+
+# ---------------------------------------------------------------- acceptance: bad input across commands
+
+
+def test_bare_command_prints_help_and_no_empty_error_line(tmp_path):
+    proc = run_cli(cwd=tmp_path)
+    assert "Usage:" in proc.stdout and "Traceback" not in proc.stderr
+    assert not [l for l in proc.stderr.splitlines() if l.strip()], proc.stderr  # no bare "porttrack: "
+    assert proc.returncode in (0, 2)
+
+
+def test_os_error_from_a_configured_path_is_one_sentence(tmp_path):
+    # [cache] dir names a file: creating the cache folder fails deep inside the scan
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n\n[cache]\ndir = "porttrack.toml"\n')
+    (port / "src").mkdir()
+    (port / "src" / "a.cpp").write_text("int take_new_block_ids();\n")
+    one_sentence_exit_2(run_cli("probe", "take_new_block_ids", cwd=port), "porttrack.toml")
+
+
+def test_demo_out_that_is_a_file_or_cannot_be_made(tmp_path):
+    (tmp_path / "f").write_text("x")
+    one_sentence_exit_2(run_cli("demo", "--out", str(tmp_path / "f"), cwd=tmp_path), "--out", "not a folder")
+    one_sentence_exit_2(run_cli("demo", "--out", str(tmp_path / "f" / "d"), cwd=tmp_path), "--out", "cannot create")
+
+
+def test_queue_build_refuses_a_bad_name_or_destination_before_walking(tmp_path):
+    up = init_repo(tmp_path / "up")
+    a = commit_files(up, {"vllm/a.py": "def f():\n    pass\n"}, "first (#1)")
+    b = commit_files(up, {"vllm/a.py": "def f():\n    return 1\n"}, "second (#2)")
+    port = port_with_config(tmp_path, '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n')
+    # one sentence: no "walked N commits" progress line before the refusal
+    one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--name", "a b", cwd=port), "--name")
+    one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--queue", "../q.toml", cwd=port),
+                        "outside the port root")
+    one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--name", "x" * 300, cwd=port), "--name")
+    assert not (port / "queue").exists()
+
+
+def test_init_refuses_a_non_git_upstream(tmp_path):
+    (tmp_path / "up").mkdir()
+    port = init_repo(tmp_path / "port")
+    one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "up"), cwd=port), "--upstream", "not a git repository")
+    one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "nope"), cwd=port), "--upstream")
+    assert not (port / "porttrack.toml").exists()

@@ -79,3 +79,36 @@ def test_queue_path_outside_root_refused(tmp_path):
         queue_path(cfg, None)
     with pytest.raises(UserError, match="outside the port root"):
         queue_path(cfg, tmp_path.parent / "q.toml")
+
+
+# ---------------------------------------------------------------- acceptance: more bad configs, each by file:line
+
+
+@pytest.mark.parametrize("bad, needle, line", [
+    ('[port]\nroot = "."\nroot = "src"\n', 'malformed TOML: Key "root" already exists', 3),
+    ("[[map]]\nupstream = 'vllm/(?P<rest>.+)\\.py'\nport = [\"src/{stem}.cpp\"]\n", "uses {stem}, which is no named group", 3),
+    ("[[map]]\nupstream = 'vllm/(.+)\\.py'\nport = [\"src/{0}.cpp\"]\n", "is not a valid template", 3),
+    ('[port]\nroot = "no-such-dir"\n', "port.root 'no-such-dir' does not exist", 2),
+    ('[port]\nroot = "porttrack.toml"\n', "is not a folder", 2),
+    ('[upstream]\nrepo = "a\\u0000b"\n', "upstream.repo holds a NUL character", 2),
+    ('[port]\nheader_scan_lines = -1\n', "port.header_scan_lines must be 0 or more", 2),
+])
+def test_more_bad_configs_name_key_and_line(tmp_path, bad, needle, line):
+    p = tmp_path / "porttrack.toml"
+    p.write_text(bad)
+    with pytest.raises(UserError) as exc:
+        load_config(p)
+    assert needle in str(exc.value)
+    assert str(exc.value).startswith(f"{p}:{line}:")
+    assert ".." not in str(exc.value).replace("../", "")  # no doubled full stop
+
+
+def test_byte_order_mark_is_accepted(tmp_path):
+    p = tmp_path / "porttrack.toml"
+    p.write_text("\ufeff" + GOOD, encoding="utf-8")
+    assert load_config(p).renames == {"hash_block_size": "prefix_match_unit"}
+
+
+def test_cache_dir_is_relative_to_the_config_file(tmp_path):
+    (tmp_path / "porttrack.toml").write_text('[cache]\ndir = ".cache/pt"\n')
+    assert Path(load_config(tmp_path / "porttrack.toml").cache_dir) == tmp_path / ".cache/pt"

@@ -148,3 +148,61 @@ def test_line_of_finds_keys_inside_entries(tmp_path):
     assert qf.text.splitlines()[queuefile.line_of(qf, 143) - 1] == "[[entry]]"
     assert qf.text.splitlines()[queuefile.line_of(qf, 143, "blocked_by") - 1] == "blocked_by = [142]"
     assert qf.text.splitlines()[queuefile.line_of(qf, 142, "verdict") - 1] == 'verdict = "inert"'
+
+
+# ---------------------------------------------------------------- acceptance: more bad queues, each by file:line
+
+_E = "[queue]\nname = \"x\"\n[[entry]]\nn = 1\n"
+
+
+@pytest.mark.parametrize("text, message, line", [
+    (_E + "part = [1]\n", "entry 1 part must be an array of tables", 5),
+    ("rule = [1]\n" + _E, "rule must be an array of tables", 1),
+    ("ack = [1]\n" + _E, "ack must be an array of tables", 1),
+    ("[[rule]]\nupstream = \"x/**\"\nverdict = \"inert\"\ngate = 5\n" + _E, "rule 'x/**' gate must be an array of tables", 4),
+    (_E + "stat = {\"a.py\" = 3}\n", "entry 1 stat.'a.py' must be [insertions, deletions]", 5),
+    (_E + "renames = {\"b.py\" = 3}\n", "entry 1 renames.'b.py' must be", 5),
+    (_E + "[entry.symbols]\nadded = [\"\"]\n", "entry 1 symbols.added holds an empty name", 3),
+    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"KV(Block\"\nregex = true\n", "gate 'g' regex 'KV(Block' does not compile", 7),
+    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"X\"\nscope = [\"../elsewhere\"]\n", "scope '../elsewhere' lies outside the port root", 7),
+    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"X\"\nscope = [\"/etc\"]\n", "scope '/etc' is an absolute path", 7),
+])
+def test_more_validation_errors_name_file_and_line(tmp_path, text, message, line):
+    p = write(tmp_path, text)
+    with pytest.raises(UserError) as exc:
+        queuefile.load(p)
+    assert message in str(exc.value)
+    assert f"{p}:{line}:" in str(exc.value)
+
+
+def test_crlf_file_is_edited_not_refused(tmp_path):
+    p = tmp_path / "q.toml"
+    p.write_bytes(HAND_WRITTEN.replace("\n", "\r\n").encode())
+    qf = queuefile.load(p)
+    assert queuefile.save(qf) is False and p.read_bytes() == HAND_WRITTEN.replace("\n", "\r\n").encode()
+    queuefile.set_entry(qf, 143, verdict="ported")
+    assert queuefile.save(qf) is True  # a CRLF file on disk is not "changed since read"
+    after = p.read_bytes()
+    assert after.startswith(HAND_WRITTEN.split("[[entry]]\nn = 143")[0].replace("\n", "\r\n").encode())
+    assert queuefile.load(p).queue.entry(143).verdict == "ported"
+
+
+def test_an_empty_file_on_disk_can_be_written(tmp_path):
+    p = write(tmp_path, "")
+    qf = queuefile.load(p)
+    queuefile.append_entries(qf, [Entry(n=1, sha="1" * 40, subject="one")])
+    assert queuefile.save(qf) is True
+    assert [e.n for e in queuefile.load(p).queue.entries] == [1]
+
+
+def test_a_new_queue_file_gets_the_usual_mode(tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        p = tmp_path / "queue" / "new.toml"
+        qf = queuefile.new(p, QueueMeta(name="n"))
+        queuefile.save(qf)
+    finally:
+        os.umask(old)
+    assert p.stat().st_mode & 0o777 == 0o644
