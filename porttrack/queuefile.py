@@ -329,7 +329,7 @@ def _to_model(qf: QueueFile) -> Queue:
             _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
         for f, counts in e.stat.items():
             if not (isinstance(counts, list) and len(counts) == 2
-                    and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
+                    and all(isinstance(c, int) and not isinstance(c, bool) for c in counts)):
                 raise UserError(f"{where('stat')}: {label} stat.{f!r} must be [insertions, deletions], not {counts!r}.")
         disp = raw.get("disposition", e.disposition)
         if disp not in DISPOSITIONS:

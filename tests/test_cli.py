@@ -126,3 +126,15 @@ def test_init_refuses_a_non_git_upstream(tmp_path):
     one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "up"), cwd=port), "--upstream", "not a git repository")
     one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "nope"), cwd=port), "--upstream")
     assert not (port / "porttrack.toml").exists()
+
+
+def test_config_option_from_anywhere_and_a_folder_refused(tmp_path):
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n')
+    (port / "queue").mkdir()
+    (port / "queue" / "q.toml").write_text('[queue]\nname = "given"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    one_sentence_exit_2(run_cli("queue", "show", cwd=elsewhere), "no porttrack.toml")
+    data = json.loads(run_cli("queue", "show", "--json", "--config", str(port / "porttrack.toml"), cwd=elsewhere, check_rc=0).stdout)
+    assert [e["n"] for e in data] == [1]
+    one_sentence_exit_2(run_cli("queue", "show", "--config", str(port), cwd=elsewhere), "is a folder")

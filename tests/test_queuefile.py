@@ -206,3 +206,8 @@ def test_a_new_queue_file_gets_the_usual_mode(tmp_path):
     finally:
         os.umask(old)
     assert p.stat().st_mode & 0o777 == 0o644
+
+
+def test_binary_file_stat_loads(tmp_path):
+    p = write(tmp_path, _E + 'files = ["a.bin"]\nstat = {"a.bin" = [-1, -1]}\n')
+    assert queuefile.load(p).queue.entry(1).stat == {"a.bin": [-1, -1]}
