@@ -64,3 +64,11 @@ def test_build_with_queue_outside_root_refused(tmp_path):
     proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--queue", "../q.toml", cwd=port)
     assert proc.returncode == 2 and "outside the port root" in proc.stderr
     assert not (tmp_path / "q.toml").exists()
+
+
+def test_a_binary_file_builds_a_queue_that_loads(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    new = commit_files(up, {"vllm/blob.bin": b"\x00\x01\x02"}, "[Misc] a binary (#6)")
+    run_cli("queue", "build", "--range", f"{target}..{new}", "--name", "bin", cwd=port, check_rc=0)
+    assert queuefile.load(port / "queue" / "bin.toml").queue.entries[0].stat == {"vllm/blob.bin": [-1, -1]}
+    assert "#6" in run_cli("queue", "show", cwd=port, check_rc=0).stdout
