@@ -164,6 +164,20 @@ def load_config(path: Path) -> Config:
         line = key_line(text, table, key)
         return f"{path}:{line}" if line else str(path)
 
+    known: dict[str, list[str]] = {}
+    for table, key in _SCHEMA:
+        known.setdefault(table, []).append(key)
+    for table, section in doc.items():
+        if table == "map":
+            continue
+        if table not in known:
+            line = next((i for i, ln in enumerate(text.splitlines(), 1)
+                         if re.match(r"^\s*(\[\s*)?[\"']?" + re.escape(table) + r"[\"']?\s*[\].=]", ln)), None)
+            raise UserError(f"{path}{f':{line}' if line else ''}: unknown table [{table}] "
+                            f"(porttrack.toml has {', '.join(f'[{t}]' for t in [*known, 'map'])}).")
+        for key in (section if isinstance(section, dict) else {}):
+            if key not in known[table]:
+                raise UserError(f"{where(table, key)}: unknown key {table}.{key} (one of {', '.join(known[table])}).")
     for (table, key), (types, human) in _SCHEMA.items():
         section = doc.get(table)
         if section is None:

@@ -112,3 +112,15 @@ def test_byte_order_mark_is_accepted(tmp_path):
 def test_cache_dir_is_relative_to_the_config_file(tmp_path):
     (tmp_path / "porttrack.toml").write_text('[cache]\ndir = ".cache/pt"\n')
     assert Path(load_config(tmp_path / "porttrack.toml").cache_dir) == tmp_path / ".cache/pt"
+
+
+@pytest.mark.parametrize("bad, needle, line", [
+    ('[port]\nroot = "."\nexlude = ["third_party/**"]\n', "unknown key port.exlude (one of root, scopes, exclude", 3),
+    ('[upstream]\npaths = ["vllm/"]\n\n[owner]\nmatrices = []\n', "unknown table [owner]", 4),
+])
+def test_unknown_keys_and_tables_are_refused_by_line(tmp_path, bad, needle, line):
+    p = tmp_path / "porttrack.toml"
+    p.write_text(bad)
+    with pytest.raises(UserError) as exc:
+        load_config(p)
+    assert needle in str(exc.value) and str(exc.value).startswith(f"{p}:{line}:")
