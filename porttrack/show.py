@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from rich.table import Table
+from rich.text import Text
 
 from porttrack.errors import UserError
 from porttrack.model import Entry, Queue
@@ -31,7 +32,8 @@ def _gates(e: Entry) -> str:
 
 
 def table(queue: Queue, entries: list[Entry]) -> Table:
-    t = Table(title=f"{queue.meta.name} ({len(entries)} of {len(queue.entries)} entries)", show_lines=False)
+    # every cell is plain Text: a subject like "Revert [/x]" is not rich markup
+    t = Table(title=Text(f"{queue.meta.name} ({len(entries)} of {len(queue.entries)} entries)"), show_lines=False)
     for col in ("n", "sha", "PR"):
         t.add_column(col, no_wrap=True)
     t.add_column("subject", ratio=3, overflow="fold")
@@ -43,5 +45,5 @@ def table(queue: Queue, entries: list[Entry]) -> Table:
         for p in e.parts:
             verdict += f"\n{p.name}: {p.verdict}"
         rel = e.owner or (", ".join(f"#{b}" for b in e.blocked_by) if e.blocked_by else "")
-        t.add_row(str(e.n), e.short, f"#{e.pr}" if e.pr else "", e.subject, verdict, rel, _gates(e), e.rule)
+        t.add_row(*(Text(c) for c in (str(e.n), e.short, f"#{e.pr}" if e.pr else "", e.subject, verdict, rel, _gates(e), e.rule)))
     return t

@@ -138,3 +138,13 @@ def test_config_option_from_anywhere_and_a_folder_refused(tmp_path):
     data = json.loads(run_cli("queue", "show", "--json", "--config", str(port / "porttrack.toml"), cwd=elsewhere, check_rc=0).stdout)
     assert [e["n"] for e in data] == [1]
     one_sentence_exit_2(run_cli("queue", "show", "--config", str(port), cwd=elsewhere), "is a folder")
+
+
+def test_queue_show_prints_brackets_in_subjects_literally(tmp_path):
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n')
+    (port / "queue").mkdir()
+    (port / "queue" / "q.toml").write_text(
+        '[queue]\nname = "q [/tag]"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "Revert [/x] and [bold]this (#7)"\n'
+        'verdict = "ignore"\nreason = "ci [red]only"\n')
+    proc = run_cli("queue", "show", cwd=port, check_rc=0)
+    assert "Revert [/x] and [bold]this (#7)" in proc.stdout and "q [/tag]" in proc.stdout
