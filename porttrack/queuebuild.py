@@ -57,8 +57,11 @@ def _upstream(cfg: Config) -> Path:
 
 def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> list[Entry]:
     """One entry per walked commit, numbered from `first_n`, keeping only the files under `paths`."""
+    roots = [r.strip("/").removeprefix("./") for r in paths if r.strip("/")]
+    everything = not roots or "." in roots  # as in the walk: no paths (or ".") mirror the whole tree
+
     def mirrored(p: str) -> bool:
-        return any(p == root.rstrip("/") or p.startswith(root.rstrip("/") + "/") for root in paths)
+        return everything or any(p == root or p.startswith(root + "/") for root in roots)
 
     entries = []
     for i, c in enumerate(result.commits):

@@ -72,3 +72,11 @@ def test_a_binary_file_builds_a_queue_that_loads(tmp_path):
     run_cli("queue", "build", "--range", f"{target}..{new}", "--name", "bin", cwd=port, check_rc=0)
     assert queuefile.load(port / "queue" / "bin.toml").queue.entries[0].stat == {"vllm/blob.bin": [-1, -1]}
     assert "#6" in run_cli("queue", "show", cwd=port, check_rc=0).stdout
+
+
+def test_no_upstream_paths_mirrors_the_whole_tree(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    (port / "porttrack.toml").write_text('[upstream]\nrepo = "../up"\n')
+    run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "all", cwd=port, check_rc=0)
+    q = queuefile.load(port / "queue" / "all.toml").queue
+    assert [e.files for e in q.entries] == [["vllm/a.py"], ["docs/x.md"], ["vllm/b.py"]]
