@@ -148,3 +148,14 @@ def test_queue_show_prints_brackets_in_subjects_literally(tmp_path):
         'verdict = "ignore"\nreason = "ci [red]only"\n')
     proc = run_cli("queue", "show", cwd=port, check_rc=0)
     assert "Revert [/x] and [bold]this (#7)" in proc.stdout and "q [/tag]" in proc.stdout
+
+
+def test_ci_runs_the_readme_test_command_and_refuses_an_empty_suite():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip install -e '.[kvref]' && porttrack demo" in readme
+    assert "pip install -e '.[kvref,test]' && pytest" in readme
+    assert "pip install -e '.[kvref,test]' && set +e && pytest" in ci
+    assert '"$rc" -eq 5' in ci and "exit 1" in ci

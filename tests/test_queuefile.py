@@ -211,3 +211,18 @@ def test_a_new_queue_file_gets_the_usual_mode(tmp_path):
 def test_binary_file_stat_loads(tmp_path):
     p = write(tmp_path, _E + 'files = ["a.bin"]\nstat = {"a.bin" = [-1, -1]}\n')
     assert queuefile.load(p).queue.entry(1).stat == {"a.bin": [-1, -1]}
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
+    p = write(tmp_path, HAND_WRITTEN)
+    qf = queuefile.load(p)
+    queuefile.set_entry(qf, 143, verdict="ported")
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(queuefile.os, "replace", boom)
+    with pytest.raises(OSError):
+        queuefile.save(qf)
+    assert p.read_text(encoding="utf-8") == HAND_WRITTEN
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["q.toml"]
