@@ -251,6 +251,8 @@ def load_config(path: Path) -> Config:
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
     if cfg.cache_dir:  # like every path in the file, relative to the file's folder
         cfg.cache_dir = str(base / Path(cfg.cache_dir).expanduser())
+        if Path(cfg.cache_dir).exists() and not Path(cfg.cache_dir).is_dir():
+            raise UserError(f"{where('cache', 'dir')}: cache.dir {cfg.cache_dir} is a file, not a folder.")
     check = doc.get("check", {})
     cfg.check_ignore = list(check.get("ignore", []))
     cfg.check_min_severity = check.get("min_severity", "info")

@@ -98,7 +98,10 @@ def test_os_error_from_a_configured_path_is_one_sentence(tmp_path):
     port = port_with_config(tmp_path, '[port]\nroot = "."\n\n[cache]\ndir = "porttrack.toml"\n')
     (port / "src").mkdir()
     (port / "src" / "a.cpp").write_text("int take_new_block_ids();\n")
-    one_sentence_exit_2(run_cli("probe", "take_new_block_ids", cwd=port), "porttrack.toml")
+    one_sentence_exit_2(run_cli("probe", "take_new_block_ids", cwd=port), "porttrack.toml:5", "cache.dir")
+    # a cache folder that cannot be made at all: the system's refusal, in one sentence naming it
+    (port / "porttrack.toml").write_text('[port]\nroot = "."\n\n[cache]\ndir = "porttrack.toml/sub"\n')
+    one_sentence_exit_2(run_cli("probe", "take_new_block_ids", cwd=port), "porttrack.toml/sub")
 
 
 def test_demo_out_that_is_a_file_or_cannot_be_made(tmp_path):
