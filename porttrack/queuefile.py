@@ -347,13 +347,16 @@ def _to_model(qf: QueueFile) -> Queue:
             if any(not name.strip() for name in getattr(e.symbols, f.name)):
                 raise UserError(f"{where('symbols')}: {label} symbols.{f.name} holds an empty name.")
         _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
-        for part in _tables(raw.get("part", []), where("part"), f"{label} part"):
+        for k, part in enumerate(_tables(raw.get("part", []), where("part"), f"{label} part")):
+            def pwhere(key=None, i=i, k=k):  # a key inside this [[entry.part]], not the entry's own
+                return w.child("entry", i, "part", k, key or "name")
+
             p = Part(name=str(part.get("name", "")))
-            _judgement(p, part, where, f"{label} part {p.name!r}")
+            _judgement(p, part, pwhere, f"{label} part {p.name!r}")
             if "files" in part:
-                p.files = _str_list(part["files"], where("part"), f"{label} part files")
+                p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")
             if "symbols" in part:
-                p.symbols = _str_list(part["symbols"], where("part"), f"{label} part symbols")
+                p.symbols = _str_list(part["symbols"], pwhere("symbols"), f"{label} part symbols")
             e.parts.append(p)
         q.entries.append(e)
 
@@ -385,13 +388,16 @@ def _to_model(qf: QueueFile) -> Queue:
 
     # references between entries, once all numbers are known
     for i, e in enumerate(q.entries):
-        for owner, obj in [(f"entry {e.n}", e)] + [(f"entry {e.n} part {p.name!r}", p) for p in e.parts]:
+        owners = [(f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))]
+        owners += [(f"entry {e.n} part {p.name!r}", p, lambda key, i=i, k=k: w.child("entry", i, "part", k, key))
+                   for k, p in enumerate(e.parts)]
+        for owner, obj, at in owners:
             for b in obj.blocked_by:
                 if b not in seen:
-                    raise UserError(f"{w.at('entry', i, 'blocked_by')}: {owner} is blocked_by {b}, which is no entry of this queue.")
+                    raise UserError(f"{at('blocked_by')}: {owner} is blocked_by {b}, which is no entry of this queue.")
             for g in obj.gates:
                 if g.kind == "entry-ported" and g.entry not in seen:
-                    raise UserError(f"{w.at('entry', i, 'gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue.")
+                    raise UserError(f"{at('gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue.")
     return q
 
 

@@ -226,3 +226,18 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
         queuefile.save(qf)
     assert p.read_text(encoding="utf-8") == HAND_WRITTEN
     assert sorted(x.name for x in tmp_path.iterdir()) == ["q.toml"]
+
+
+_PARTED = _E + 'verdict = "real-gap"\nblocked_by = []\n[[entry.part]]\nname = "(b)"\n'
+
+
+@pytest.mark.parametrize("text, message, line", [
+    (_PARTED + 'verdict = "nah"\n', "entry 1 part '(b)' has unknown verdict 'nah'", 9),
+    (_PARTED + 'verdict = "blocked"\nblocked_by = [99]\n', "entry 1 part '(b)' is blocked_by 99", 10),
+    (_PARTED + 'verdict = "blocked"\nfiles = 3\n', "entry 1 part files must be a list", 10),
+])
+def test_part_errors_name_the_parts_own_line(tmp_path, text, message, line):
+    p = write(tmp_path, text)
+    with pytest.raises(UserError) as exc:
+        queuefile.load(p)
+    assert message in str(exc.value) and f"{p}:{line}:" in str(exc.value)
