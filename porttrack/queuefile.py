@@ -352,6 +352,8 @@ def _to_model(qf: QueueFile) -> Queue:
                 return w.child("entry", i, "part", k, key or "name")
 
             p = Part(name=str(part.get("name", "")))
+            if any(q.name == p.name for q in e.parts):
+                raise UserError(f"{pwhere()}: {label} has two parts named {p.name!r}; a part is found by its name.")
             _judgement(p, part, pwhere, f"{label} part {p.name!r}")
             if "files" in part:
                 p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")

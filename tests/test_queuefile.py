@@ -235,6 +235,7 @@ _PARTED = _E + 'verdict = "real-gap"\nblocked_by = []\n[[entry.part]]\nname = "(
     (_PARTED + 'verdict = "nah"\n', "entry 1 part '(b)' has unknown verdict 'nah'", 9),
     (_PARTED + 'verdict = "blocked"\nblocked_by = [99]\n', "entry 1 part '(b)' is blocked_by 99", 10),
     (_PARTED + 'verdict = "blocked"\nfiles = 3\n', "entry 1 part files must be a list", 10),
+    (_PARTED + '[[entry.part]]\nname = "(b)"\n', "entry 1 has two parts named '(b)'", 10),
 ])
 def test_part_errors_name_the_parts_own_line(tmp_path, text, message, line):
     p = write(tmp_path, text)
