@@ -89,6 +89,22 @@ def _queue(config: Path | None, queue: Path | None):
     return cfg, queuefile.load(qpath), qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
 
 
+def _entries(spec: str | None, queue):
+    """--entries as a set of numbers, each range clipped to the queue's highest entry number first,
+    so `--entries 1-99999999999` does not build a set of 10^11 numbers."""
+    import re
+
+    from porttrack import audit as audit_mod
+
+    top = max((e.n for e in queue.entries), default=0)
+
+    def clip(m: re.Match) -> str:
+        lo, hi = int(m[1]), int(m[2])
+        return f"{lo}-{max(lo, min(hi, top))}" if hi > top and hi >= lo else m[0]
+
+    return audit_mod.parse_entries(re.sub(r"(\d+)-(\d+)", clip, spec) if spec else spec)
+
+
 def print_json(data) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=False) + "\n")
 
@@ -218,7 +234,7 @@ def audit(
     from porttrack import audit as audit_mod, queuefile
 
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
+    result = audit_mod.audit(cfg, qf.queue, entries=_entries(entries, qf.queue),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     if write:
         changed, notes = audit_mod.write(qf, result, qrel)
@@ -254,7 +270,7 @@ def report(
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=audit_mod.parse_entries(entries),
+    result = audit_mod.audit(cfg, qf.queue, entries=_entries(entries, qf.queue),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral

@@ -162,3 +162,28 @@ def test_ci_runs_the_readme_test_command_and_refuses_an_empty_suite():
     assert "pip install -e '.[kvref,test]' && pytest" in readme
     assert "pip install -e '.[kvref,test]' && set +e && pytest" in ci
     assert '"$rc" -eq 5' in ci and "exit 1" in ci
+
+
+def test_a_huge_entries_range_is_clipped_to_the_queue(tmp_path):
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n')
+    (port / "src").mkdir()
+    (port / "src" / "a.cpp").write_text("int f();\n")
+    (port / "queue").mkdir()
+    (port / "queue" / "q.toml").write_text('[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n'
+                                           '[entry.symbols]\nchanged = ["f"]\n')
+
+    def limit():  # without the clip, a set of 10^11 numbers: a MemoryError here, not a machine out of memory
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "porttrack", "audit", "--json", "--entries", "1-99999999999"],
+                          cwd=port, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [r["entry"] for r in json.loads(proc.stdout)["results"]] == [1]
