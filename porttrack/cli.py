@@ -123,8 +123,8 @@ def init(
 
     path, notes = init_mod.write_starter(root, upstream=upstream, force=force)
     for note in notes:
-        out.print(f"- {note}", markup=False)
-    out.print(f"wrote {path}", markup=False)
+        out.print(f"- {note}", markup=False, soft_wrap=True)  # a path or command is never broken across lines
+    out.print(f"wrote {path}", markup=False, soft_wrap=True)
 
 
 @app.command()
