@@ -153,7 +153,7 @@ def queue_build(
 
     cfg = config_mod.resolve_config(config)
     path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err))
-    out.print(f"wrote {path}: {added} entries", markup=False)
+    out.print(f"wrote {path}: {added} entries", markup=False, soft_wrap=True)
 
 
 @queue_app.command("refresh")
@@ -167,7 +167,7 @@ def queue_refresh(
 
     cfg = config_mod.resolve_config(config)
     path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err))
-    out.print(f"{path}: {added} new entries" if added else f"{path}: nothing new", markup=False)
+    out.print(f"{path}: {added} new entries" if added else f"{path}: nothing new", markup=False, soft_wrap=True)
 
 
 @queue_app.command("show")
@@ -285,7 +285,7 @@ def report(
         tmp.replace(out_file)
     except OSError as e:
         raise UserError(f"cannot write report {out_file}: {e.strerror}.") from None
-    out.print(f"wrote {out_file}", markup=False)
+    out.print(f"wrote {out_file}", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -361,4 +361,4 @@ def kvref_vectors(
     from porttrack import validate
 
     for path in validate.write_vectors(out_dir, as_of, cases, seed):
-        out.print(f"wrote {path}", markup=False)
+        out.print(f"wrote {path}", markup=False, soft_wrap=True)

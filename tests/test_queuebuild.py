@@ -80,3 +80,10 @@ def test_no_upstream_paths_mirrors_the_whole_tree(tmp_path):
     run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "all", cwd=port, check_rc=0)
     q = queuefile.load(port / "queue" / "all.toml").queue
     assert [e.files for e in q.entries] == [["vllm/a.py"], ["docs/x.md"], ["vllm/b.py"]]
+
+
+def test_the_written_path_is_printed_on_one_line(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    up, port, pin, target = setup(deep)
+    proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "cycle", cwd=port, check_rc=0)
+    assert f"wrote {port / 'queue' / 'cycle.toml'}: 2 entries" in proc.stdout.splitlines()
