@@ -25,6 +25,7 @@ from typing import Any, Callable
 from porttrack.errors import UserError
 
 DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
+MAX_CASES = 1_000_000  # every case is generated up front: a typo must not exhaust memory
 
 
 def _kvref():
@@ -333,9 +334,9 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
              timeout: float | None = None, progress: Callable[[int, int], None] | None = None) -> Report:
     """Run the cases through the harness; compare with kvref at --as-of, or find the semantics it matches."""
     kcases, semantics = _kvref()
-    if n < 0:
-        raise UserError(f"--cases must be 0 or more, got {n}.")
-    timeout = timeout or float(os.environ.get("PORTTRACK_KV_TIMEOUT", DEFAULT_TIMEOUT))
+    if not 0 <= n <= MAX_CASES:
+        raise UserError(f"--cases must be between 0 and {MAX_CASES:,}, got {n}.")
+    timeout = timeout or _env_timeout()
     sem = None if detect else resolve_as_of(as_of)
     cases = kcases.generate(n, seed)
     info, replies = run_cases(impl, cases, timeout, progress)
@@ -349,6 +350,19 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
     if detect:
         report.as_of = as_of_report
     return report
+
+
+def _env_timeout() -> float:
+    raw = os.environ.get("PORTTRACK_KV_TIMEOUT", "")
+    if not raw.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise UserError(f"PORTTRACK_KV_TIMEOUT={raw!r} must be a number of seconds above 0 (the per-case timeout).")
+    return value
 
 
 def _detect(cases, replies, supported, kcases, semantics):
@@ -412,8 +426,8 @@ def _queue_entries(switches) -> dict[str, list[int]]:
 def write_vectors(out_dir: Path, as_of: str | None, n: int, seed: int) -> list[Path]:
     """One JSON Lines file per op: {"id", "op", "args", "expect"} per line, plus manifest.json."""
     kcases, semantics = _kvref()
-    if n < 0:
-        raise UserError(f"--cases must be 0 or more, got {n}.")
+    if not 0 <= n <= MAX_CASES:
+        raise UserError(f"--cases must be between 0 and {MAX_CASES:,}, got {n}.")
     sem = resolve_as_of(as_of)
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} exists and is not a folder.")

@@ -23,7 +23,7 @@ HARNESS = ROOT / "tests" / "kvref" / "harness"
 PY = f"{shlex.quote(sys.executable)} {shlex.quote(str(HARNESS / 'py_harness.py'))}"
 
 
-def porttrack(*args: str, timeout: float = 2.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def porttrack(*args: str, timeout: float = 30.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PORTTRACK_KV_TIMEOUT=str(timeout), NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "porttrack", *args], capture_output=True, text=True, env=env,
                           cwd=cwd or ROOT, timeout=300)
@@ -44,7 +44,7 @@ def cpp(tmp_path_factory):
     return built
 
 
-def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 2.0):
+def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 30.0):
     from porttrack import validate
 
     return validate.validate(impl, as_of, n, 0, detect=detect, timeout=timeout)

@@ -27,7 +27,7 @@ def harness(tmp_path: Path, ops: str, reply: str = "pass") -> str:
 
 
 def porttrack(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="2", NO_COLOR="1")
+    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="30", NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "porttrack", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=300)
 
@@ -92,3 +92,14 @@ def test_as_of_a_revision_placed_in_a_real_upstream(tmp_path, monkeypatch):
     sem = validate.resolve_as_of("fa36f86d7~3")
     assert "resolve-block-sizes" in sem and "free-uncached-first" in sem and "g1-pin" not in sem
     assert "mamba-mode-backoff" not in sem
+
+
+def test_bad_timeout_and_case_counts_are_one_sentence(tmp_path):
+    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="abc", NO_COLOR="1")
+    r = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", "true", "--cases", "0"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and "PORTTRACK_KV_TIMEOUT='abc' must be a number of seconds" in r.stderr
+    for args in (["validate", "kv", "--impl", "true"], ["kvref", "vectors", "--out", str(tmp_path / "v")]):
+        r = porttrack(*args, "--cases", "99999999999999999999")
+        assert r.returncode == 2 and "--cases must be between 0 and 1,000,000" in r.stderr
+    assert not (tmp_path / "v").exists()
