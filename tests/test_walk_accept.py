@@ -36,3 +36,11 @@ def test_refresh_to_an_older_target_is_refused(port):
 def test_empty_range_at_one_commit_is_fine(port):
     r = run_cli("queue", "build", "--range", "HEAD..HEAD", "--name", "q", cwd=port, check_rc=0)
     assert "0 entries" in r.stdout
+
+
+def test_a_cache_folder_that_cannot_be_made_names_its_setting(port, tmp_path, monkeypatch):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(blocker / "sub"))
+    r = run_cli("queue", "build", "--range", "HEAD~2..HEAD", "--name", "q", cwd=port, check_rc=2)
+    assert f"cache folder {blocker / 'sub'} (PORTTRACK_CACHE_DIR) cannot be created" in r.stderr
