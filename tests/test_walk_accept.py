@@ -44,3 +44,27 @@ def test_a_cache_folder_that_cannot_be_made_names_its_setting(port, tmp_path, mo
     monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(blocker / "sub"))
     r = run_cli("queue", "build", "--range", "HEAD~2..HEAD", "--name", "q", cwd=port, check_rc=2)
     assert f"cache folder {blocker / 'sub'} (PORTTRACK_CACHE_DIR) cannot be created" in r.stderr
+
+
+def test_progress_is_plain_lines_off_a_terminal_and_a_bar_on_one(port):
+    import io
+
+    from rich.console import Console
+
+    from porttrack.queuebuild import ConsoleProgress
+
+    plain = Console(file=io.StringIO(), force_terminal=False, width=80)
+    p = ConsoleProgress(plain, every=2)
+    for done in range(6):
+        p(done, 5)
+    p.close()
+    assert plain.file.getvalue().splitlines() == ["walked 2/5 commits", "walked 4/5 commits", "walked 5/5 commits"]
+    tty = Console(file=io.StringIO(), force_terminal=True, width=80)
+    p = ConsoleProgress(tty, every=2)
+    for done in range(6):
+        p(done, 5)
+    p.close()
+    assert "walking" in tty.file.getvalue() and "walked" not in tty.file.getvalue()
+    # the real CLI, off a terminal: the last line reports the whole range
+    r = run_cli("queue", "build", "--range", "HEAD~3..HEAD", "--name", "q", cwd=port, check_rc=0)
+    assert r.stderr.strip().splitlines()[-1] == "walked 3/3 commits"
