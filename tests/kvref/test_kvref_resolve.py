@@ -226,3 +226,13 @@ def test_resolve_never_breaks_its_own_divisibility_rules(groups, block_size, dcp
                 assert align % t == 0
     assert (align is not None) == (sem == "G3")
     assert isinstance(kvref.BlockSizes(*r), tuple)
+
+
+def test_g3_no_prefix_caching_and_no_connector_backs_off_to_the_scheduler_size():
+    groups = [F(block_size=16), F(block_size=24)]
+    assert resolve(groups, block_size=16, enable_prefix_caching=False, semantics="G3") == (48, 48, 48)
+    assert resolve(groups, block_size=16, enable_prefix_caching=False, connector_enabled=True,
+                   semantics="G3") == (48, 8, 48)
+    # the back-off comes before the divisibility check: a bad unit is not an error then
+    assert sizes(resolve(groups, block_size=16, enable_prefix_caching=False, prefix_match_unit=5,
+                         semantics="G3")) == (48, 48)
