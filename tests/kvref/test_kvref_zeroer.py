@@ -165,3 +165,22 @@ def test_cuda_exactness_on_every_layout(use_triton):
     run([(0, [6, 8], [16, 1], 4, 0, 1), (32, [6, 8], [16, 1], 4, 0, 1)], [1, 5], 6 * 64 + 64, device="cuda",
         use_triton=use_triton)
     run([(0, [6, 4, 8], dense([6, 4, 16]), 2, 0, 1)], [0, 4], 6 * 64 * 2, device="cuda", use_triton=use_triton)
+
+
+def test_non_uniform_page_sizes_switch_on_at_79f3183f86():
+    a, b = [10, 2, 4, 8], [10, 16]
+    layers = [(0, a, dense(a), 2, 0, 1), (1280, b, dense(b), 4, 0, 1)]
+    with pytest.raises(ValueError, match="allowed from 79f3183f86 on"):
+        run(layers, [2], 1280 + 640, semantics="e3fe212eaf")
+    run(layers, [2], 1280 + 640, semantics="79f3183f86")
+
+
+def test_id_past_the_pool_before_d6af803f43_is_an_error_naming_the_fix():
+    # Packed pages stepped by the whole stride: the last block's write would overrun the storage.
+    buf = filled(6 * 64)
+    t = view(buf, 32, [6, 8], [16, 1], 4)
+    with pytest.raises(ValueError, match="writes past the end of the KV pool.*fixed by d6af803f43"):
+        KVBlockZeroer([t], semantics="1cd75b3dd4").zero([5])
+    before = buf.clone()
+    KVBlockZeroer([t], semantics="d6af803f43").zero([5])
+    assert not buf[32 + 5 * 64:32 + 5 * 64 + 32].any() and torch.equal(buf[:32 + 5 * 64], before[:32 + 5 * 64])
