@@ -116,6 +116,8 @@ def resolve_semantics(semantics: SemanticsLike = "latest") -> Semantics:
                 return upto(hits[0].name, key)
         known = ", ".join([*PRESETS, *(s.sha for s in SWITCHES if s.sha)])
         raise ValueError(f"unknown semantics {semantics!r}: use a preset or one of the commits kvref knows ({known})")
+    if semantics is None or isinstance(semantics, (bytes, int, float)) or not hasattr(semantics, "__iter__"):
+        raise ValueError(f"semantics must be a preset, an upstream sha prefix or switch names, got {semantics!r}")
     names = list(semantics)
     bad = [n for n in names if n not in _NAMES]
     if bad:

@@ -236,3 +236,9 @@ def test_g3_no_prefix_caching_and_no_connector_backs_off_to_the_scheduler_size()
     # the back-off comes before the divisibility check: a bad unit is not an error then
     assert sizes(resolve(groups, block_size=16, enable_prefix_caching=False, prefix_match_unit=5,
                          semantics="G3")) == (48, 48)
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"G1"])
+def test_semantics_of_the_wrong_type_is_a_value_error_naming_it(bad):
+    with pytest.raises(ValueError, match=f"semantics must be a preset.*got {bad!r}"):
+        resolve([F(block_size=16)], block_size=16, semantics=bad)
