@@ -189,10 +189,15 @@ class KVBlockZeroer:
 
     def zero(self, block_ids: Iterable[int] | torch.Tensor) -> None:
         """Zero every listed spec block in every tensor. Ids are global pool ids."""
-        ids = torch.as_tensor(block_ids if isinstance(block_ids, torch.Tensor) else list(block_ids))
-        ids = ids.to("cpu", torch.int64).reshape(-1)  # checked on the host, then staged per device
+        try:
+            ids = torch.as_tensor(block_ids if isinstance(block_ids, torch.Tensor) else list(block_ids))
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"block ids must be integers: {e}") from None
         if ids.numel() == 0 or not self.plans:
             return
+        if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+            raise ValueError(f"block ids must be integers, got {ids.dtype} ids such as {ids.reshape(-1)[0].item()!r}")
+        ids = ids.to("cpu", torch.int64).reshape(-1)  # checked on the host, then staged per device
         lo, hi = (int(x) for x in torch.aminmax(ids))
         if lo < 0 or hi >= self.num_blocks:
             bad = ids[(ids < 0) | (ids >= self.num_blocks)].unique()[:8].tolist()

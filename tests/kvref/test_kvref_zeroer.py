@@ -184,3 +184,15 @@ def test_id_past_the_pool_before_d6af803f43_is_an_error_naming_the_fix():
     before = buf.clone()
     KVBlockZeroer([t], semantics="d6af803f43").zero([5])
     assert not buf[32 + 5 * 64:32 + 5 * 64 + 32].any() and torch.equal(buf[:32 + 5 * 64], before[:32 + 5 * 64])
+
+
+def test_non_integer_ids_are_refused_not_truncated():
+    buf = filled(640 * 2)
+    before = buf.clone()
+    z = KVBlockZeroer([view(buf, 0, [10, 64], [64, 1])])
+    for bad, what in (([1.5], "float32 ids such as 1.5"), (torch.tensor([2.0]), "float32"), ([True], "bool"),
+                      (["a"], "must be integers")):
+        with pytest.raises(ValueError, match=what):
+            z.zero(bad)
+    assert torch.equal(buf, before)
+    z.zero(torch.tensor([], dtype=torch.float32))  # empty is a no-op whatever its dtype
