@@ -295,6 +295,10 @@ def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[
         want = _kvref()[0].PROTOCOL_VERSION
         if info.get("protocol") != want:
             raise UserError(f"harness {impl!r} speaks protocol {info.get('protocol')!r}; porttrack speaks {want}.")
+        known = _kvref()[0].OPS
+        if not set(info["ops"]) & set(known):
+            raise UserError(f"harness {impl!r} lists none of the protocol's ops ({', '.join(known)}) in its hello "
+                            f"(it lists {info['ops']}), so there is nothing to validate.")
         replies: dict[int, Any] = {}
         for i, case in enumerate(cases):
             if progress:

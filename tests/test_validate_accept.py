@@ -103,3 +103,10 @@ def test_bad_timeout_and_case_counts_are_one_sentence(tmp_path):
         r = porttrack(*args, "--cases", "99999999999999999999")
         assert r.returncode == 2 and "--cases must be between 0 and 1,000,000" in r.stderr
     assert not (tmp_path / "v").exists()
+
+
+def test_a_harness_supporting_none_of_the_ops_is_exit_2_not_a_vacuous_pass(tmp_path):
+    for args in ([], ["--as-of"]):
+        r = porttrack("validate", "kv", "--impl", harness(tmp_path, '["frobnicate"]'), "--cases", "0", *args)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "lists none of the protocol's ops" in r.stderr and "'frobnicate'" in r.stderr
