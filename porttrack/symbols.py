@@ -693,22 +693,28 @@ class Extractor:
             self.skipped += 1
             result = FileDiff()
         else:
-            edits = line_edits(old_data, new_data)
-            new_defs, uses = {}, set()
-            if new:
-                tree, new_defs = self._tree(lang, new, new_data, old, old_data, edits)
-                uses = identifiers_on(tree, lang, added_lines(old_data, new_data, edits))
-            old_defs = {}
-            if old:
-                back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
-                old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=self._wanted(old))[1]
-                if self._uses is None:
-                    # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
-                    # while `new` is done with on a first-parent line; that keeps the chains in memory.
-                    self._drop(new)
-            added, changed, removed = diff_definitions(old_defs, new_defs)
-            uses -= defined_words(added + changed)
-            result = FileDiff(added, changed, removed, sorted(uses))
+            try:
+                edits = line_edits(old_data, new_data)
+                new_defs, uses = {}, set()
+                if new:
+                    tree, new_defs = self._tree(lang, new, new_data, old, old_data, edits)
+                    uses = identifiers_on(tree, lang, added_lines(old_data, new_data, edits))
+                old_defs = {}
+                if old:
+                    back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
+                    old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=self._wanted(old))[1]
+                    if self._uses is None:
+                        # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
+                        # while `new` is done with on a first-parent line; that keeps the chains in memory.
+                        self._drop(new)
+                added, changed, removed = diff_definitions(old_defs, new_defs)
+                uses -= defined_words(added + changed)
+                result = FileDiff(added, changed, removed, sorted(uses))
+            except RecursionError:  # scopes nested hundreds deep: recorded as touched, no symbols
+                self._drop(old or "")
+                self._drop(new or "")
+                self.skipped += 1
+                result = FileDiff()
         self._put("pair", key, result.__dict__)
         self._release(old, new)
         return result

@@ -68,3 +68,18 @@ def test_progress_is_plain_lines_off_a_terminal_and_a_bar_on_one(port):
     # the real CLI, off a terminal: the last line reports the whole range
     r = run_cli("queue", "build", "--range", "HEAD~3..HEAD", "--name", "q", cwd=port, check_rc=0)
     assert r.stderr.strip().splitlines()[-1] == "walked 3/3 commits"
+
+
+def test_scopes_nested_too_deep_to_walk_are_touched_without_symbols(tmp_path):
+    from pathlib import Path
+
+    from porttrack.walk import walk
+
+    up = init_repo(tmp_path / "deep")
+    pin = commit_files(up, {"csrc/a.cpp": "int a();\n"}, "init")
+    deep = b"namespace a { " * 3000 + b"int g();" + b" }" * 3000
+    commit_files(up, {"csrc/deep.h": deep, "csrc/a.cpp": "int a();\nint b();\n"}, "deep (#1)")
+    r = walk(up, f"{pin}..HEAD", ["csrc"], cache_dir=Path(tmp_path / "c"))
+    (c,) = r.commits
+    assert [f.path for f in c.files] == ["csrc/a.cpp", "csrc/deep.h"] and c.symbols.added == ["b"]
+    assert r.skipped == 1
