@@ -549,7 +549,7 @@ class Extractor:
         self.db = _open_db(self.path)
         self.parsed = 0
         self.cached = 0
-        self.skipped = 0  # binary blobs of source files: recorded as touched, no symbols
+        self.skipped = 0  # binary (or too deeply nested) blobs of source files: recorded as touched, no symbols
         # sha -> (tree, definitions, bytes) of blobs parsed in this run and still wanted.
         self._recent: OrderedDict[str, tuple[object, dict[str, str], bytes]] = OrderedDict()
         self._uses: Counter[str] | None = None  # set by `extract`: the uses of each blob still to come

@@ -65,7 +65,7 @@ class WalkResult:
     commits: list[Commit]  # oldest first, only those touching `paths`
     parsed: int = 0  # blobs tree-sitter parsed in this walk (0 on a second walk of the same range)
     cached: int = 0  # file changes answered from the parse cache
-    skipped: int = 0  # binary or NUL-holding source blobs: recorded as touched, no symbols
+    skipped: int = 0  # binary, NUL-holding or too deeply nested source blobs: recorded as touched, no symbols
 
 
 def walk(
