@@ -28,7 +28,7 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")]
-QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: [queue] file, or the only queue/*.toml).")]
+QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: the file named by queue.file in porttrack.toml, or the only queue/*.toml).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 

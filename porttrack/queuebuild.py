@@ -167,6 +167,13 @@ def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None
     entries = entries_from(result, qf.queue.meta.paths or cfg.upstream_paths, qf.queue.next_n)
     if entries:
         queuefile.append_entries(qf, entries)
-    queuefile.set_meta(qf, target=new_target, range_commits=qf.queue.meta.range_commits + result.total_commits)
+    # counted over pin..target rather than added up, so a hand-reset target is not counted twice
+    pin = qf.queue.meta.pin
+    if pin and gitio.rev_parse(repo, pin):
+        first_parent = ["--first-parent"] if cfg.merges == "first-parent" else []
+        total = int(gitio.git(repo, "rev-list", "--count", *first_parent, f"{pin}..{new_target}").decode())
+    else:
+        total = qf.queue.meta.range_commits + result.total_commits
+    queuefile.set_meta(qf, target=new_target, range_commits=total)
     queuefile.save(qf)
     return path, len(entries)

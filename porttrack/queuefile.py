@@ -542,7 +542,11 @@ def entry_table(e: Entry) -> Table:
 
 def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
     """Append new entries; numbers already used are refused so numbering stays stable."""
+    if not entries:
+        return  # an empty array of tables would be written as `entry = []`, which later entries cannot join
     used = {e.n for e in qf.queue.entries}
+    if "entry" in qf.doc and not isinstance(qf.doc["entry"], AoT) and not qf.doc["entry"]:
+        del qf.doc["entry"]  # a file an older porttrack wrote with `entry = []`
     if "entry" not in qf.doc:
         qf.doc.add(tomlkit.nl())
         qf.doc["entry"] = tomlkit.aot()

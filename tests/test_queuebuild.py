@@ -87,3 +87,26 @@ def test_the_written_path_is_printed_on_one_line(tmp_path):
     up, port, pin, target = setup(deep)
     proc = run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "cycle", cwd=port, check_rc=0)
     assert f"wrote {port / 'queue' / 'cycle.toml'}: 2 entries" in proc.stdout.splitlines()
+
+
+def test_an_empty_build_can_be_refreshed(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    run_cli("queue", "build", "--range", f"{target}..{target}", "--name", "e", cwd=port, check_rc=0)
+    path = port / "queue" / "e.toml"
+    assert "entry = []" not in path.read_text()
+    commit_files(up, {"vllm/c.py": "def h():\n    pass\n"}, "[Core] Add h (#9)")
+    run_cli("queue", "refresh", cwd=port, check_rc=0)
+    q = queuefile.load(path).queue
+    assert [(e.n, e.pr) for e in q.entries] == [(1, 9)] and q.meta.range_commits == 1
+    run_cli("queue", "show", cwd=port, check_rc=0)
+
+
+def test_refresh_counts_the_range_once_after_a_hand_reset_target(tmp_path):
+    up, port, pin, target = setup(tmp_path)
+    run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "c", cwd=port, check_rc=0)
+    path = port / "queue" / "c.toml"
+    middle = git(up, "rev-parse", "HEAD~1")
+    path.write_text(path.read_text().replace(f'target = "{target}"', f'target = "{middle}"'))
+    run_cli("queue", "refresh", cwd=port, check_rc=0)
+    q = queuefile.load(path).queue
+    assert q.meta.range_commits == 3 and [e.pr for e in q.entries] == [2, 4]
