@@ -14,7 +14,6 @@ import argparse
 import importlib.util
 import json
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,13 +66,7 @@ def matrix_text(n_rows: int = 300, seed: int = 3) -> str:
     return "# Bench matrix\n\n" + "\n".join(rows) + "\n"
 
 
-def timed(fn, repeat: int = 1):
-    times, result = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), result
+timed = bench_probe.timed
 
 
 def main() -> None:
