@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from porttrack import globs, headers as headers_mod
 from porttrack import owners as owners_mod
+from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, Part, Queue, Rule
@@ -393,9 +394,7 @@ def hit_lines(symbol: str, c) -> list[str]:
 
 def _mirrored(cfg: Config, queue: Queue, files: list[str]) -> list[str]:
     prefixes = cfg.upstream_paths or queue.meta.paths
-    if not prefixes:
-        return list(files)
-    return [f for f in files if any(f == p.rstrip("/") or f.startswith(p.rstrip("/") + "/") for p in prefixes)]
+    return [f for f in files if pathrules.mirrored(f, prefixes)]
 
 
 def _pin_position(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool | None:
@@ -507,7 +506,7 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     mirrored = [f for f in under if ctx.maps_to_port(f)]
     if not mirrored:
         res.verdict, res.rule = "ignore", RULES[1]
-        paths = ", ".join(cfg.upstream_paths or ctx.queue.meta.paths)
+        paths = ", ".join(pathrules.folder(p) for p in cfg.upstream_paths or ctx.queue.meta.paths)
         if under:
             res.reason = f"no [[map]] or provenance header gives {', '.join(under)} a port counterpart"
             ev.append(f"files {', '.join(under)} lie under the mirrored paths {paths}, but nothing maps them into the port")

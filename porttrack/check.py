@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import audit, gitio, queuefile
+from porttrack import paths as pathrules
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
 from porttrack.model import DEFERRED, Entry, Gate, Part, Queue, Rule
@@ -187,7 +188,7 @@ class _Ctx:
         if rel not in self._lines:
             path = inside(self.root, rel, what)
             try:
-                self._lines[rel] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                self._lines[rel] = pathrules.read_file(path).decode("utf-8", "replace").splitlines()
             except (OSError, ValueError):
                 self._lines[rel] = None
         return self._lines[rel]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ import tomlkit
 import tomllib
 from tomlkit.exceptions import ParseError, TOMLKitError
 
+from porttrack import paths as pathrules
 from porttrack.errors import UserError
 
 CONFIG_NAME = "porttrack.toml"
@@ -202,7 +204,7 @@ def load_config(path: Path) -> Config:
     cfg = Config(path=path)
     if "repo" in up:
         cfg.upstream_repo = (base / up["repo"]).resolve()
-    cfg.upstream_paths = list(up.get("paths", []))
+    cfg.upstream_paths = pathrules.norm_all(up.get("paths", []))  # "./vllm/" and "vllm" are one prefix
     cfg.upstream_name = up.get("name", "")
     cfg.pr_pattern = up.get("pr_pattern", cfg.pr_pattern)
     _check_regex(cfg.pr_pattern, where("upstream", "pr_pattern"), "upstream.pr_pattern")
@@ -299,11 +301,10 @@ def inside(root: Path, rel: str, what: str) -> Path:
     """root/rel, refusing anything that escapes root (`..`, absolute paths, symlinks pointing out)."""
     if Path(rel).is_absolute():
         raise UserError(f"{what} {rel!r} is an absolute path; it must lie inside the port root {root}.")
-    full = (root / rel).resolve()
-    root = root.resolve()
-    if full != root and root not in full.parents:
-        raise UserError(f"{what} {rel!r} lies outside the port root {root}.")
-    return full
+    try:
+        return Path(pathrules.Tree(root).resolve(os.path.normpath(rel)))
+    except pathrules.Outside:
+        raise UserError(f"{what} {rel!r} lies outside the port root {root.resolve()}.") from None
 
 
 def queue_path(cfg: Config, explicit: Path | None) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from porttrack import gitio
+from porttrack import paths as pathrules
 
 # Files whose comments we read; `#` comments for scripts, `//` and `/* */` for the C family.
 _HASH = {".py", ".sh", ".cmake", ".pyi", ".bash"}
@@ -225,8 +226,6 @@ def _list_files(root: Path) -> list[str]:
     )
 
 
-def _under(path: str, scopes: list[str]) -> bool:
-    return any(path == s.rstrip("/") or path.startswith(s.rstrip("/") + "/") for s in scopes)
 
 
 def scan_headers(
@@ -240,19 +239,16 @@ def scan_headers(
     appended to `skipped` when a list is given.
     """
     root = Path(root)
-    real_root = root.resolve()
+    tree = pathrules.Tree(root)
     names = sorted(set(paths)) if paths is not None else _list_files(root)
     if scopes:
-        names = [n for n in names if _under(n, scopes)]
+        prefixes = pathrules.norm_all(scopes)
+        names = [n for n in names if pathrules.under(n, prefixes)]
     provs = []
     for name in names:
-        path = root / name
         try:
-            # git lists a link, never what is under a linked folder: only a link itself can lead out
-            if path.is_symlink() and not path.resolve().is_relative_to(real_root):
-                raise ValueError(name)
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError, ValueError):
+            text = tree.read_text(name)
+        except (OSError, UnicodeDecodeError, pathrules.Outside):
             if skipped is not None:
                 skipped.append(name)
             continue

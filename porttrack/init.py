@@ -9,6 +9,7 @@ from pathlib import Path
 
 import tomlkit
 
+from porttrack import paths as pathrules
 from porttrack.config import CONFIG_NAME
 from porttrack.errors import UserError
 
@@ -23,15 +24,16 @@ def survey(root: Path, header_lines: int = 40) -> dict:
     matrices = sorted(str(p.relative_to(root)) for p in root.glob(".agents/*matrix*.md"))
     roots: Counter[str] = Counter()
     pins: Counter[str] = Counter()
+    tree = pathrules.Tree(root)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("third_party", "build", "node_modules")]
         for name in filenames:
             if Path(name).suffix not in _SOURCE_SUFFIXES:
                 continue
             try:
-                with open(Path(dirpath) / name, encoding="utf-8", errors="replace") as fh:
-                    head = "".join(next(fh, "") for _ in range(header_lines))
-            except OSError:
+                text = tree.read_text(Path(dirpath, name).relative_to(root).as_posix(), errors="replace")
+                head = "".join(text.splitlines(keepends=True)[:header_lines])
+            except (OSError, pathrules.Outside):
                 continue
             for m in _PORTED.finditer(head):
                 roots[m.group(1).split("/")[0] + "/"] += 1

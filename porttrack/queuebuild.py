@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from porttrack import gitio, queuefile, walk
+from porttrack import paths as pathrules
 from porttrack.cache import cache_root
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
@@ -57,11 +58,10 @@ def _upstream(cfg: Config) -> Path:
 
 def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> list[Entry]:
     """One entry per walked commit, numbered from `first_n`, keeping only the files under `paths`."""
-    roots = [r.strip("/").removeprefix("./") for r in paths if r.strip("/")]
-    everything = not roots or "." in roots  # as in the walk: no paths (or ".") mirror the whole tree
+    roots = pathrules.norm_all(paths)  # as in the walk: no paths (or ".") mirror the whole tree
 
     def mirrored(p: str) -> bool:
-        return everything or any(p == root or p.startswith(root + "/") for root in roots)
+        return pathrules.mirrored(p, roots)
 
     entries = []
     for i, c in enumerate(result.commits):
@@ -133,7 +133,7 @@ def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path |
         upstream=cfg.upstream_name or repo.name,
         pin=result.pin,
         target=result.target,
-        paths=list(cfg.upstream_paths),
+        paths=[pathrules.folder(p) for p in cfg.upstream_paths],
         range_commits=result.total_commits,
     )
     qf = queuefile.new(full, meta)

@@ -21,6 +21,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Table
 
+from porttrack import paths as pathrules
 from porttrack.config import key_line, parse_toml
 from porttrack.errors import UserError
 from porttrack.model import (
@@ -287,7 +288,7 @@ def _to_model(qf: QueueFile) -> Queue:
         if key in head:
             setattr(meta, key, _expect(head[key], str, f"{path}", f"queue.{key}", "a string"))
     if "paths" in head:
-        meta.paths = _str_list(head["paths"], str(path), "queue.paths")
+        meta.paths = pathrules.norm_all(_str_list(head["paths"], str(path), "queue.paths"))
     if "range_commits" in head:
         meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
     q = Queue(meta=meta)

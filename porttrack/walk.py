@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from porttrack import gitio
+from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Symbols
 from porttrack.parse import language_for
@@ -91,7 +92,7 @@ def walk(
     position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
     total = len(order)
     half = total // 2  # progress: reading the stream is the first half, the symbols the second
-    prefixes = [p.strip("/").removeprefix("./") for p in paths if p.strip("/")]
+    prefixes = [] if pathrules.whole_tree(pathrules.norm_all(paths)) else pathrules.norm_all(paths)
     pathspec = [f":(top,literal){p}" for p in prefixes]
 
     jobs = _jobs()
@@ -101,7 +102,7 @@ def walk(
             if progress:
                 progress(position.get(commit.sha, done) * half // max(total, 1), total)
             if not commit.files or (
-                prefixes and not any(_under(f.path, prefixes) or _under(f.old_path, prefixes) for f in commit.files)
+                prefixes and not any(pathrules.under(f.path, prefixes) or pathrules.under(f.old_path, prefixes) for f in commit.files)
             ):
                 continue  # a merge (no diff when side branches are walked) or no mirrored change
             commits.append(commit)
@@ -230,10 +231,6 @@ class _Blobs(gitio.CatFile):
                 out[sha] = proc.stdout.read(size)
                 proc.stdout.read(1)
         return out
-
-
-def _under(path: str | None, prefixes: list[str]) -> bool:
-    return path is not None and any(path == p or path.startswith(p + "/") for p in prefixes)
 
 
 # ---------------------------------------------------------------- the stream
@@ -441,7 +438,7 @@ def _source_changes(files: list[FileChange], prefixes: list[str]) -> list[tuple[
     """(language, before blob, after blob) of each mirrored source file a commit changes."""
     changes = []
     for f in files:
-        if f.binary or not (_under(f.path, prefixes) or _under(f.old_path, prefixes) or not prefixes):
+        if f.binary or not (pathrules.under(f.path, prefixes) or pathrules.under(f.old_path, prefixes) or not prefixes):
             continue
         lang = language_for(f.path) or (language_for(f.old_path) if f.old_path else None)
         if lang is not None and (f.old_blob or f.new_blob):
