@@ -1,4 +1,4 @@
-"""audit: classify queue entries by the first-pass rules of DESIGN §8, recording the rule and its evidence.
+"""audit: classify queue entries by the first-pass rules (docs/audit.md), recording the rule and its evidence.
 
 The queue-only parts (the blocked-by graph from symbols and series, path rules) need
 no port; the rest reads the port through ONE probe scan for every symbol of the audit.
@@ -14,23 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from porttrack import globs, headers as headers_mod
+from porttrack import gates, globs, headers as headers_mod
 from porttrack import owners as owners_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, Part, Queue, Rule
 
-RULES = {
-    1: "8.1 ignore",
-    2: "8.2 untrusted",
-    3: "8.3 blocked",
-    4: "8.4 owned",
-    5: "8.5 surface-absent",
-    6: "8.6 ported",
-    7: "8.7 inert",
-    8: "8.8 real-gap",
-}
 HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
 
 
@@ -469,10 +459,12 @@ def _gate_for_rule(g: Gate, p) -> Gate:
 
 
 def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
-    """(holds, evidence line, probe) for one of a path rule's gates; holds None when the probe is untrusted."""
+    """(holds, evidence line, probe) for one of a path rule's gates; holds None when it cannot be judged.
+
+    What a gate means is `gates`' to say, as for check."""
     if g.kind == "entry-ported":
         waited = ctx.queue.entry(g.entry) if g.entry is not None else None
-        holds = waited is None or waited.verdict != "ported"
+        holds = gates.entry_state(g, waited).state == gates.HOLDS
         return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
     scope = tuple(g.scope or ctx.cfg.code_scope)
     try:
@@ -481,181 +473,278 @@ def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
         raise UserError(f"path rule gate {g.id!r}: {e}; a control must have the probe's form.") from None
     c = ctx.probes.count(g.probe, scope)
     line = probe_line(g.probe, p, c, scope, ctx.tree)
-    if p.status in ("untrusted", "incomplete"):
+    st = gates.probe_state(g, c, p.status, p.control, _code(p.control_count), " ".join(scope))
+    if st.state in (gates.UNTRUSTED, gates.INCOMPLETE):
         return None, line, p
-    code = _code(c)
-    holds = {
-        "absent": code == 0,
-        "present": code > 0,
-        "count": code == (g.expect if g.expect is not None else -1),
-        "no-consumer": code > 0 and int(getattr(c, "consumers", 0) or 0) == 0,
-    }.get(g.kind, False)
+    holds = st.state == gates.HOLDS
     return holds, f"gate {g.id} ({g.kind}) {'holds' if holds else 'is LIVE'}: {line}", p
 
 
-def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: list[str]) -> Result:
-    """Apply the rules of §8 in order to one entry or part; the first that fires decides."""
-    label_part = obj.name if isinstance(obj, Part) else None
-    res = Result(e.n, label_part, "unclassified", "", "", recorded=obj.verdict, recorded_by=obj.verdict_by)
-    ev = res.evidence
-    cfg, scope, tree = ctx.cfg, ctx.scope, ctx.tree
+@dataclass
+class Subject:
+    """One entry (or part) under judgement: what every rule's predicate reads, and the result it fills."""
 
-    # 1. nothing mirrored: outside the mirrored subtrees, or (when the port maps paths at all)
-    # a file no [[map]] and no provenance header gives a port counterpart, such as CI config
-    under = _mirrored(cfg, ctx.queue, files)
-    mirrored = [f for f in under if ctx.maps_to_port(f)]
-    if not mirrored:
-        res.verdict, res.rule = "ignore", RULES[1]
-        paths = ", ".join(pathrules.folder(p) for p in cfg.upstream_paths or ctx.queue.meta.paths)
-        if under:
-            res.reason = f"no [[map]] or provenance header gives {', '.join(under)} a port counterpart"
-            ev.append(f"files {', '.join(under)} lie under the mirrored paths {paths}, but nothing maps them into the port")
-        else:
-            res.reason = f"touches no mirrored path ({paths})"
-            ev.append(f"files {', '.join(files) or '(none)'} lie outside the mirrored paths {paths}")
-        return res
+    ctx: _Ctx
+    e: Entry
+    obj: Entry | Part
+    syms: EntrySymbols
+    files: list[str]
+    res: Result
+    under: list[str] = field(default_factory=list)  # files under the mirrored paths
+    mirrored: list[str] = field(default_factory=list)  # of those, the ones with a port counterpart
+    linked: dict[str, int] = field(default_factory=dict)  # needed symbol -> the earlier entry adding it
+    probed: list[str] = field(default_factory=list)
+    judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
+    counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
+    present: set[str] = field(default_factory=set)  # probed symbols with a code hit
+    _probed: bool = False
 
-    # path rules: a standing disposition holds while all of its gates hold
-    for rule in ctx.queue.rules:
-        if not rule_matches(rule, mirrored):
+    @property
+    def ev(self) -> list[str]:
+        return self.res.evidence
+
+    def probe(self) -> None:
+        """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""
+        if self._probed:
+            return
+        self._probed = True
+        ctx, syms, e = self.ctx, self.syms, self.e
+        self.linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
+        self.probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self.linked))
+        self.res.probes = self.probed
+        self.judged = {s: ctx.probes.judge(s) for s in self.probed}
+        self.counts = {s: ctx.probes.count(s) for s in self.probed}
+        for s in self.probed:
+            self.ev.append(probe_line(s, self.judged[s], self.counts[s], ctx.scope, ctx.tree))
+            self.ev.extend(hit_lines(s, self.counts[s]))
+        self.present = {s for s in self.probed if _code(self.counts[s]) > 0}
+
+    def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
+        self.res.verdict, self.res.rule, self.res.reason = verdict or rule.verdict, rule_text or rule.id, reason
+        return True
+
+
+@dataclass(frozen=True)
+class AuditRule:
+    """One first-pass rule: tried in table order, the first whose predicate fires decides.
+
+    `fires(rule, subject)` returns True when it applies, after filling the subject's result
+    (verdict, reason, evidence, gates); `when` and `records` are what docs/audit.md says of it.
+    """
+
+    id: str
+    verdict: str  # the verdict it gives ("(the rule's)" for path rules)
+    fires: Callable[["AuditRule", Subject], bool]
+    when: str
+    records: str
+
+
+def _ignore(rule: AuditRule, s: Subject) -> bool:
+    """Nothing mirrored: outside the mirrored subtrees, or (when the port maps paths at all)
+    a file no [[map]] and no provenance header gives a port counterpart, such as CI config."""
+    ctx = s.ctx
+    s.under = _mirrored(ctx.cfg, ctx.queue, s.files)
+    s.mirrored = [f for f in s.under if ctx.maps_to_port(f)]
+    if s.mirrored:
+        return False
+    paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)
+    if s.under:
+        s.ev.append(f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port")
+        return s.fire(rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart")
+    s.ev.append(f"files {', '.join(s.files) or '(none)'} lie outside the mirrored paths {paths}")
+    return s.fire(rule, f"touches no mirrored path ({paths})")
+
+
+def _path_rule(rule: AuditRule, s: Subject) -> bool:
+    """A standing disposition holds while all of its gates hold."""
+    ctx, res = s.ctx, s.res
+    for prule in ctx.queue.rules:
+        if not rule_matches(prule, s.mirrored):
             continue
         lines, verdicts, judged_gates = [], [], []
-        for g in rule.gates:
+        for g in prule.gates:
             holds, line, p = _rule_gate_holds(ctx, g)
             lines.append(line)
             verdicts.append(holds)
             judged_gates.append(p)
         if any(h is None for h in verdicts):
-            res.verdict, res.rule = "untrusted", RULES[2]
-            res.reason = f"a gate of the path rule {rule.upstream} could not be judged: its positive control failed"
-            ev.extend(lines)
-            return res
+            s.ev.extend(lines)
+            return s.fire(rule_by_id("untrusted"),
+                          f"a gate of the path rule {prule.upstream} could not be judged: its positive control failed")
         if all(verdicts):
-            res.verdict, res.rule = rule.verdict, f"path-rule {rule.upstream}"
-            res.reason = rule.reason or f"every file matches the path rule {rule.upstream}"
-            res.gates = [_gate_for_rule(g, p) for g, p in zip(rule.gates, judged_gates)]
-            ev.append(f"files {', '.join(mirrored)} all match the path rule {rule.upstream}")
-            ev.extend(lines)
-            return res
-        ev.append(f"path rule {rule.upstream} does not apply: a gate is live")
-        ev.extend(lines)
+            res.gates = [_gate_for_rule(g, p) for g, p in zip(prule.gates, judged_gates)]
+            s.ev.append(f"files {', '.join(s.mirrored)} all match the path rule {prule.upstream}")
+            s.ev.extend(lines)
+            return s.fire(rule, prule.reason or f"every file matches the path rule {prule.upstream}",
+                          verdict=prule.verdict, rule_text=f"{rule.id} {prule.upstream}")
+        s.ev.append(f"path rule {prule.upstream} does not apply: a gate is live")
+        s.ev.extend(lines)
+    return False
 
-    # probe every symbol this entry adds, changes, removes, or needs from an earlier entry
-    linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
-    probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(linked))
-    res.probes = probed
-    judged = {s: ctx.probes.judge(s) for s in probed}
-    counts = {s: ctx.probes.count(s) for s in probed}
-    for s in probed:
-        ev.append(probe_line(s, judged[s], counts[s], scope, tree))
-        ev.extend(hit_lines(s, counts[s]))
 
-    # 2. any probe untrusted
-    bad = [s for s in probed if judged[s].status in ("untrusted", "incomplete")]
-    if bad:
-        res.verdict, res.rule = "untrusted", RULES[2]
-        why = "; ".join(f"{s}: {judged[s].reason or judged[s].status}" for s in bad)
-        res.reason = f"cannot judge: {why}"
-        return res
+def _untrusted(rule: AuditRule, s: Subject) -> bool:
+    s.probe()
+    bad = [x for x in s.probed if s.judged[x].status in ("untrusted", "incomplete")]
+    if not bad:
+        return False
+    why = "; ".join(f"{x}: {s.judged[x].reason or s.judged[x].status}" for x in bad)
+    return s.fire(rule, f"cannot judge: {why}")
 
-    present = {s for s in probed if _code(counts[s]) > 0}
 
-    # 3. blocked: needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage
+def _blocked(rule: AuditRule, s: Subject) -> bool:
+    """Needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage."""
+    ctx, e, res = s.ctx, s.e, s.res
+    s.probe()
     pos = {x.n: i for i, x in enumerate(ctx.queue.entries)}
     blockers: dict[int, list[str]] = {}
-    for s, a in linked.items():
+    for sym, a in s.linked.items():
         adder = ctx.queue.entry(a)
-        if s not in present and adder is not None and adder.verdict != "ported" and pos[a] < pos[e.n]:
-            blockers.setdefault(a, []).append(f"uses {s}, which entry {a} adds and the port lacks")
+        if sym not in s.present and adder is not None and adder.verdict != "ported" and pos[a] < pos[e.n]:
+            blockers.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
     for b, stage in ctx.series_edges.get(e.n, {}).items():
         other = ctx.queue.entry(b)
         if other is not None and other.verdict != "ported":
             blockers.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
-    if blockers:
-        res.verdict, res.rule = "blocked", RULES[3]
-        res.blocked_by = sorted(blockers)
-        res.reason = "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items()))
-        for b, why in sorted(blockers.items()):
-            other = ctx.queue.entry(b)
-            ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
-            res.gates.append(
-                Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
-            )
-        return res
+    if not blockers:
+        return False
+    res.blocked_by = sorted(blockers)
+    for b, why in sorted(blockers.items()):
+        other = ctx.queue.entry(b)
+        s.ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
+        res.gates.append(
+            Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
+        )
+    return s.fire(rule, "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items())))
 
-    # 4. owned by an open matrix row
+
+def _owned(rule: AuditRule, s: Subject) -> bool:
+    ctx, syms, e, res = s.ctx, s.syms, s.e, s.res
     row = owners_mod.find_owner(
         ctx.rows,
-        paths=mirrored,
+        paths=s.mirrored,
         symbols=sorted(set(syms.changed) | set(syms.added) | set(syms.removed)),
         pr=e.pr,
-        done_states=cfg.done_states,
+        done_states=ctx.cfg.done_states,
     )
-    if row is not None:
-        res.verdict, res.rule = "owned", RULES[4]
-        res.owner = owners_mod.owner_text(row)
-        cite = _what_row_cites(row, mirrored, syms, e.pr)
-        res.reason = f"tracked by matrix row {row.id} ({row.state})"
-        ev.append(f"matrix row {row.id} at {row.where} ({row.state}) cites {cite}")
-        return res
+    if row is None:
+        return False
+    res.owner = owners_mod.owner_text(row)
+    cite = _what_row_cites(row, s.mirrored, syms, e.pr)
+    s.ev.append(f"matrix row {row.id} at {row.where} ({row.state}) cites {cite}")
+    return s.fire(rule, f"tracked by matrix row {row.id} ({row.state})")
 
-    changed = sorted(set(syms.changed) | set(syms.removed))
 
-    # 5. none of the changed/removed symbols exists
-    if changed and not any(s in present for s in changed):
-        res.verdict, res.rule = "surface-absent", RULES[5]
-        res.reason = f"the port has none of {', '.join(changed)}"
-        # members of a class the port lacks share one gate on the class: it is what would appear first
-        gated: dict[str, object] = {}
-        for s in changed:
-            cls = _owner_class(s)
-            if cls and ctx.probes.judge(cls).status == "absent":
-                gated.setdefault(cls, ctx.probes.judge(cls))
-            else:
-                gated.setdefault(s, judged[s])
-        for s, p in gated.items():
-            res.gates.append(_absent_gate(ctx, s, p))
-        return res
+def _changed(s: Subject) -> list[str]:
+    return sorted(set(s.syms.changed) | set(s.syms.removed))
 
-    # 6. the added symbols exist and the mapped files' pins are at or past the entry
-    added = sorted(set(syms.added))
-    if added and all(s in present for s in added):
-        verdict = _pins_at_or_past(ctx, e, mirrored)
-        ev.extend(verdict[1])
-        if verdict[0]:
-            res.verdict, res.rule = "ported", RULES[6]
-            res.reason = f"{', '.join(added)} exist and the port's pins are at or past {e.short}"
-            return res
 
-    # 7. changed symbols exist but nothing consumes them
-    existing = [s for s in changed if s in present]
-    if existing and all(int(getattr(counts[s], "consumers", 0) or 0) == 0 for s in existing):
-        res.verdict, res.rule = "inert", RULES[7]
-        res.reason = f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations"
-        for s in existing:
-            res.gates.append(
-                Gate(id=f"{_slug(s)}-consumer", kind="no-consumer", probe=s, scope=list(scope),
-                     control=judged[s].control or "", established_at=_definition(counts[s]))
-            )
-        for s in changed:
-            if s not in present:
-                res.gates.append(_absent_gate(ctx, s, judged[s]))
-        return res
+def _surface_absent(rule: AuditRule, s: Subject) -> bool:
+    """None of the changed/removed symbols exists."""
+    ctx, res = s.ctx, s.res
+    changed = _changed(s)
+    if not changed or any(x in s.present for x in changed):
+        return False
+    # members of a class the port lacks share one gate on the class: it is what would appear first
+    gated: dict[str, object] = {}
+    for x in changed:
+        cls = _owner_class(x)
+        if cls and ctx.probes.judge(cls).status == "absent":
+            gated.setdefault(cls, ctx.probes.judge(cls))
+        else:
+            gated.setdefault(x, s.judged[x])
+    for x, p in gated.items():
+        res.gates.append(_absent_gate(ctx, x, p))
+    return s.fire(rule, f"the port has none of {', '.join(changed)}")
 
-    # 8. otherwise
-    res.verdict, res.rule = "real-gap", RULES[8]
-    used = [s for s in existing if int(getattr(counts[s], "consumers", 0) or 0) > 0]
-    if used:
-        res.reason = "changes code the port has and reads: " + ", ".join(
-            f"{s} ({counts[s].consumers} consumers)" for s in used
+
+def _ported(rule: AuditRule, s: Subject) -> bool:
+    """The added symbols exist and the mapped files' pins are at or past the entry."""
+    added = sorted(set(s.syms.added))
+    if not added or not all(x in s.present for x in added):
+        return False
+    placed, lines = _pins_at_or_past(s.ctx, s.e, s.mirrored)
+    s.ev.extend(lines)
+    if not placed:
+        return False
+    return s.fire(rule, f"{', '.join(added)} exist and the port's pins are at or past {s.e.short}")
+
+
+def _inert(rule: AuditRule, s: Subject) -> bool:
+    """Changed symbols exist but nothing consumes them."""
+    ctx, res = s.ctx, s.res
+    changed = _changed(s)
+    existing = [x for x in changed if x in s.present]
+    if not existing or any(int(getattr(s.counts[x], "consumers", 0) or 0) for x in existing):
+        return False
+    for x in existing:
+        res.gates.append(
+            Gate(id=f"{_slug(x)}-consumer", kind="no-consumer", probe=x, scope=list(ctx.scope),
+                 control=s.judged[x].control or "", established_at=_definition(s.counts[x]))
         )
+    for x in changed:
+        if x not in s.present:
+            res.gates.append(_absent_gate(ctx, x, s.judged[x]))
+    return s.fire(rule, f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations")
+
+
+def _real_gap(rule: AuditRule, s: Subject) -> bool:
+    existing = [x for x in _changed(s) if x in s.present]
+    added = sorted(set(s.syms.added))
+    used = [x for x in existing if int(getattr(s.counts[x], "consumers", 0) or 0) > 0]
+    if used:
+        reason = "changes code the port has and reads: " + ", ".join(f"{x} ({s.counts[x].consumers} consumers)" for x in used)
     elif added:
-        missing = [s for s in added if s not in present]
-        res.reason = f"adds {', '.join(missing or added)}, which the port does not have yet" if missing else (
-            f"adds {', '.join(added)}; the port has the names but its pins do not place it past {e.short}"
+        missing = [x for x in added if x not in s.present]
+        reason = f"adds {', '.join(missing or added)}, which the port does not have yet" if missing else (
+            f"adds {', '.join(added)}; the port has the names but its pins do not place it past {s.e.short}"
         )
     else:
-        res.reason = "touches mirrored code and no rule defers it"
+        reason = "touches mirrored code and no rule defers it"
+    return s.fire(rule, reason)
+
+
+# The rules in the order they are tried. docs/audit.md lists them in this order (a test checks).
+RULES: tuple[AuditRule, ...] = (
+    AuditRule("ignore", "ignore", _ignore,
+              "no file of the entry lies under the mirrored paths, or none of those has a port counterpart",
+              "the files and the mirrored paths"),
+    AuditRule("path-rule", "(the rule's)", _path_rule,
+              "every mirrored file matches a `[[rule]]` glob and all of the rule's gates hold",
+              "the rule's gates, each with its probe line"),
+    AuditRule("untrusted", "untrusted", _untrusted,
+              "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete",
+              "the probe's reason"),
+    AuditRule("blocked", "blocked", _blocked,
+              "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
+              "`blocked_by` and an `entry-ported` gate per blocker"),
+    AuditRule("owned", "owned", _owned,
+              "an open matrix row cites the entry's PR, one of its paths or one of its symbols",
+              "`owner` and what the row cites"),
+    AuditRule("surface-absent", "surface-absent", _surface_absent,
+              "none of the changed/removed symbols has a code hit in the code scope",
+              "an `absent` gate per symbol (one per class the port lacks)"),
+    AuditRule("ported", "ported", _ported,
+              "every added symbol exists and the mapped port files' pins are at or past the entry",
+              "each pin and where it stands"),
+    AuditRule("inert", "inert", _inert,
+              "the changed symbols that exist have no consumers",
+              "a `no-consumer` gate per symbol"),
+    AuditRule("real-gap", "real-gap", _real_gap, "otherwise", "the consumers that make it real"),
+)
+
+
+def rule_by_id(rule_id: str) -> AuditRule:
+    return next(r for r in RULES if r.id == rule_id)
+
+
+def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: list[str]) -> Result:
+    """Try the rules in table order on one entry or part; the first that fires decides."""
+    label_part = obj.name if isinstance(obj, Part) else None
+    res = Result(e.n, label_part, "unclassified", "", "", recorded=obj.verdict, recorded_by=obj.verdict_by)
+    subject = Subject(ctx, e, obj, syms, files, res)
+    for rule in RULES:
+        if rule.fires(rule, subject):
+            break
     return res
 
 

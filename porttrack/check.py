@@ -13,13 +13,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porttrack import audit, gitio, queuefile
+from porttrack import audit, gates, gitio, queuefile
 from porttrack import paths as pathrules
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
-from porttrack.model import DEFERRED, Entry, Gate, Part, Queue, Rule
-
-SEVERITIES = ("info", "warning", "error")
+from porttrack.model import DEFERRED, NEEDS_GATE, NEEDS_REASON, SETTLED, SEVERITIES, UNTRIAGED, Entry, Gate, Part, Queue, Rule
 
 # The stable catalogue: code -> (severity, one-line title). docs/ci.md documents each code;
 # codes are never renamed or reused, so config filters and acknowledgements keep working.
@@ -39,11 +37,6 @@ CODES: dict[str, tuple[str, str]] = {
     "ack-expired": ("error", "An acknowledgement is past its expiry date"),
     "ack-unused": ("warning", "An acknowledgement matches no finding any more"),
 }
-
-_NEEDS_GATE = {"inert", "surface-absent"}
-_NEEDS_REASON = {"no-op", "ignore"}
-_UNTRIAGED = {"unclassified", "untrusted"}
-_SETTLED = {"ported", "ignore", "no-op"}  # verdicts whose owners and landings no longer matter
 
 
 @dataclass
@@ -327,7 +320,7 @@ def verdict_findings(ctx: _Ctx) -> list[Finding]:
 
 def _missing(obj: Entry | Part) -> tuple[str, str] | None:
     v = obj.verdict
-    if v in _NEEDS_GATE and not obj.gates:
+    if v in NEEDS_GATE and not obj.gates:
         return ("no gate", "a [[entry.gate]] whose condition keeps it deferred")
     if v == "surface-absent" and not any(g.kind == "absent" for g in obj.gates):
         return ("no absent gate", "an `absent` gate naming the upstream surface the port lacks")
@@ -335,7 +328,7 @@ def _missing(obj: Entry | Part) -> tuple[str, str] | None:
         return ("an empty blocked_by", "blocked_by = [the entries it waits on]")
     if v == "owned" and not obj.owner:
         return ("no owner", "owner = the matrix row ID that tracks it")
-    if v in _NEEDS_REASON and not obj.reason.strip():
+    if v in NEEDS_REASON and not obj.reason.strip():
         return ("no reason", "a reason saying why")
     return None
 
@@ -367,7 +360,7 @@ def untriaged_findings(ctx: _Ctx, base_q: Queue | None) -> list[Finding]:
             continue
         for label, obj, part in _owners(e):
             ctx.checks.add(f"{label} verdict")
-            if obj.verdict in _UNTRIAGED:
+            if obj.verdict in UNTRIAGED:
                 why = "was added since the base and is not triaged" if obj.verdict == "unclassified" else \
                     "was added since the base with untrusted evidence (a positive control failed)"
                 out.append(finding(
@@ -463,7 +456,7 @@ def _to_port(j: GateJob) -> str:
 def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     waited = ctx.q.entry(j.gate.entry) if j.gate.entry is not None else None
     ctx.evidence[_job_subject(j)] = f"entry {j.gate.entry} is {waited.verdict if waited else 'missing'} in {ctx.qrel}"
-    if waited is None or waited.verdict != "ported":
+    if gates.entry_state(j.gate, waited).state == gates.HOLDS:
         return []
     return [finding(
         "gate-live",
@@ -499,7 +492,9 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
         f"control {p.control or '(none)'} code {cc.code if cc is not None else 0} ({p.control_how}); "
         f"{scan.files_scanned} files scanned; {p.status}"
     )
-    if p.status == "incomplete":
+    control_code = p.control_count.code if p.control_count is not None else 0
+    st = gates.probe_state(g, c, p.status, p.control, control_code, scope)
+    if st.state == gates.INCOMPLETE:
         return [finding(
             "scan-incomplete",
             f"{j.label} gate {g.id!r}: the scan of {scope} could not read everything "
@@ -507,20 +502,8 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             "Fetch the missing objects (unshallow the clone) or fix the unreadable files, then re-run check.",
             ctx.qrel, j.qline, **kw,
         )]
-    live: tuple[str, list[str]] | None = None
-    if g.kind == "absent" and c.code > 0:
-        live = (f"{what} is no longer absent from {scope}: {c.code} code hit(s)", _hits(c))
-    elif g.kind == "present" and c.code == 0 and p.status != "untrusted":
-        live = (f"{what} is no longer present in {scope}", [])
-    elif g.kind == "count" and c.code != g.expect and (c.code or p.status != "untrusted"):
-        live = (f"{what} now has {c.code} code hit(s) in {scope}, not {g.expect}", _hits(c))
-    elif g.kind == "no-consumer":
-        if c.consumers > 0:
-            live = (f"{what} has {c.consumers} consumer(s) now", _hits(c, {"consumer"}))
-        elif c.definitions == 0 and c.code == 0 and p.status != "untrusted":
-            live = (f"{what} is no longer defined in {scope}, so \"no consumer\" proves nothing", [])
-    if live:
-        msg, hits = live
+    if st.state == gates.LIVE:
+        hits = [f"{h.path}:{h.line}" for h in st.hits[:20]]
         where_hits = f" at {', '.join(hits)}" if hits else ""
         # look first at the new hit (a PR annotation lands on the line that made the gate live)
         if hits:
@@ -530,15 +513,13 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             path, line, related = ctx.qrel, j.qline, []
         return [finding(
             "gate-live",
-            f"{j.label} gate {g.id!r} ({g.kind}) no longer holds: {msg}{where_hits}.",
+            f"{j.label} gate {g.id!r} ({g.kind}) no longer holds: {st.why}{where_hits}.",
             f"The entry is real now: {_to_port(j)}, or re-triage it and update the gate.",
             path, line, **kw, related=related,
         )]
-    control_code = p.control_count.code if p.control_count is not None else 0
-    if p.status == "untrusted" or (_relies_on_zero(g) and control_code == 0):
+    if st.state == gates.UNTRUSTED:
         # a zero (no hit, no consumer) is evidence only while the control shows the scan sees code
-        why = (f"its positive control {p.control!r} has {control_code} code hit(s) in {scope}" if p.control
-               else f"no positive control ({p.reason or 'none recorded or found'})")
+        why = st.why if p.control or p.status != "untrusted" else f"no positive control ({p.reason or 'none recorded or found'})"
         return [finding(
             "gate-untrusted",
             f"{j.label} gate {g.id!r}: {what} counts {c.code}, but {why}, so the count is no evidence.",
@@ -546,10 +527,6 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             ctx.qrel, j.qline, **kw,
         )]
     return []
-
-
-def _relies_on_zero(g: Gate) -> bool:
-    return g.kind in ("absent", "no-consumer") or (g.kind == "count" and g.expect == 0)
 
 
 def _incomplete_text(scan) -> str:
@@ -606,7 +583,7 @@ def _cited_symbol(ctx: _Ctx, j: GateJob) -> str:
     An absent symbol has no line to cite, so audit cites where the positive control is defined.
     """
     g = j.gate
-    if _relies_on_zero(g) and g.kind != "no-consumer":
+    if gates.relies_on_zero(g) and g.kind != "no-consumer":
         return g.control or ctx.controls.get(_job_subject(j)) or g.probe
     return g.probe
 
@@ -667,7 +644,7 @@ def landing_findings(ctx: _Ctx) -> list[Finding]:
     """
     out = []
     for e in ctx.q.entries:
-        if not e.landing or e.verdict in _SETTLED:
+        if not e.landing or e.verdict in SETTLED:
             continue
         ctx.checks.add(f"entry {e.n} landing")
         qline = ctx.entry_line(e.n, "landing")
@@ -708,7 +685,7 @@ def landing_findings(ctx: _Ctx) -> list[Finding]:
 def owner_findings(ctx: _Ctx) -> list[Finding]:
     """Owners are rows of the configured matrices, and not in a done state while the entry waits."""
     wanted = [(e, label, obj, part) for e in ctx.q.entries for label, obj, part in _owners(e)
-              if obj.owner and obj.verdict not in _SETTLED]
+              if obj.owner and obj.verdict not in SETTLED]
     if not wanted:
         return []
     from porttrack import owners

@@ -12,6 +12,7 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
+from porttrack.model import SEVERITIES
 
 CONFIG_NAME = "porttrack.toml"
 
@@ -258,7 +259,7 @@ def load_config(path: Path) -> Config:
     check = doc.get("check", {})
     cfg.check_ignore = list(check.get("ignore", []))
     cfg.check_min_severity = check.get("min_severity", "info")
-    if cfg.check_min_severity not in ("info", "warning", "error"):
+    if cfg.check_min_severity not in SEVERITIES:
         raise UserError(f'{where("check", "min_severity")}: check.min_severity must be "info", "warning" or "error".')
     return cfg
 

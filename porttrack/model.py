@@ -7,21 +7,47 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-VERDICTS = (
-    "real-gap",
-    "inert",
-    "blocked",
-    "owned",
-    "surface-absent",
-    "no-op",
-    "ported",
-    "ignore",
-    "untrusted",
-    "unclassified",
-)
-# Verdicts whose entries wait on something the port lacks; check re-runs their gates.
-DEFERRED = frozenset({"inert", "surface-absent", "blocked", "owned"})
+class VerdictKind(NamedTuple):
+    """What a verdict means to every stage: check's completeness rules, report's sections, audit."""
+
+    deferred: bool  # waits on something the port lacks; check re-runs its gates
+    needs_gate: bool  # must carry a gate whose condition keeps it deferred
+    needs_reason: bool  # must say why in `reason`
+    settled: bool  # no work left: owners and landing notes no longer matter
+    untriaged: bool  # nobody (person or rule) has judged it yet
+
+
+T, F = True, False
+# The one verdict table every module reads.
+#                                  deferred needs_gate needs_reason settled untriaged
+VERDICT_TABLE: dict[str, VerdictKind] = {
+    "real-gap":       VerdictKind(F, F, F, F, F),
+    "inert":          VerdictKind(T, T, F, F, F),
+    "blocked":        VerdictKind(T, F, F, F, F),
+    "owned":          VerdictKind(T, F, F, F, F),
+    "surface-absent": VerdictKind(T, T, F, F, F),
+    "no-op":          VerdictKind(F, F, T, T, F),
+    "ported":         VerdictKind(F, F, F, T, F),
+    "ignore":         VerdictKind(F, F, T, T, F),
+    "untrusted":      VerdictKind(F, F, F, F, T),
+    "unclassified":   VerdictKind(F, F, F, F, T),
+}
+del T, F
+VERDICTS = tuple(VERDICT_TABLE)
+
+
+def _verdicts(flag: str) -> frozenset[str]:
+    return frozenset(v for v, kind in VERDICT_TABLE.items() if getattr(kind, flag))
+
+
+DEFERRED = _verdicts("deferred")
+NEEDS_GATE = _verdicts("needs_gate")
+NEEDS_REASON = _verdicts("needs_reason")
+SETTLED = _verdicts("settled")
+UNTRIAGED = _verdicts("untriaged")
+SEVERITIES = ("info", "warning", "error")  # check findings, lowest first; config's min_severity names one
 GATE_KINDS = ("absent", "no-consumer", "count", "present", "entry-ported")
 DISPOSITIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
 VERDICT_BY = ("human", "audit")
@@ -85,7 +111,7 @@ class Entry:
     blocked_by: list[int] = field(default_factory=list)
     size: str = ""
     landing: str = ""
-    rule: str = ""  # the audit rule that fired, e.g. "8.5 surface-absent"
+    rule: str = ""  # the audit rule that fired, e.g. "surface-absent"
     evidence: list[str] = field(default_factory=list)  # re-checkable probe lines written by audit
     symbols: Symbols = field(default_factory=Symbols)
     gates: list[Gate] = field(default_factory=list)

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from porttrack import audit as audit_mod
-from porttrack.model import DEFERRED, Entry, Gate, Queue
+from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Queue
 
 _SECTIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
 
@@ -105,7 +105,7 @@ def _cycle_state(vs: list[View]) -> str:
         if v.part is None:
             tally[v.verdict] = tally.get(v.verdict, 0) + 1
     to_port = tally.get("real-gap", 0)
-    open_ = tally.get("unclassified", 0) + tally.get("untrusted", 0)
+    open_ = sum(tally.get(v, 0) for v in UNTRIAGED)
     head = (
         f"**OPEN**: {to_port} real gap{'s' if to_port != 1 else ''} to port" if to_port
         else "**OPEN**: entries still to triage" if open_
@@ -141,12 +141,12 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
         chosen = [g for g in groups if g[0].entry.disposition == section]
         lines += ["", f"## {section}" if section == "PORT-NOW" else f"## {section} ({len(chosen)})", ""]
         lines += [entry_line(g[0].entry, _line_reason(g), repo) for g in chosen] or ["No entries."]
-    carry = [g for g in groups if any(v.verdict in DEFERRED or v.verdict in ("unclassified", "untrusted") for v in g)]
+    carry = [g for g in groups if any(v.verdict in DEFERRED or v.verdict in UNTRIAGED for v in g)]
     lines += ["", "## Carry-over", ""]
     for g in carry:
         waits = []
         for v in g:
-            if v.verdict in ("unclassified", "untrusted"):
+            if v.verdict in UNTRIAGED:
                 waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict}: triage it")
             elif v.verdict in DEFERRED:
                 waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict} until {_gates_text(v)}")
@@ -274,7 +274,7 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     ]
 
     lines += ["", "## What could not be determined", ""]
-    unknown = [v for v in vs if v.verdict in ("untrusted", "unclassified")]
+    unknown = [v for v in vs if v.verdict in UNTRIAGED]
     bad_probes = [p for p in result.probes if p.status in ("untrusted", "incomplete")]
     for v in unknown:
         lines.append(f"- {v.label}: {v.verdict}" + (f": {v.reason}" if v.reason else ""))

@@ -1,0 +1,174 @@
+"""Benchmark: audit's first-pass verdicts against hand labels of a real upstream/port pair.
+
+    python benchmarks/accuracy.py --labels FILE.jsonl --port DIR --upstream DIR [--config FILE]
+                                  [--paths P ...] [--range PIN..TARGET] [--misses]
+
+The port is cloned into a temporary folder (nothing is written into DIR). Without
+--config, the config is what `porttrack init --upstream DIR` writes, with `[upstream] paths`
+narrowed to the label set's paths: --paths, else the pathspec of the `git ... log ... -- PATHS`
+line in the README beside the label file. The queue covers --range, else the oldest labelled
+commit's parent up to the newest labelled commit. Every entry is audited, and each labelled
+commit's entry-level verdict is scored as the labels' README says:
+
+- verdict classes: `ignore` is `no-op`; `owned` and `blocked` are `real-gap`;
+- exact: class == label; dangerous: label real-gap, verdict says no work;
+- false work: verdict says work (real-gap, owned, blocked), label is not real-gap;
+- ported recall: labelled `ported` that audit calls `ported`;
+- untrusted, unclassified or a missing entry are misses (never exact, never dangerous).
+
+It prints the confusion table and one line: `exact=A/N dangerous=D falsework=F ported=P/Q`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from porttrack import audit, config as config_mod, init, queuebuild, queuefile  # noqa: E402
+
+LABELS = ("ported", "real-gap", "surface-absent", "inert", "no-op")
+CLASS = {"ignore": "no-op", "owned": "real-gap", "blocked": "real-gap"}
+WORK = {"real-gap", "owned", "blocked"}
+NO_WORK = {"ported", "surface-absent", "inert", "no-op", "ignore"}
+
+
+def verdict_class(verdict: str | None) -> str:
+    if verdict is None:
+        return "missing"
+    return CLASS.get(verdict, verdict)
+
+
+def score(labels: list[dict], verdicts: dict[str, str]) -> dict:
+    """Scores exactly as the labels' README says; `verdicts` maps a full sha to audit's verdict."""
+    exact = dangerous = falsework = ported = ported_of = 0
+    confusion: Counter[tuple[str, str]] = Counter()
+    for lab in labels:
+        v = verdicts.get(lab["sha"])
+        cls = verdict_class(v)
+        confusion[(lab["label"], cls)] += 1
+        exact += cls == lab["label"]
+        dangerous += lab["label"] == "real-gap" and v in NO_WORK
+        falsework += v in WORK and lab["label"] != "real-gap"
+        if lab["label"] == "ported":
+            ported_of += 1
+            ported += v == "ported"
+    return dict(n=len(labels), exact=exact, dangerous=dangerous, falsework=falsework, ported=ported,
+                ported_of=ported_of, confusion=confusion)
+
+
+def summary_line(s: dict) -> str:
+    return f"exact={s['exact']}/{s['n']} dangerous={s['dangerous']} falsework={s['falsework']} ported={s['ported']}/{s['ported_of']}"
+
+
+def confusion_table(s: dict) -> str:
+    cols = [*LABELS, "untrusted", "unclassified", "missing"]
+    cols = [c for c in cols if c in LABELS or any(k[1] == c for k in s["confusion"])]
+    width = max(len(c) for c in cols) + 1
+    out = ["label \\ audit".ljust(16) + "".join(c.rjust(width) for c in cols) + "  total".rjust(width)]
+    for lab in LABELS:
+        row = [s["confusion"].get((lab, c), 0) for c in cols]
+        out.append(lab.ljust(16) + "".join(str(x).rjust(width) for x in row) + str(sum(row)).rjust(width))
+    return "\n".join(out)
+
+
+def readme_paths(labels_file: Path) -> list[str]:
+    """The pathspec after `--` of the `git ... log ...` line in the README beside the labels."""
+    readme = labels_file.parent / "README.md"
+    if not readme.is_file():
+        return []
+    text = readme.read_text(encoding="utf-8").replace("\\\n", " ")
+    for line in text.splitlines():
+        if re.search(r"\bgit\b.*\blog\b.*\s--\s", line):
+            return [p for p in shlex.split(line.split(" -- ", 1)[1]) if not p.startswith("-")]
+    return []
+
+
+def default_range(upstream: Path, shas: list[str]) -> str:
+    """The oldest labelled commit's parent up to the newest, by upstream history order."""
+    order = subprocess.run(["git", "-C", str(upstream), "rev-list", "--no-walk=sorted", "--topo-order", *shas],
+                           capture_output=True, text=True, check=True).stdout.split()
+    return f"{order[-1]}^..{order[0]}"
+
+
+def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], tmp: Path) -> Path:
+    """A clone of the port with its config; returns the config path."""
+    work = tmp / "port"
+    if (port / ".git").exists():
+        subprocess.run(["git", "clone", "-q", "--shared", str(port), str(work)], check=True)
+    else:
+        raise SystemExit(f"accuracy: --port {port} is not a git work tree.")
+    cfg_path = work / config_mod.CONFIG_NAME
+    if config is not None:
+        cfg_path.write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
+    else:
+        text, _ = init.starter(work, upstream)
+        import tomlkit
+
+        doc = tomlkit.parse(text)
+        doc["upstream"]["paths"] = paths
+        doc["upstream"]["repo"] = str(upstream.resolve())
+        cfg_path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    return cfg_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--labels", type=Path, required=True)
+    ap.add_argument("--port", type=Path, required=True)
+    ap.add_argument("--upstream", type=Path, required=True)
+    ap.add_argument("--config", type=Path)
+    ap.add_argument("--paths", nargs="+", help="upstream paths (default: the label README's pathspec)")
+    ap.add_argument("--range", dest="rev_range", help="queue range PIN..TARGET (default: around the labelled commits)")
+    ap.add_argument("--misses", action="store_true", help="also list each entry whose class differs from its label")
+    args = ap.parse_args(argv)
+
+    labels = [json.loads(ln) for ln in args.labels.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    paths = args.paths or readme_paths(args.labels)
+    if not paths and args.config is None:
+        raise SystemExit("accuracy: no --paths given and no `git log -- PATHS` line in the labels' README.")
+    rev_range = args.rev_range or default_range(args.upstream, [lab["sha"] for lab in labels])
+    with tempfile.TemporaryDirectory(prefix="porttrack-accuracy-") as tmp:
+        cfg_path = prepare(args.port, args.upstream, args.config, paths, Path(tmp))
+        cfg = config_mod.load_config(cfg_path)
+        t0 = time.perf_counter()
+        qpath, n = queuebuild.build(cfg, rev_range, name="accuracy")
+        t1 = time.perf_counter()
+        qf = queuefile.load(qpath)
+        result = audit.audit(cfg, qf.queue)
+        t2 = time.perf_counter()
+        by_n = {e.n: e.sha for e in qf.queue.entries}
+        verdicts = {by_n[r.n]: r.verdict for r in result.results if r.part is None}
+        rules = {by_n[r.n]: (r.rule, r.reason) for r in result.results if r.part is None}
+        s = score(labels, verdicts)
+        print(f"queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
+              f"(built in {t1 - t0:.1f} s); audit of all in {t2 - t1:.1f} s; port tree {result.tree[:12]}")
+        for line in getattr(result, "notices", []) or []:
+            print(f"audit: {line}")
+        all_v = Counter(r.verdict for r in result.results if r.part is None)
+        lab_v = Counter(verdicts.get(lab["sha"], "missing") for lab in labels)
+        print("verdicts, labelled entries: " + ", ".join(f"{k} {v}" for k, v in lab_v.most_common()))
+        print("verdicts, whole queue:      " + ", ".join(f"{k} {v}" for k, v in all_v.most_common()))
+        print(confusion_table(s))
+        if args.misses:
+            for lab in labels:
+                v = verdicts.get(lab["sha"])
+                if verdict_class(v) != lab["label"]:
+                    rule, reason = rules.get(lab["sha"], ("", ""))
+                    print(f"  miss {lab['sha'][:10]} label {lab['label']} audit {v} [{rule}] {reason[:160]}")
+        print(summary_line(s))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
