@@ -279,6 +279,7 @@ class Audit:
     counts: dict[str, Any]  # symbol -> probe.Count (code scope first)
     rows: list[owners_mod.Row]
     entries: list[int]  # the entries judged
+    prepin: Any = None  # prepin.Outcome: pre-pin gaps and net-zero pairs (docs/audit.md)
 
     def for_entry(self, n: int) -> list[Result]:
         return [r for r in self.results if r.n == n]
@@ -803,7 +804,8 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
         for syms in [_entry_symbols(e)] + [_part_symbols(e, p) for p in e.parts]:
             symbols.update(syms.added, syms.changed, syms.removed)
             symbols.update(s for s in _needs(syms) if s in add)
-            symbols.update(filter(None, map(_owner_class, [*syms.changed, *syms.removed])))
+            # the classes of added members too: the pre-pin check asks whether the whole class is absent
+            symbols.update(filter(None, map(_owner_class, [*syms.changed, *syms.removed, *syms.added])))
     plan[code][0].extend(sorted(symbols))
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
     recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]
@@ -855,7 +857,26 @@ def audit(
         for k, v in probes.scans[scope].counts.items():
             counts.setdefault(k, v)
     judged = [p for _, p in sorted(probes.judged.items(), key=lambda kv: (kv[0][0] != ctx.scope, kv[0]))]
-    return Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
+    out = Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
+    out.prepin = _prepin(cfg, queue, out, ctx)
+    return out
+
+
+def _prepin(cfg: Config, queue: Queue, out: Audit, ctx: _Ctx):
+    """The pre-pin pass over the results (porttrack/prepin.py): verdicts stay, evidence grows."""
+    from porttrack import prepin
+
+    def pins_for(upstream: str) -> list[str]:
+        pins = ctx.provenance()[1]
+        return [pin for pf in ctx.port_files(upstream) for pin in pins.get(pf, [])]
+
+    def absent(symbol: str) -> bool:
+        """Probed in the code scope with a working control, and no code hit."""
+        if ctx.probes.count(symbol) is None:
+            return False
+        return ctx.probes.judge(symbol).status == "absent" and _code(ctx.probes.count(symbol)) == 0
+
+    return prepin.run(cfg, queue, out, pins_for=pins_for, absent=absent, rows=ctx.rows)
 
 
 def gate_probe(result: Audit, g: Gate):

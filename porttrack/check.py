@@ -34,6 +34,7 @@ CODES: dict[str, tuple[str, str]] = {
     "owner-missing": ("error", "An entry's owner is no row of any matrix"),
     "owner-done": ("warning", "An entry's owner row is in a done state while the entry is still deferred"),
     "actionable": ("warning", "Every blocker of a blocked entry is ported: the entry can be ported now"),
+    "pre-pin-gap-unowned": ("warning", "Two or more entries point at a pre-pin gap and no matrix row owns it"),
     "ack-expired": ("error", "An acknowledgement is past its expiry date"),
     "ack-unused": ("warning", "An acknowledgement matches no finding any more"),
 }
@@ -134,6 +135,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     out += landing_findings(ctx)
     out += owner_findings(ctx)
     out += actionable_findings(ctx, already={(f.entry, f.part) for f in gate_out if f.code == "gate-live"})
+    out += prepin_findings(ctx)
 
     kept, acked, ack_out = apply_acks(ctx, out, today or dt.date.today())
     kept += ack_out
@@ -736,6 +738,34 @@ def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
             f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
             f"Port {label} (or re-triage it) and clear its blocked_by.",
             ctx.qrel, ctx.entry_line(n, "blocked_by", part), entry=n, part=part or "", check=f"{label} blocked_by",
+        ))
+    return out
+
+
+def prepin_findings(ctx: _Ctx) -> list[Finding]:
+    """Pre-pin gaps (from the `pre-pin:` evidence audit --write recorded) that 2+ entries point at and no open row cites."""
+    from porttrack import owners, prepin
+
+    gaps = {k: v for k, v in prepin.recorded_gaps(ctx.q).items() if len(v[1]) >= 2}
+    if not gaps:
+        return []
+    done = {s.upper() for s in ctx.cfg.done_states}
+    rows = [r for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern)
+            if r.state.upper() not in done]
+    out = []
+    for symbol, (site, entries) in sorted(gaps.items()):
+        chk = f"pre-pin gap {symbol}"
+        ctx.checks.add(chk)
+        if any(owners.cites_symbol(r.upstream, symbol) for r in rows):
+            continue
+        first = entries[0]
+        out.append(finding(
+            "pre-pin-gap-unowned",
+            f"{symbol} was upstream at the pin ({site}) and is absent here; entries {', '.join(map(str, entries))} "
+            "point at it and no open matrix row cites it.",
+            f"Add a matrix row that cites {symbol} (one row for the gap, not one issue per entry).",
+            ctx.qrel, ctx.entry_line(first, "evidence"), entry=first, check=chk,
+            related=[f"{ctx.qrel}:{ctx.entry_line(n, 'evidence')}" for n in entries[1:]],
         ))
     return out
 

@@ -245,9 +245,12 @@ def audit(
     if as_json:
         print_json({"tree": result.tree, "scope": result.scope, "written": changed,
                     "results": [r.as_json() for r in result.results], "disagreements": notes,
-                    "actionable": [{"entry": n, "blockers": b} for n, b in ready]})
+                    "actionable": [{"entry": n, "blockers": b} for n, b in ready],
+                    "prepin": result.prepin.as_json()})
         return
     out.print(audit_mod.table(result))
+    for line in result.prepin.summary():
+        out.print(line, markup=False, soft_wrap=True)
     for note in notes:
         out.print(note, markup=False, soft_wrap=True)
     for n, blockers in ready:

@@ -54,6 +54,17 @@ def rev_parse(repo: Path, rev: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    """Is commit `older` an ancestor of (or equal to) `newer`? False too when either is unknown."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
 def head_state(repo: Path, paths: list[str] | None = None) -> tuple[str | None, bool]:
     """(HEAD sha or None for an empty repo, whether the working tree differs from HEAD).
 

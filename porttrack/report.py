@@ -136,6 +136,7 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
         f"{ins:,} insertions and {dels:,} deletions.",
         f"- **Cycle state:** {_cycle_state(vs)}",
         f"- **Port commit probed:** `{result.tree}` (scope `{' '.join(result.scope)}`).",
+        f"- **Pre-pin gaps:** {_prepin_count(result)}",
     ]
     for section in _SECTIONS:
         chosen = [g for g in groups if g[0].entry.disposition == section]
@@ -153,8 +154,21 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
         lines.append(entry_line(g[0].entry, "; ".join(waits), repo))
     if not carry:
         lines.append("Nothing carries over.")
+    pairs = result.prepin.net_zero if result.prepin else []
+    if pairs:
+        lines += ["", f"## Net-zero pairs ({len(pairs)})", ""]
+        lines += [f"- {z.text()}." for z in pairs]
     lines += ["", f"Reproduce: `{command}`", ""]
     return "\n".join(lines)
+
+
+def _prepin_count(result: audit_mod.Audit) -> str:
+    """The header's count of pre-pin gaps (the deferral report lists them), or why none were looked for."""
+    pp = result.prepin
+    if pp is None or (pp.note and not pp.gaps and "not run" in pp.note):
+        return f"not checked ({pp.note if pp else 'no pre-pin pass'})."
+    unowned = sum(1 for g in pp.gaps if not g.owner)
+    return f"{len(pp.gaps)} ({unowned} with no owning row)."
 
 
 def _gate_text(g: Gate) -> str:
@@ -266,6 +280,15 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
                     state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"
                 states.append(f"{s.k}/{s.of} entry {s.n} {state}")
             lines.append(f"- {name}: " + "; ".join(states))
+
+    lines += ["", "## Pre-pin gaps", ""]
+    pp = result.prepin
+    if pp is not None and pp.gaps:
+        lines += [f"- {g.text()}." for g in pp.gaps]
+    else:
+        lines.append("None: no absent symbol was defined upstream at the pin." if pp is None or not pp.note else "None found.")
+    if pp is not None and pp.note:
+        lines.append(f"- Note: {pp.note}.")
 
     lines += ["", "## A row is owed", ""]
     gs = gaps(vs)

@@ -283,6 +283,23 @@ def definitions(data: bytes, lang: str, tree=None) -> dict[str, str]:
     return out.digests()
 
 
+def definition_lines(data: bytes, lang: str) -> dict[str, int]:
+    """Qualified name -> the 1-based line of its first definition (a decorated one at its `def`/`class`)."""
+    root = parse(data, lang).root_node
+    out = _Defs(data, [])
+    if lang == "python":
+        _py_walk(root, "", out)
+    else:
+        _c_walk(root, "", out)
+    lines = {}
+    for name, spans in out.found.items():
+        node = spans[0][0]
+        if node.type == "decorated_definition":
+            node = node.child_by_field_name("definition") or node
+        lines[name] = node.start_point[0] + 1
+    return lines
+
+
 _COMMENT_START = {"python": re.compile(rb"#")}
 _C_COMMENT_START = re.compile(rb"/[/*]")
 
@@ -719,6 +736,22 @@ class Extractor:
         self._release(old, new)
         return result
 
+    def definition_lines(self, lang: str, sha: str) -> dict[str, int]:
+        """`definition_lines` of blob `sha`, from the cache when this blob was read before."""
+        key = f"{lang}:{sha}"
+        hit = self._get("lines", key)
+        if hit is not None:
+            self.cached += 1
+            return hit
+        data = self._blob(sha)
+        try:
+            lines = {} if is_binary(data) else definition_lines(data, lang)
+        except RecursionError:  # scopes nested hundreds deep: no definitions, as in a walk
+            lines = {}
+        self.parsed += 1
+        self._put("lines", key, lines)
+        return lines
+
     def _wanted(self, sha: str) -> bool:
         """Whether a later change of this run will read blob `sha` again (unknown: no)."""
         return self._uses is not None and self._uses[sha] > 1
@@ -913,7 +946,7 @@ def _open_db(path: Path) -> sqlite3.Connection | None:
         db = sqlite3.connect(path, timeout=10)
         db.execute("PRAGMA journal_mode=WAL")  # concurrent walks read while one writes
         db.execute("PRAGMA synchronous=NORMAL")
-        for table in ("blob", "pair"):
+        for table in ("blob", "pair", "lines"):
             db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.commit()
         return db
