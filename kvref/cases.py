@@ -8,6 +8,7 @@ deterministic: the edge cases first, then `n` random ones from `seed`.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -248,71 +249,157 @@ def _edge_zero() -> list[dict]:
     return cases
 
 
-def _random_resolve(rng: random.Random) -> dict:
-    kinds = ["full_attention"] * 4 + ["sliding_window", "mla", "mamba", "circular_buffer"]
-    ng = rng.choice([1, 2, 2, 3, 3, 4])
-    groups = []
-    for _ in range(ng):
-        kind = rng.choice(kinds)
-        spec = _spec(kind, rng.choice([4, 8, 12, 16, 16, 32, 48, 64, 128]))
-        if kind == "mamba":
-            spec["mamba_cache_mode"] = rng.choice(["none", "all", "align"])
-        elif rng.random() < 0.2:
-            spec["tokens_per_state"] = rng.choice([2, 4, 8, "1/2"])
-        groups.append([spec, dict(spec)] if rng.random() < 0.15 else spec)
-    return _resolve_args(
-        groups, block_size=rng.choice([8, 16, 16, 32]), dcp=rng.choice([1, 1, 1, 2, 4]), pcp=rng.choice([1, 1, 1, 2]),
-        enable_prefix_caching=rng.random() < 0.8, connector_enabled=rng.random() < 0.2,
-        prefix_match_unit=rng.choice([None, None, None, 4, 8, 16, 5]))
+# Random cases are stratified: the k-th random case of an op takes the op's k-th *focus* (in
+# turn) and is built so that this switch or error path decides the answer; everything else is
+# drawn at random around it. A bug in one switch then fails a steady share of a default run's
+# cases of that op, not a few in a thousand (benchmarks/kvref_mutants.py measures it per
+# switch, per error path and per planted bug).
+_ATTN = ["full_attention", "full_attention", "sliding_window", "mla", "chunked_local"]
+_RESOLVE_FOCUS = ("plain", "no_prefix_caching", "connector", "context_parallel", "mamba", "mamba", "mamba_wrapper",
+                  "circular_buffer", "tokens_per_state", "prefix_match_unit", "single_group")
 
 
-def _random_zeroing(rng: random.Random) -> dict:
-    layers = []
-    for _ in range(rng.randint(0, 4)):
-        kind = rng.choice(["full_attention", "full_attention", "sliding_window", "mla", "mamba"])
-        spec = _spec(kind, 16)
-        if kind != "mamba":
-            spec["dtype"] = rng.choice(["bfloat16", "bfloat16", "fp8_e4m3"])
-            if rng.random() < 0.2:
-                spec["kv_quant_mode"] = "per_token_head"
-        layers.append(spec)
+def _random_resolve(rng: random.Random, k: int) -> dict:
+    focus = _RESOLVE_FOCUS[k % len(_RESOLVE_FOCUS)]
+    block_size = rng.choice([8, 16, 16, 32])
+    sizes = [4, 8, 16, 16, 32, 48, 64, 128]
+    # Two attention groups of different sizes: hashing (gcd) and backing off (lcm) then differ.
+    a = rng.choice(sizes)
+    b = rng.choice([x for x in sizes if x != a])
+    groups: list = [_spec(rng.choice(_ATTN), a), _spec(rng.choice(_ATTN), b)]
+    kw: dict = {"enable_prefix_caching": rng.random() < 0.9, "connector_enabled": rng.random() < 0.1}
+    if focus == "no_prefix_caching":
+        kw = {"enable_prefix_caching": False, "connector_enabled": False}
+    elif focus == "connector":
+        kw = {"enable_prefix_caching": False, "connector_enabled": True}
+    elif focus == "context_parallel":
+        kw["dcp"], kw["pcp"] = rng.choice([(2, 1), (4, 1), (1, 2), (2, 2)])
+        if rng.random() < 0.5:
+            groups = groups[:1]
+        if rng.random() < 0.5:  # a Mamba group is not scaled by DCP from 2ba984a5d0 on
+            groups.append(_spec("mamba", rng.choice([a, block_size]), mamba_cache_mode="align"))
+    elif focus in ("mamba", "mamba_wrapper"):
+        # The size matters at G1 (differs from block_size = not align), the mode from G2 on.
+        mamba = _spec("mamba", rng.choice([block_size, block_size, 2 * block_size]),
+                      mamba_cache_mode=rng.choice(["none", "all", "align"]))
+        groups[0]["block_size"] = rng.choice([x for x in sizes if x != mamba["block_size"]])
+        if rng.random() < 0.3:
+            mamba["num_speculative_blocks"] = rng.choice([1, 2])
+        groups = [groups[0], [mamba, dict(mamba)] if focus == "mamba_wrapper" else mamba]
+    elif focus == "circular_buffer":  # not prefix-cacheable from e126687a9a on: left out of the hash size
+        groups.append(_spec("circular_buffer", rng.choice([4, 6, 12, a])))
+    elif focus == "tokens_per_state":
+        groups[rng.randrange(2)]["tokens_per_state"] = rng.choice([3, 32, 96, 2, 8, "1/2"])
+        if rng.random() < 0.4:
+            groups.append(_spec("mamba", block_size, mamba_cache_mode="align"))
+    elif focus == "prefix_match_unit":
+        g = math.gcd(a, b)
+        kw["prefix_match_unit"] = rng.choice([g, g, max(1, g // 2), 5, 2 * g if (a % (2 * g) or b % (2 * g)) else 3])
+        kw["enable_prefix_caching"] = True
+    elif focus == "single_group":
+        groups = [rng.choice([groups[0], _spec("mamba", a, mamba_cache_mode=rng.choice(["none", "align"]))])]
+        kw["dcp"], kw["pcp"] = rng.choice([(1, 1), (2, 1), (1, 2), (2, 2)])
+    if focus not in ("mamba_wrapper",) and rng.random() < 0.15:
+        groups[0] = [groups[0], dict(groups[0])]  # a wrapper around two layers of one kind
+    if focus != "prefix_match_unit" and rng.random() < 0.1:
+        kw["prefix_match_unit"] = rng.choice([4, 8, 5])
+    return _resolve_args(groups, block_size=block_size, **kw)
+
+
+_ZEROING_FOCUS = ("mamba", "mixed_dtype", "mixed_quant", "uniform", "no_attention")
+
+
+def _random_zeroing(rng: random.Random, k: int) -> dict:
+    focus = _ZEROING_FOCUS[k % len(_ZEROING_FOCUS)]
+    dtype = rng.choice(["bfloat16", "fp8_e4m3"])
+    layers = [_spec(rng.choice(_ATTN), 16, dtype=dtype) for _ in range(rng.randint(1, 3))]
+    if focus == "mamba":
+        layers.insert(rng.randrange(len(layers) + 1), _spec("mamba", 16))
+    elif focus == "mixed_dtype":  # mixed KV precision needs zeroing from e3fe212eaf on
+        layers.append(_spec(rng.choice(_ATTN), 16, dtype="fp8_e4m3" if dtype == "bfloat16" else "bfloat16"))
+    elif focus == "mixed_quant":
+        layers.append(_spec(rng.choice(_ATTN), 16, dtype=dtype, kv_quant_mode="per_token_head"))
+    elif focus == "no_attention":
+        layers = [] if rng.random() < 0.5 else [_spec("mamba", 16)]
+    rng.shuffle(layers)
     return {"layers": layers}
 
 
-def _random_record(rng: random.Random) -> dict:
+_RECORD_FOCUS = ("full", "sliding_window", "mla", "mamba", "wrapper", "no_zeroing", "free_reuse", "async_load",
+                 "exhaust")
+
+
+def _random_record(rng: random.Random, k: int) -> dict:
+    focus = _RECORD_FOCUS[k % len(_RECORD_FOCUS)]
     bs = rng.choice([2, 4, 8])
-    groups = [_spec(rng.choice(["full_attention", "sliding_window", "mla", "mamba"]), bs)
-              for _ in range(rng.randint(1, 3))]
-    steps, live = [], []
-    for _ in range(rng.randint(1, 5)):
+    main = {"full": "full_attention", "sliding_window": "sliding_window", "mla": "mla", "mamba": "mamba"}
+    kinds = [main.get(focus, "full_attention")] + [rng.choice(["full_attention", "sliding_window", "mla", "mamba"])
+                                                   for _ in range(rng.randint(0, 2))]
+    groups: list = []
+    for k in kinds:
+        spec = _spec(k, bs)
+        if k == "mamba":
+            spec["mamba_cache_mode"] = rng.choice(["none", "align"])
+            if rng.random() < 0.3:
+                spec["num_speculative_blocks"] = 1
+        groups.append(spec)
+    if focus == "wrapper":  # a group of two layers: G1 records for exact types, and a wrapper is none
+        groups[0] = [groups[0], dict(groups[0])]
+    rng.shuffle(groups)
+    steps, live, n = [], [], 0
+    for _ in range(rng.randint(2, 5)):
         step = []
-        for _ in range(rng.randint(0, 3)):
+        for _ in range(rng.randint(1, 3)):
             r = rng.random()
-            if live and r < 0.25:
+            if live and r < (0.45 if focus == "free_reuse" else 0.2):
                 step.append({"op": "free", "request": live.pop(rng.randrange(len(live)))})
-            elif r < 0.4:
-                req = f"r{len(live)}x{rng.randint(0, 99)}"
+            elif r < (0.7 if focus == "async_load" else 0.35):
+                req = f"r{n}"
+                n += 1
                 live.append(req)
                 step.append({"op": "allocate_external", "request": req, "num_tokens": rng.randint(1, 3 * bs),
-                             "async_load": rng.random() < 0.5})
+                             "async_load": rng.random() < (0.8 if focus == "async_load" else 0.4)})
             else:
-                req = rng.choice(live) if live and rng.random() < 0.5 else f"r{len(live)}y{rng.randint(0, 99)}"
-                if req not in live:
+                if live and rng.random() < 0.5:
+                    req = rng.choice(live)
+                else:
+                    req = f"r{n}"
+                    n += 1
                     live.append(req)
                 step.append({"op": "allocate", "request": req, "num_tokens": rng.randint(1, 4 * bs)})
         steps.append(step)
-    return _record_args(groups, rng.random() < 0.6, steps, num_blocks=rng.choice([16, 32, 64]))
+    if focus == "free_reuse":  # freed blocks come back first (head) or last (tail) of the free queue
+        steps.append([{"op": "free", "request": r} for r in live[:2]]
+                     + [{"op": "allocate", "request": f"r{n}", "num_tokens": 2 * bs}])
+    num_blocks = rng.choice([4, 6]) if focus == "exhaust" else rng.choice([32, 64, 128])
+    needs = focus != "no_zeroing" and rng.random() < 0.75
+    return _record_args(groups, needs, steps, num_blocks=num_blocks)
 
 
-def _random_zero(rng: random.Random) -> dict:
-    tensors, offset, slack = [], 0, 0
+_ZERO_FOCUS = ("block_outer", "kv_outer", "heads_outer", "kv_after_block", "packed", "holes", "kinds", "ratio",
+               "non_uniform", "bad_stride", "bad_ids", "past_end", "misaligned")
+
+
+def _random_zero(rng: random.Random, k: int) -> dict:
+    focus = _ZERO_FOCUS[k % len(_ZERO_FOCUS)]
     nb = rng.randint(2, 8)
-    for _ in range(rng.randint(1, 3)):
-        el = rng.choice([1, 2, 4])
-        ratio = rng.choice([1, 1, 2])
-        tokens, head = rng.choice([1, 2, 4]), rng.choice([4, 8])
-        kind = rng.choice(["full_attention", "full_attention", "mla", "sliding_window"])
-        layout = rng.choice(["block_outer", "kv_outer", "heads_outer", "packed"])
+    el = rng.choice([1, 2, 4])
+    tokens, head = rng.choice([1, 2, 4]), rng.choice([4, 8])
+    # One page size for every tensor (unless the focus wants them mixed): a random mix of page
+    # sizes is refused before 79f3183f86 and would hide every other zeroing rule at G1.
+    tensors, offset, slack = [], 0, 0
+    count = rng.randint(2, 3) if focus in ("non_uniform", "kinds") else rng.randint(1, 3)
+    shared_layout = "packed" if focus == "past_end" else focus if focus in _ZERO_FOCUS[:6] \
+        else rng.choice(["block_outer", "kv_outer", "heads_outer", "kv_after_block", "packed"])
+    ratio = 2 if focus == "ratio" else 1
+    for i in range(count):
+        kind = rng.choice(["full_attention", "mla", "sliding_window", "mamba"] if focus == "kinds"
+                          else ["full_attention", "full_attention", "mla"])
+        if focus == "non_uniform" and i:  # a wider head: a different page from the first tensor's
+            head *= 2
+        layout = "block_outer" if focus in ("bad_stride", "misaligned") and i == 0 else shared_layout
+        if focus == "misaligned" and i == 0:
+            el = rng.choice([2, 4])
         offset = -(-offset // 8) * 8
         if layout == "packed":  # two layers share each block's bytes; head >= 4 keeps pages int32-aligned
             page = tokens * head * el
@@ -321,25 +408,47 @@ def _random_zero(rng: random.Random) -> dict:
                                        el, 0, ratio, kind))
             offset += nb * ratio * 2 * page
             slack = max(slack, 2 * page)  # room for the pre-d6af803f43 whole-stride write of the top block
+            if focus == "past_end":
+                slack = 0
             continue
+        wide = 1
         if layout == "block_outer":
             shape, bd = [nb * ratio, 2, tokens, head], 0
+            strides = _dense_strides(shape)
         elif layout == "kv_outer":
             shape, bd = [2, nb * ratio, tokens, head], 1
+            strides = _dense_strides(shape)
+        elif layout == "kv_after_block":  # K/V outermost in memory, but indexed after the block dim
+            shape, bd = [nb * ratio, 2, tokens, head], 0
+            strides = [tokens * head, nb * ratio * tokens * head, head, 1]
+        elif layout == "holes":  # a head slice of a wider tensor: the page has gaps
+            wide = 2
+            shape, bd = [nb * ratio, tokens, head], 0
+            strides = _dense_strides([nb * ratio, tokens, head * wide])
         else:  # heads, then K/V, outside the block dim
             shape, bd = [rng.choice([1, 2]), 2, nb * ratio, tokens * head], 2
-        strides = _dense_strides(shape)
-        tensors.append(_tensor(offset, shape, strides, el, bd, ratio, kind))
-        if rng.random() < 0.2:  # the same tensor registered by a second layer
-            tensors.append(dict(tensors[-1]))
+            strides = _dense_strides(shape)
+        if focus == "bad_stride" and i == 0:  # a 6-byte row: not whole int32 words
+            el, shape, bd = 2, [nb * ratio, 3], 0
+            strides = [3, 1]
         n = 1
         for x in shape:
             n *= x
-        offset += n * el
+        off = offset + (el // 2 if focus == "misaligned" and el > 1 and i == 0 else 0)
+        tensors.append(_tensor(off, shape, strides, el, bd, ratio, kind))
+        if rng.random() < 0.15:  # the same tensor registered by a second layer
+            tensors.append(dict(tensors[-1]))
+        offset += n * el * wide + (off - offset)
+    rng.shuffle(tensors)
     nb_min = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
-    ids = rng.sample(range(nb_min), rng.randint(0, nb_min))
-    if rng.random() < 0.1:
-        ids.append(nb_min + rng.randint(0, 3))
+    ids = rng.sample(range(nb_min), rng.randint(1, nb_min))
+    if focus == "past_end":
+        ids.append(nb_min - 1)
+    if focus == "bad_ids" or rng.random() < 0.03:
+        ids.append(rng.choice([nb_min + rng.randint(0, 3), -1]))
+    if rng.random() < 0.05:
+        ids = []
+    rng.shuffle(ids)
     return _zero_args(tensors, ids, -(-(offset + slack) // 8) * 8)
 
 
@@ -357,7 +466,7 @@ def generate(n: int = 200, seed: int = 0, ops: tuple[str, ...] = OPS) -> list[di
     rng = random.Random(seed)
     for i in range(max(0, n)):
         op = ops[i % len(ops)]
-        cases.append({"op": op, "args": _RANDOM[op](rng), "edge": False})
+        cases.append({"op": op, "args": _RANDOM[op](rng, i // len(ops)), "edge": False})
     for i, c in enumerate(cases, 1):
         c["id"] = i
     return cases

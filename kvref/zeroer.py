@@ -70,10 +70,19 @@ class _Plan:
     max_id: int = 0  # the highest id whose write stays inside the storage
 
 
-def _layout(t: torch.Tensor, bd: int) -> tuple[int, int, bool, list[tuple[int, int]]]:
-    """(block stride, page, dense, outer dims) in bytes for a tensor and its block dim."""
+def _layout(t: torch.Tensor, bd: int, whole_stride: bool) -> tuple[int, int, bool, list[tuple[int, int]]]:
+    """(block stride, page, dense, outer dims) in bytes for a tensor and its block dim.
+
+    With `whole_stride` (before d6af803f43) this is upstream's rule as of G1: only dimensions
+    *before* block_dim whose stride exceeds a block's are segments, and a block is its whole
+    stride from each segment start. A later dimension with a larger stride (say K/V after the
+    block dim in a permuted view) is no segment then, so only its index-0 half gets zeroed.
+    """
     el = t.element_size()
     stride = t.stride(bd) * el
+    if whole_stride:
+        outer = [(t.shape[d], t.stride(d) * el) for d in range(bd) if t.stride(d) * el > stride]
+        return stride, stride, True, outer
     outer, inner = [], []
     for d in range(t.dim()):
         if d == bd:
@@ -141,16 +150,14 @@ class KVBlockZeroer:
         bd %= t.dim()
         if not isinstance(r, int) or r < 1:
             raise ValueError(f"ratio must be a positive integer, got {r!r}")
-        stride, span, dense, outer = _layout(t, bd)
-        if stride % 4:
-            raise ValueError(f"block stride {stride} bytes of a tensor of shape {tuple(t.shape)} is not a multiple "
-                             "of 4 bytes (zeroing writes int32 words)")
+        # Before d6af803f43 a block was the whole stride: packed neighbours got zeroed too.
+        stride, span, dense, outer = _layout(t, bd, "zeroer-segment-stride" not in self.semantics)
+        if stride % 4 or stride == 0:
+            raise ValueError(f"block stride {stride} bytes of a tensor of shape {tuple(t.shape)} is not a positive "
+                             "multiple of 4 bytes (zeroing writes int32 words)")
         if span > stride:
             raise ValueError(f"blocks of a tensor of shape {tuple(t.shape)} overlap: a block spans {span} bytes "
                              f"but blocks are {stride} bytes apart")
-        if "zeroer-segment-stride" not in self.semantics:
-            # Before d6af803f43 a block was the whole stride: packed neighbours got zeroed too.
-            span, dense = stride, True
         el = t.element_size()
         p = _Plan(t, bd, r, t.shape[bd] // r, stride, span, dense, outer, t.storage_offset() * el,
                   t.untyped_storage().nbytes())

@@ -199,7 +199,7 @@ static std::string zero(const J& a) {
       long long stride = t.strides[t.bd] * t.el, outer_end = t.offset;
       std::vector<std::pair<long long, long long>> outer;  // (size, byte stride)
       for (long long d = 0; d < (long long)t.shape.size(); d++)
-        if (d != t.bd && t.strides[d] * t.el > stride) {
+        if (d < t.bd && t.strides[d] * t.el > stride) {  // upstream: dims before block_dim only
           outer.push_back({t.shape[d], t.strides[d] * t.el});
           outer_end += (t.shape[d] - 1) * t.strides[d] * t.el;
         }
