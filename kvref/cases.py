@@ -276,7 +276,7 @@ def _random_resolve(rng: random.Random, k: int) -> dict:
         kw["dcp"], kw["pcp"] = rng.choice([(2, 1), (4, 1), (1, 2), (2, 2)])
         if rng.random() < 0.5:
             groups = groups[:1]
-        if rng.random() < 0.5:  # a Mamba group is not scaled by DCP from 2ba984a5d0 on
+        if rng.random() < 0.7:  # a Mamba group is not scaled by DCP from 2ba984a5d0 on
             groups.append(_spec("mamba", rng.choice([a, block_size]), mamba_cache_mode="align"))
     elif focus in ("mamba", "mamba_wrapper"):
         # The size matters at G1 (differs from block_size = not align), the mode from G2 on.
@@ -388,13 +388,15 @@ def _random_zero(rng: random.Random, k: int) -> dict:
     # One page size for every tensor (unless the focus wants them mixed): a random mix of page
     # sizes is refused before 79f3183f86 and would hide every other zeroing rule at G1.
     tensors, offset, slack = [], 0, 0
-    count = rng.randint(2, 3) if focus in ("non_uniform", "kinds") else rng.randint(1, 3)
+    # An error focus keeps one tensor: a second could fail first for another reason and hide it.
+    count = rng.randint(2, 3) if focus in ("non_uniform", "kinds") else 1 if focus in ("bad_stride", "misaligned") \
+        else rng.randint(1, 3)
     shared_layout = "packed" if focus == "past_end" else focus if focus in _ZERO_FOCUS[:6] \
         else rng.choice(["block_outer", "kv_outer", "heads_outer", "kv_after_block", "packed"])
     ratio = 2 if focus == "ratio" else 1
     for i in range(count):
         kind = rng.choice(["full_attention", "mla", "sliding_window", "mamba"] if focus == "kinds"
-                          else ["full_attention", "full_attention", "mla"])
+                          else ["full_attention", "full_attention", "mla", "sliding_window"])
         if focus == "non_uniform" and i:  # a wider head: a different page from the first tensor's
             head *= 2
         layout = "block_outer" if focus in ("bad_stride", "misaligned") and i == 0 else shared_layout
