@@ -336,9 +336,9 @@ def _random_record(rng: random.Random, k: int) -> dict:
     kinds = [main.get(focus, "full_attention")] + [rng.choice(["full_attention", "sliding_window", "mla", "mamba"])
                                                    for _ in range(rng.randint(0, 2))]
     groups: list = []
-    for k in kinds:
-        spec = _spec(k, bs)
-        if k == "mamba":
+    for kind in kinds:
+        spec = _spec(kind, bs)
+        if kind == "mamba":
             spec["mamba_cache_mode"] = rng.choice(["none", "align"])
             if rng.random() < 0.3:
                 spec["num_speculative_blocks"] = 1

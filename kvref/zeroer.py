@@ -17,10 +17,10 @@ which do touch the bytes between packed pages; that is the bug it models.)
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 import math
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, NamedTuple, Sequence
 
 import torch
 
@@ -28,6 +28,8 @@ from kvref.semantics import SemanticsLike, resolve_semantics
 from kvref.specs import KINDS
 
 _INT_OF_SIZE = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+# CUDA's launch limits: grid x up to 2**31 - 1 programs, grid y up to 65,535.
+GRID_X_MAX, GRID_Y_MAX = 2**31 - 1, 65_535
 
 
 @dataclass
@@ -68,6 +70,49 @@ class _Plan:
     array: object = None  # the same as a numpy array, for CPU tensors
     words: torch.Tensor | None = None  # the whole storage as int32 words (the Triton path)
     max_id: int = 0  # the highest id whose write stays inside the storage
+    seg_words: dict = field(default_factory=dict)  # device -> segment starts in int32 words (Triton path)
+
+
+class Launch(NamedTuple):
+    """One kernel launch over a slice of the (row, page chunk) grid; a row is (segment, id, kernel block)."""
+
+    row0: int
+    rows: int  # grid x
+    col0: int  # first page chunk
+    cols: int  # grid y
+
+
+def plan_launches(rows: int, page_words: int, chunk: int, max_x: int = GRID_X_MAX,
+                  max_y: int = GRID_Y_MAX) -> list[Launch]:
+    """Cover rows x cdiv(page_words, chunk) programs with launches that each fit CUDA's grid limits."""
+    chunks = -(-page_words // chunk)
+    return [Launch(r0, min(max_x, rows - r0), c0, min(max_y, chunks - c0))
+            for r0 in range(0, rows, max_x) for c0 in range(0, chunks, max_y)]
+
+
+def segment_offsets(p: _Plan) -> torch.Tensor:
+    """Every segment's start in bytes (CPU int64), outer dimensions in row-major order; no Python loop per segment."""
+    offs = torch.tensor([p.base], dtype=torch.int64)
+    for n, s in p.outer:
+        offs = (offs[:, None] + torch.arange(n, dtype=torch.int64) * s).reshape(-1)
+    return offs
+
+
+def device_guard(device: torch.device):
+    """Make the tensor's device current for a launch (a tensor on cuda:1 while cuda:0 is current)."""
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
+def stage_ids(ids: torch.Tensor, pin: bool) -> torch.Tensor:
+    """A fresh host copy of the ids, never the caller's tensor, for a non-blocking copy to the device.
+
+    `ids.to("cpu", torch.int64)` returns the caller's own tensor when it already is one (pinned or
+    not), and a non-blocking copy would then read it after zero() returned (1cd75b3dd4's race). A
+    pinned buffer is freed to torch's caching host allocator, which keeps it until the copy is done.
+    """
+    host = torch.empty(ids.numel(), dtype=torch.int64, pin_memory=pin)
+    host.copy_(ids.reshape(-1))
+    return host
 
 
 def _layout(t: torch.Tensor, bd: int, whole_stride: bool) -> tuple[int, int, bool, list[tuple[int, int]]]:
@@ -189,10 +234,15 @@ class KVBlockZeroer:
         out = []
         for p in self.plans:
             ptr = p.tensor.untyped_storage().data_ptr()
-            for idx in itertools.product(*(range(n) for n, _ in p.outer)):
-                off = p.base + sum(i * s for i, (_, s) in zip(idx, p.outer))
-                out.append(Segment(ptr, off, p.stride, p.page, p.ratio))
+            out += [Segment(ptr, off, p.stride, p.page, p.ratio) for off in segment_offsets(p).tolist()]
         return out
+
+    def segment_words(self, p: _Plan, device: torch.device) -> torch.Tensor:
+        """The plan's segment starts in int32 words on `device`, built and copied there once per zeroer."""
+        got = p.seg_words.get(device)
+        if got is None:
+            got = p.seg_words[device] = (segment_offsets(p) // 4).to(device)
+        return got
 
     def zero(self, block_ids: Iterable[int] | torch.Tensor) -> None:
         """Zero every listed spec block in every tensor. Ids are global pool ids."""
@@ -214,6 +264,7 @@ class KVBlockZeroer:
                 raise ValueError(f"zeroing block {hi} writes past the end of the KV pool (page {p.page} bytes "
                                  f"stepped by stride {p.stride}; fixed by d6af803f43)")
         staged: dict[torch.device, torch.Tensor] = {}
+        host = None
         ids_np = ids.numpy()
         for p in self.plans:
             dim = len(p.outer) if p.dense else p.block_dim
@@ -223,19 +274,23 @@ class KVBlockZeroer:
                 rows = ids_np if p.dense else (ids_np[:, None] * p.ratio + _arange(p.ratio)).reshape(-1)
                 p.array[(slice(None),) * dim + (rows,)] = 0
                 continue
-            # A fresh device copy per call (1cd75b3d): a reused staging buffer raced the next step.
-            dev_ids = staged.get(p.tensor.device)
-            if dev_ids is None:
-                dev_ids = staged[p.tensor.device] = ids.to(p.tensor.device, non_blocking=True)
-            if not p.dense:
-                kids = (dev_ids[:, None] * p.ratio + torch.arange(p.ratio, device=dev_ids.device)).reshape(-1)
-                p.target.index_fill_(dim, kids, 0)
-            elif self.use_triton and p.words is not None:
-                from kvref import triton_zero
+            dev = p.tensor.device
+            with device_guard(dev):
+                # A fresh staging buffer and device copy per call (1cd75b3dd4): a reused one raced the next step.
+                dev_ids = staged.get(dev)
+                if dev_ids is None:
+                    if host is None:
+                        host = stage_ids(ids, pin=dev.type == "cuda")
+                    dev_ids = staged[dev] = host.to(dev, non_blocking=True)
+                if not p.dense:
+                    kids = (dev_ids[:, None] * p.ratio + torch.arange(p.ratio, device=dev)).reshape(-1)
+                    p.target.index_fill_(dim, kids, 0)
+                elif self.use_triton and p.words is not None:
+                    from kvref import triton_zero
 
-                triton_zero.zero_pages(p.words, p, dev_ids)
-            else:
-                p.target.index_fill_(dim, dev_ids, 0)
+                    triton_zero.zero_pages(p.words, p, dev_ids, self.segment_words(p, dev))
+                else:
+                    p.target.index_fill_(dim, dev_ids, 0)
 
     zero_block_ids = zero
 

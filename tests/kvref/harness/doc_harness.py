@@ -85,7 +85,7 @@ def resolve(a: dict) -> dict:
         return r
 
     if on("dcp-attention-only"):
-        scaled = lambda g: all(attention(s) for s in layers(g)) or MUTANT == "dcp-scales-mamba"  # noqa: E731
+        scaled = lambda g: all(attention(s) for s in layers(g)) or MUTANT == "dcp-scales-mamba"
         sizes = [layers(g)[0]["block_size"] * (dcp if scaled(g) else 1) for g in groups]
         if len(groups) <= 1:
             size = sizes[0] if sizes else bs * dcp
