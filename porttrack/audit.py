@@ -27,22 +27,6 @@ HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there
 # ---------------------------------------------------------------- selection
 
 
-def parse_entries(spec: str | None) -> set[int] | None:
-    """`121-160,170` -> {121..160, 170}; None or "" -> None (all entries)."""
-    if not spec:
-        return None
-    out: set[int] = set()
-    for part in spec.replace(" ", "").split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            raise UserError(f"--entries {spec!r}: {part!r} is not a number or a range like 121-160.")
-        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-        if hi < lo:
-            raise UserError(f"--entries {spec!r}: the range {part} runs backwards.")
-        out.update(range(lo, hi + 1))
-    return out
-
-
 def entries_label(numbers: list[int]) -> str:
     """[121, 122, 123, 150] -> "121-123, 150"."""
     numbers = sorted(set(numbers))

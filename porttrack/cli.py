@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,10 +17,18 @@ from rich.console import Console
 
 from porttrack.errors import UserError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Track a port against a fast-moving upstream.")
-queue_app = typer.Typer(no_args_is_help=True, help="Build, refresh and show queue files.")
-validate_app = typer.Typer(no_args_is_help=True, help="Check a port's behaviour against kvref.")
-kvref_app = typer.Typer(no_args_is_help=True, help="The KV-cache reference: conformance vectors.")
+
+def _typer(help: str, **kw) -> typer.Typer:
+    # Plain click help: typer's rich panels print `--write <bool>` for every flag, which reads as
+    # "takes a value" (and `--write true` is an error); plain help prints flags as flags.
+    return typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       context_settings={"help_option_names": ["-h", "--help"]}, help=help, **kw)
+
+
+app = _typer("Track a port against a fast-moving upstream.", add_completion=False)
+queue_app = _typer("Build, refresh and show queue files.")
+validate_app = _typer("Check a port's behaviour against kvref.")
+kvref_app = _typer("The KV-cache reference: conformance vectors.")
 app.add_typer(queue_app, name="queue")
 app.add_typer(validate_app, name="validate")
 app.add_typer(kvref_app, name="kvref")
@@ -30,6 +39,24 @@ err = Console(stderr=True, highlight=False)
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")]
 QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: the file named by queue.file in porttrack.toml, or the only queue/*.toml).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from porttrack import __version__
+
+        out.print(f"porttrack {__version__}", markup=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                          help="Print porttrack's version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="On an internal error (exit 3), print the traceback.")] = False,
+) -> None:
+    """Track a port against a fast-moving upstream. Exit codes: 0 fine, 1 findings, 2 bad input, 3 a bug in porttrack."""
+    # --debug is taken out of argv by main() wherever it appears; it is declared here for --help.
 
 
 def _bare_as_of(argv: list[str]) -> list[str]:
@@ -44,7 +71,12 @@ def _bare_as_of(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
-    sys.argv[1:] = _bare_as_of(sys.argv[1:])
+    argv = sys.argv[1:]
+    # --debug may follow any command (`porttrack audit --debug`), so main takes it out itself
+    debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
+    if debug:
+        argv.remove("--debug")
+    sys.argv[1:] = _bare_as_of(argv)
     try:
         rc = app(standalone_mode=False)
     except UserError as e:
@@ -62,13 +94,30 @@ def main() -> None:
     except Exception as e:
         # usage errors (unknown option, missing argument) come through here in non-standalone mode;
         # typer may vendor click, so recognise them by shape rather than by class
+        if type(e).__name__ == "NoArgsIsHelpError":  # a bare `porttrack` / `porttrack queue`: its help
+            out.print(e.format_message().rstrip(), markup=False, highlight=False, soft_wrap=True)
+            sys.exit(2)
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
             message = e.format_message().strip()
             if message:  # a bare `porttrack` / `porttrack queue` has printed its help already
                 err.print(f"porttrack: {message}", markup=False, soft_wrap=True)
             sys.exit(2)
-        raise
+        sys.exit(_internal_error(e, debug))
+    except KeyboardInterrupt:
+        err.print("porttrack: interrupted.")
+        sys.exit(130)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _internal_error(e: BaseException, debug: bool) -> int:
+    """An exception nobody meant: our bug. Exit 3 (never 1, which CI reads as findings)."""
+    if debug:
+        traceback.print_exception(e)
+    what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    err.print(f"porttrack: internal error, this is a bug in porttrack: {what}."
+              + ("" if debug else " Run the same command with --debug for the traceback, and report it."),
+              markup=False, soft_wrap=True)
+    return 3
 
 
 def _os_error(e: OSError) -> int:
@@ -86,23 +135,29 @@ def _queue(config: Path | None, queue: Path | None):
 
     cfg = config_mod.resolve_config(config)
     qpath = config_mod.queue_path(cfg, queue)
-    return cfg, queuefile.load(qpath), qpath.resolve().relative_to(cfg.port_root.resolve()).as_posix()
+    return cfg, queuefile.load(qpath), _rel(qpath, cfg.port_root)
 
 
-def _entries(spec: str | None, queue):
-    """--entries as a set of numbers, each range clipped to the queue's highest entry number first,
-    so `--entries 1-99999999999` does not build a set of 10^11 numbers."""
-    import re
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
-    from porttrack import audit as audit_mod
 
-    top = max((e.n for e in queue.entries), default=0)
+def _next(*commands: str) -> None:
+    """The next command to run, after every command that wrote something."""
+    out.print("next: " + " or ".join(f"`{c}`" for c in commands), markup=False, soft_wrap=True)
 
-    def clip(m: re.Match) -> str:
-        lo, hi = int(m[1]), int(m[2])
-        return f"{lo}-{max(lo, min(hi, top))}" if hi > top and hi >= lo else m[0]
 
-    return audit_mod.parse_entries(re.sub(r"(\d+)-(\d+)", clip, spec) if spec else spec)
+def _rel(path: Path, root: Path) -> str:
+    """path as the user would type it from the port root (absolute when it lies outside)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _queue_arg(queue: Path | None, qrel: str) -> str:
+    """` --queue Q` when the user named the queue, so the suggested next command reads the same one."""
+    return f" --queue {qrel}" if queue is not None else ""
 
 
 def print_json(data) -> None:
@@ -125,6 +180,7 @@ def init(
     for note in notes:
         out.print(f"- {note}", markup=False, soft_wrap=True)  # a path or command is never broken across lines
     out.print(f"wrote {path}", markup=False, soft_wrap=True)
+    _next("porttrack queue build --range PIN..TARGET")
 
 
 @app.command()
@@ -153,7 +209,8 @@ def queue_build(
 
     cfg = config_mod.resolve_config(config)
     path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err))
-    out.print(f"wrote {path}: {added} entries", markup=False, soft_wrap=True)
+    out.print(f"wrote {path}: {_plural(added, 'entry', 'entries')}", markup=False, soft_wrap=True)
+    _next(f"porttrack audit{_queue_arg(path if name or queue else None, _rel(path, cfg.port_root))}")
 
 
 @queue_app.command("refresh")
@@ -167,21 +224,24 @@ def queue_refresh(
 
     cfg = config_mod.resolve_config(config)
     path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err))
-    out.print(f"{path}: {added} new entries" if added else f"{path}: nothing new", markup=False, soft_wrap=True)
+    out.print(f"{path}: {_plural(added, 'new entry', 'new entries')}" if added else f"{path}: nothing new",
+              markup=False, soft_wrap=True)
+    if added:
+        _next(f"porttrack audit{_queue_arg(queue, _rel(path, cfg.port_root))}")
 
 
 @queue_app.command("show")
 def queue_show(
-    numbers: Annotated[Optional[list[int]], typer.Argument(help="Entry numbers (default: all).")] = None,
+    numbers: Annotated[Optional[list[str]], typer.Argument(help="Entries, as --entries takes them: 3 5-9 or 3,5-9 (default: all).")] = None,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print entries with their verdicts, gates and evidence."""
+    """Print entries with their verdicts, owners, gates and the rule that fired (--json: every field, evidence included)."""
     from porttrack import show
 
     _, qf, _ = _queue(config, queue)
-    entries = show.select(qf.queue, numbers or [])
+    entries = show.select(qf.queue, ",".join(numbers) if numbers else None)
     if as_json:
         print_json(show.as_json(entries))
     else:
@@ -231,10 +291,12 @@ def audit(
     as_json: JsonOpt = False,
 ) -> None:
     """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
-    from porttrack import audit as audit_mod, queuefile
+    from collections import Counter
+
+    from porttrack import audit as audit_mod, queuefile, show
 
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=_entries(entries, qf.queue),
+    result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     if write:
         changed, notes = audit_mod.write(qf, result, qrel)
@@ -255,8 +317,17 @@ def audit(
         out.print(note, markup=False, soft_wrap=True)
     for n, blockers in ready:
         out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} ported.", markup=False)
-    out.print(f"probed {result.tree} in {' '.join(result.scope)}" + (f"; wrote {changed} verdicts to {qrel}" if write else ""),
-              markup=False, soft_wrap=True)
+    counts = Counter(r.verdict for r in result.results)
+    out.print(f"{_plural(len(result.results), 'verdict')}: "
+              + (", ".join(f"{v} {c}" for v, c in sorted(counts.items())) or "none")
+              + f"; probed {result.tree} in {' '.join(result.scope)}", markup=False, soft_wrap=True)
+    qarg = _queue_arg(queue, qrel)
+    if write:
+        out.print(f"wrote {_plural(changed, 'verdict')} to {qrel}", markup=False, soft_wrap=True)
+        _next(f"porttrack report sync{qarg} --out SYNC.md", f"porttrack check{qarg}")
+    else:
+        out.print(f"nothing written; `porttrack audit --write{qarg}` records these verdicts in {qrel} "
+                  "(a person's verdicts stay).", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -268,12 +339,12 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import audit as audit_mod, queuefile, report as report_mod
+    from porttrack import audit as audit_mod, queuefile, report as report_mod, show
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=_entries(entries, qf.queue),
+    result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
@@ -282,13 +353,11 @@ def report(
         sys.stdout.write(text)
         return
     try:
-        out_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_file.with_name(out_file.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out_file)
+        queuefile.write_atomic(out_file, text)
     except OSError as e:
         raise UserError(f"cannot write report {out_file}: {e.strerror}.") from None
     out.print(f"wrote {out_file}", markup=False, soft_wrap=True)
+    _next(f"porttrack check{_queue_arg(queue, qrel)}")
 
 
 @app.command()
@@ -365,3 +434,4 @@ def kvref_vectors(
 
     for path in validate.write_vectors(out_dir, as_of, cases, seed):
         out.print(f"wrote {path}", markup=False, soft_wrap=True)
+    _next("porttrack validate kv --impl HARNESS_COMMAND (docs/protocol.md says what a harness reads and writes)")

@@ -702,7 +702,7 @@ def record_human_verdicts(port: Path) -> None:
 
 def _porttrack(port: Path, args: list[str], console: Console) -> subprocess.CompletedProcess:
     console.print(f"[bold]$ porttrack {shlex.join(args)}[/bold]")
-    env = dict(os.environ, NO_COLOR="1", COLUMNS="160")
+    env = dict(os.environ, NO_COLOR="1", COLUMNS=str(console.width))  # tables fit this terminal
     proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=port, env=env,
                           capture_output=True, text=True)
     text = (proc.stdout + proc.stderr).rstrip()

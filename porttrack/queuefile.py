@@ -570,6 +570,29 @@ def dumps(qf: QueueFile) -> str:
     return qf.text if qf._doc is None else qf._doc.as_string()
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path through a fresh temp file in the same folder and a rename, so a reader never
+    sees half a file and a failure leaves the old bytes and no temp file. Queue files and reports."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:  # mkstemp makes 0600; a new file gets the mode any new file would
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def save(qf: QueueFile) -> bool:
     """Write atomically; refuse when the file changed on disk since it was read. True when bytes changed."""
     text = dumps(qf)
@@ -585,24 +608,7 @@ def save(qf: QueueFile) -> bool:
         raise UserError(f"{qf.path} changed on disk since porttrack read it; nothing was written, run the command again.")
     if text == qf.text:
         return False
-    qf.path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{qf.path.name}.", suffix=".tmp", dir=qf.path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if qf.path.exists():
-            os.chmod(tmp, qf.path.stat().st_mode & 0o777)
-        else:  # mkstemp makes 0600; a new queue file gets the mode any new file would
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, qf.path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(qf.path, text)
     qf.text = text
     qf.is_new = False
     return True

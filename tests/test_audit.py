@@ -346,10 +346,12 @@ def test_actionable_when_blockers_are_ported(tmp_path):
 
 
 def test_parse_entries():
-    assert audit_mod.parse_entries("121-123, 150") == {121, 122, 123, 150}
-    assert audit_mod.parse_entries(None) is None
+    from porttrack.show import parse_entries
+
+    assert parse_entries("121-123, 150") == {121, 122, 123, 150}
+    assert parse_entries(None) is None
     with pytest.raises(UserError):
-        audit_mod.parse_entries("12x")
+        parse_entries("12x")
     assert audit_mod.entries_label([3, 1, 2, 7]) == "1-3, 7"
 
 

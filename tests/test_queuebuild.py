@@ -41,7 +41,7 @@ def test_build_then_refresh_keeps_numbers_and_human_bytes(tmp_path):
 
     new = commit_files(up, {"vllm/a.py": "def f():\n    return 3\n\n\ndef g():\n    return f()\n"}, "[Bugfix] f again (#5)")
     proc = run_cli("queue", "refresh", cwd=port, check_rc=0)
-    assert "1 new entries" in proc.stdout
+    assert "1 new entry\n" in proc.stdout
     after = path.read_text()
     assert after.startswith(text.split("[queue]")[0])
     first_entry = text[text.index("[[entry]]"):text.index("[[entry]]", text.index("[[entry]]") + 1)]
