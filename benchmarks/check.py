@@ -1,4 +1,4 @@
-"""Time `porttrack check` on a synthetic port: 300 entries, 600 gates (DESIGN §11: ≤ 1 s warm).
+"""Time `porttrack check` on a synthetic port: 300 entries, 600 gates (docs/design.md §11: ≤ 1 s warm).
 
 Builds a C++ port tree in a temp folder (git repo, 1,500 files, ~60k lines), a queue whose 300
 deferred entries carry 600 gates (absent + no-consumer, each no-consumer gate with an

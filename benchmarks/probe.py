@@ -3,7 +3,7 @@
     python benchmarks/probe.py                       # synthetic 1,500-file, 250k-line C++ tree
     python benchmarks/probe.py --tree PATH --scope src include tests
 
-DESIGN §11 target: ≤ 0.3 s warm, ≥ 5× faster than one `git grep -w` alternation pass,
+docs/design.md §11 target: ≤ 0.3 s warm, ≥ 5× faster than one `git grep -w` alternation pass,
 ≥ 20× faster than one `git grep` per symbol. Everything is measured in this one run; the
 ratios printed are baseline time / porttrack warm time. The headline warm time is a scan's
 counts (what check and audit gates read); a count's Hit objects are built when first asked

@@ -1,4 +1,4 @@
-"""queue build speed (DESIGN §11): porttrack's range walk against one streamed `git log -p`.
+"""queue build speed (docs/design.md §11): porttrack's range walk against one streamed `git log -p`.
 
     python benchmarks/queue_build.py --repo ../vllm --range A..B --paths vllm/ tests/
     python benchmarks/queue_build.py            # a synthetic upstream of --commits commits

@@ -5,7 +5,7 @@
 Builds a KV cache of several layers with K/V outermost (so every layer has two
 segments), zeroes 1%, 10% and 50% of its blocks (random ids) with
 kvref.KVBlockZeroer, and compares with one contiguous `zero_()` of exactly as
-many bytes on the same device, measured in the same run. Targets (DESIGN §11):
+many bytes on the same device, measured in the same run. Targets (docs/design.md §11):
 CPU >= 50%, CUDA >= 70%. Runs on CUDA when available, else CPU.
 """
 

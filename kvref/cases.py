@@ -147,7 +147,7 @@ def _resolve_args(groups, block_size=16, **kw) -> dict:
 def _edge_resolve() -> list[dict]:
     f, m = "full_attention", "mamba"
     return [
-        _resolve_args([_spec(f, 16)]),  # KVREF §1 known case (16, 16)
+        _resolve_args([_spec(f, 16)]),  # docs/design.md §13.1 known case (16, 16)
         _resolve_args([_spec(f, 16), _spec(f, 32)]),  # (32, 16)
         _resolve_args([_spec(f, 32), _spec(f, 8)]),  # (32, 8)
         _resolve_args([_spec(f, 16), _spec(f, 32)], prefix_match_unit=5),  # ValueError for a unit of 5

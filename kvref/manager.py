@@ -1,6 +1,6 @@
 """KVCacheManagerSim: per-group block allocation over one pool, and new-block-id recording.
 
-A small model of upstream's scheduler side (KVREF.md §3): one block pool
+A small model of upstream's scheduler side (docs/design.md §13.3): one block pool
 (block 0 is the null block; allocation pops the head of the free queue;
 freed blocks, never hashed here, go back at its head from 520828789 on and at
 its tail before), one single-type manager per KV cache group in

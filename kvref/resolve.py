@@ -1,4 +1,4 @@
-"""Block-size resolution and the zeroing predicate, per upstream commit (KVREF.md §1, §2)."""
+"""Block-size resolution and the zeroing predicate, per upstream commit (docs/design.md §13.1, §13.2)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ class Switch:
 
 
 # Upstream order. Dates are the upstream commit dates; the rows marked
-# "inferred" are attributions KVREF.md does not state outright (docs/kvref.md).
+# "inferred" are attributions docs/design.md §13 does not state outright (docs/kvref.md).
 SWITCHES: tuple[Switch, ...] = (
     Switch("record-new-block-ids", "4ff8c3c8f", 35219, "2026-03-10",
            "single-type managers record new block ids; take_new_block_ids drains; KVBlockZeroer exists"),

@@ -1,6 +1,6 @@
 """KVBlockZeroer: zero whole KV blocks across a model's cache tensors, exactly and in one pass.
 
-Built once from the layers' KV tensors (KVREF.md §4). For each tensor it finds
+Built once from the layers' KV tensors (docs/design.md §13.4). For each tensor it finds
 the block dimension's byte stride, the *segments* (outer dimensions whose
 stride exceeds a block's, such as K/V outermost), and the *page* (the bytes
 one block occupies inside a segment). `zero(ids)` then writes zeros over

@@ -1,4 +1,4 @@
-"""check: the CI gate (DESIGN §6, §7, §11). Re-verify a queue against the port tree and list findings.
+"""check: the CI gate (docs/design.md §6, §7, §11). Re-verify a queue against the port tree and list findings.
 
 A finding names a stable code, a severity, the entry, the file:line to look at
 and a sentence saying what to do. The engine returns data; formats.py renders it.
@@ -23,7 +23,7 @@ from porttrack.model import DEFERRED, NEEDS_GATE, NEEDS_REASON, SETTLED, SEVERIT
 # codes are never renamed or reused, so config filters and acknowledgements keep working.
 CODES: dict[str, tuple[str, str]] = {
     "untriaged": ("error", "An entry added since the base has no verdict yet"),
-    "verdict-incomplete": ("error", "A verdict lacks what DESIGN §5 says it must carry"),
+    "verdict-incomplete": ("error", "A verdict lacks what docs/design.md §5 says it must carry"),
     "gate-live": ("error", "A gate's condition no longer holds: its entry is real now"),
     "gate-untrusted": ("error", "A gate's positive control found nothing, so its zero proves nothing"),
     "scan-incomplete": ("error", "Part of a gate's scope could not be read, so its count is not known"),
@@ -304,7 +304,7 @@ def _owners(e: Entry) -> list[tuple[str, Entry | Part, str | None]]:
 
 
 def verdict_findings(ctx: _Ctx) -> list[Finding]:
-    """Every verdict carries what DESIGN §5 requires of it."""
+    """Every verdict carries what docs/design.md §5 requires of it."""
     out = []
     for e in ctx.q.entries:
         for label, obj, part in _owners(e):
@@ -541,7 +541,7 @@ def _incomplete_text(scan) -> str:
 
 
 def _variants(name: str, cfg: Config) -> list[str]:
-    """The forms an upstream name may take in the port (DESIGN §6), as the probe searches them."""
+    """The forms an upstream name may take in the port (docs/design.md §6), as the probe searches them."""
     from porttrack import probe
 
     return probe.variants(name, renames=cfg.renames, strip_leading_underscore=cfg.strip_leading_underscore)

@@ -1,4 +1,4 @@
-"""Provenance headers (DESIGN §9.1): which upstream files each port file says it came from, at which pin.
+"""Provenance headers (docs/design.md §9.1): which upstream files each port file says it came from, at which pin.
 
 The port's own statements beat path arithmetic, so the upstream→port map starts here.
 Only comment text is read: the first `scan_lines` lines for the file's header, and

@@ -55,7 +55,7 @@ VERDICT_BY = ("human", "audit")
 
 @dataclass
 class Gate:
-    """A recorded probe plus the condition that keeps its entry deferred (DESIGN §6)."""
+    """A recorded probe plus the condition that keeps its entry deferred (docs/design.md §6)."""
 
     id: str
     kind: str

@@ -1,4 +1,4 @@
-"""Roadmap matrices (DESIGN §9.3): rows with a stable ID, a state, and the upstream code they track.
+"""Roadmap matrices (docs/design.md §9.3): rows with a stable ID, a state, and the upstream code they track.
 
 Tables are read with markdown-it-py, not by splitting on "|": cells hold code spans
 and links that may themselves contain pipes.

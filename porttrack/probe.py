@@ -185,7 +185,7 @@ _NEWLINE = re.compile(rb"\n")
 
 
 def variants(name: str, *, renames: dict[str, str] = {}, strip_leading_underscore: bool = True) -> list[str]:
-    """The identifiers an upstream name may appear as in the port (DESIGN §6).
+    """The identifiers an upstream name may appear as in the port (docs/design.md §6).
 
     `Class.method` and `Class::method` are found through the bare `method` (every qualified
     occurrence is also an occurrence of the bare name); `Class.__init__` is the constructor,

@@ -1,4 +1,4 @@
-"""Queue files (DESIGN §4): load, validate and save them without losing a byte a person wrote.
+"""Queue files (docs/design.md §4): load, validate and save them without losing a byte a person wrote.
 
 The tomlkit document is the source of truth: edits go into it key by key, so
 comments, spacing and key order elsewhere survive every rewrite. The dataclass

@@ -1,4 +1,4 @@
-"""The team's markdown reports (DESIGN §9.2, §9.4): sync and deferral, generated from a queue and an audit.
+"""The team's markdown reports (docs/design.md §9.2, §9.4): sync and deferral, generated from a queue and an audit.
 
 What a person recorded in the queue wins; audit's conclusion fills in where nothing is
 recorded yet. Both reports name the port commit probed and end with the command that
@@ -63,7 +63,7 @@ def _sentence(text: str) -> str:
 
 
 def entry_line(e: Entry, reason: str, repo: str) -> str:
-    """``- vllm#46853 `Subject (#46853)` (`4c3c64fc`) — reason.`` (DESIGN §9.2)."""
+    """``- vllm#46853 `Subject (#46853)` (`4c3c64fc`) — reason.`` (docs/design.md §9.2)."""
     subject = " ".join(e.subject.split()).replace("`", "\\`")
     ref = f"{repo}#{e.pr}" if e.pr is not None else f"{repo}@{e.sha[:8]}" if e.sha else repo
     if e.reverts is not None:
@@ -116,7 +116,7 @@ def _cycle_state(vs: list[View]) -> str:
 
 
 def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
-    """The sync report of DESIGN §9.2 for the audited entries."""
+    """The sync report of docs/design.md §9.2 for the audited entries."""
     vs = views(queue, result)
     groups = _grouped(vs)
     repo = upstream_name(queue)
@@ -230,7 +230,7 @@ def gaps(vs: list[View]) -> list[Gap]:
 
 
 def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "") -> str:
-    """The deferral report of DESIGN §9.4."""
+    """The deferral report of docs/design.md §9.4."""
     vs = views(queue, result)
     repo = upstream_name(queue)
     # an entry split into parts is judged by its parts

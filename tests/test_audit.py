@@ -1,4 +1,4 @@
-"""audit: every rule of DESIGN §8 on a real port repository, a matrix and a queue, through the real CLI."""
+"""audit: every rule of docs/design.md §8 on a real port repository, a matrix and a queue, through the real CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provenance headers: every variant of DESIGN §9.1, the upstream→port map, and `porttrack headers`."""
+"""Provenance headers: every variant of docs/design.md §9.1, the upstream→port map, and `porttrack headers`."""
 
 from __future__ import annotations
 

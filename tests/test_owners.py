@@ -1,4 +1,4 @@
-"""Matrices (DESIGN §9.3): rows read with a markdown parser, and the owner lookup of audit rule 4."""
+"""Matrices (docs/design.md §9.3): rows read with a markdown parser, and the owner lookup of audit rule 4."""
 
 from __future__ import annotations
 

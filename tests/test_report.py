@@ -1,4 +1,4 @@
-"""Reports: the sync report of DESIGN §9.2 (parsed back with the team's own entry regex) and the deferral report of §9.4."""
+"""Reports: the sync report of docs/design.md §9.2 (parsed back with the team's own entry regex) and the deferral report of §9.4."""
 
 from __future__ import annotations
 

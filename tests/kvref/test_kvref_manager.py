@@ -1,4 +1,4 @@
-"""KVCacheManagerSim: which managers record new block ids, and when the lists drain (KVREF.md §3)."""
+"""KVCacheManagerSim: which managers record new block ids, and when the lists drain (docs/design.md §13.3)."""
 
 import pytest
 

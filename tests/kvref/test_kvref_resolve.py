@@ -1,4 +1,4 @@
-"""resolve_kv_cache_block_sizes and needs_kv_cache_zeroing: KVREF.md §1 rules per generation, plus semantics lookup."""
+"""resolve_kv_cache_block_sizes and needs_kv_cache_zeroing: docs/design.md §13.1 rules per generation, plus semantics lookup."""
 
 import math
 from fractions import Fraction
@@ -23,7 +23,7 @@ def sizes(r):
     return r.scheduler_block_size, r.hash_block_size
 
 
-# ---------------------------------------------------------------- the four known cases (KVREF §1)
+# ---------------------------------------------------------------- the four known cases (docs/design.md §13.1)
 
 
 @pytest.mark.parametrize("sem", ["G1", "G2", "G3"])

@@ -1,4 +1,4 @@
-"""KVBlockZeroer exactness on every layout KVREF.md §4 names, checked against an independent oracle.
+"""KVBlockZeroer exactness on every layout docs/design.md §13.4 names, checked against an independent oracle.
 
 Every test builds real tensors as views into one byte buffer filled with a
 never-zero pattern, zeroes some blocks, and compares the *whole* buffer with
