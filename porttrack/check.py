@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,11 @@ CODES: dict[str, tuple[str, str]] = {
     "gate-live": ("error", "A gate's condition no longer holds: its entry is real now"),
     "gate-untrusted": ("error", "A gate's positive control found nothing, so its zero proves nothing"),
     "scan-incomplete": ("error", "Part of a gate's scope could not be read, so its count is not known"),
-    "citation-stale": ("warning", "An established_at citation moved: the probe is mentioned on another line now"),
-    "citation-vanished": ("error", "An established_at citation no longer mentions its probe anywhere in the file"),
+    "citation-stale": ("warning", ("A citation moved: what it cites (a gate's probe, or an imported citation's"
+                                   " text or symbols) is on another line of the file now")),
+    "citation-vanished": ("error", "A citation's file is gone, or no longer mentions what it cites anywhere"),
+    "citation-unanchored": ("warning", ("Imported citations were read at a tree that is not an ancestor of the tree"
+                                        " checked (or is unknown here), so they are checked best-effort")),
     "landing-stale": ("warning", "A landing note moved: its anchor is on another line now"),
     "landing-vanished": ("warning", "A landing note points at a file or line that no longer has its anchor"),
     "owner-missing": ("error", "An entry's owner is no row of any matrix"),
@@ -90,6 +94,7 @@ class CheckResult:
     evidence: dict[str, str] = field(default_factory=dict)  # gate check -> counts, control and tree it rests on
     stats: dict = field(default_factory=dict)
     repo_prefix: str = ""  # the port root's path inside its git repository ("" when they are the same)
+    reanchors: list[Reanchor] = field(default_factory=list)  # imported citations found again, for --reanchor
 
     @property
     def exit_code(self) -> int:
@@ -132,6 +137,8 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     t_gates = time.perf_counter() - t1
     out += gate_out
     out += citation_findings(ctx, jobs)
+    imported_out, reanchors = imported_citation_findings(ctx, gitio.rev_parse(root, "HEAD") if toplevel is not None else None)
+    out += imported_out
     out += landing_findings(ctx)
     out += owner_findings(ctx)
     out += actionable_findings(ctx, already={(f.entry, f.part) for f in gate_out if f.code == "gate-live"})
@@ -163,6 +170,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
             "scan_seconds": round(t_gates, 3),  # the probe scans and gate judgements
         },
         repo_prefix=prefix,
+        reanchors=reanchors,
     )
 
 
@@ -194,6 +202,10 @@ class _Ctx:
     def gate_line(self, owner: tuple, gate_id: str) -> int:
         return self.index.gate(owner, gate_id)
 
+    def citation_line(self, n: int, k: int) -> int:
+        lines = self.index.citations.get(n, [])
+        return lines[k] if k < len(lines) else self.entry_line(n)
+
     def rule_line(self, index: int, key: str = "upstream") -> int:
         return self.index.line(("rule", index, None), key)
 
@@ -216,6 +228,7 @@ class _QueueIndex:
         # (kind, n-or-index, part name or None) -> {"": header line, key: line}; gates -> {id: line}
         self.keys: dict[tuple, dict[str, int]] = {}
         self.gates: dict[tuple, dict[str, int]] = {}
+        self.citations: dict[int, list[int]] = {}  # entry n -> line of each [[entry.citation]]
         counters = {"rule": -1, "ack": -1}
         owner: tuple | None = None  # whose keys the following lines are
         entry: tuple | None = None
@@ -239,6 +252,9 @@ class _QueueIndex:
                     self.keys.setdefault(owner, {})[""] = i
                 elif name == "entry.gate":
                     owner = entry
+                elif name == "entry.citation" and entry is not None and entry[1] is not None:
+                    self.citations.setdefault(entry[1], []).append(i)
+                    owner = None
                 elif not in_gate:
                     owner = None  # [entry.symbols] and friends: their keys are not the entry's
                 continue
@@ -679,6 +695,144 @@ def landing_findings(ctx: _Ctx) -> list[Finding]:
                 "landing-vanished", f"entry {e.n} lands at {path}:{line}, but {path} no longer mentions {label}.",
                 f"Update entry {e.n}'s landing to where the port change goes now.", ctx.qrel, qline, **kw))
     return out
+
+
+# ---------------------------------------------------------------- imported citations (docs/import.md)
+
+
+@dataclass
+class Reanchor:
+    """An imported citation found again in the checked tree: where it is now, for `check --reanchor --write`."""
+
+    entry: int
+    index: int  # position among the entry's citations
+    old: str  # "path:l1-l2 @ tree"
+    line: int
+    end: int
+    tree: str
+    moved: bool = False
+
+
+def _tree_state(ctx: _Ctx, tree: str, head: str | None, cache: dict) -> str:
+    """'ancestor' when `tree` is HEAD or an ancestor of it, 'not-ancestor', or 'unknown' (not in this repository)."""
+    if tree not in cache:
+        if head is None or not tree:
+            cache[tree] = "unknown"
+        else:
+            sha = gitio.rev_parse(ctx.root, tree)
+            if sha is None:
+                cache[tree] = "unknown"
+            else:
+                rc = subprocess.run(["git", "-C", str(ctx.root), "merge-base", "--is-ancestor", sha, head],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+                cache[tree] = "ancestor" if rc == 0 else "not-ancestor"
+    return cache[tree]
+
+
+def _find_imported(lines: list[str], c) -> tuple[str, int | None, str]:
+    """('ok'|'moved'|'vanished', line now, what was looked for) for one imported citation in its file's lines."""
+    span = range(c.line, min(c.last, len(lines)) + 1)
+    if c.text:
+        if any(lines[i - 1].strip() == c.text for i in span):
+            return "ok", c.line, c.text
+        found = [i + 1 for i, t in enumerate(lines) if t.strip() == c.text]
+        if found:
+            return "moved", min(found, key=lambda n: (abs(n - c.line), n)), c.text
+    names = [re.split(r"::|\.|->", a)[-1].lstrip("~") for a in c.anchor]
+    names = [n for n in dict.fromkeys(names) if n]
+    if names:
+        pat = _mention_re(names)
+        if any(pat.search(lines[i - 1]) for i in span):
+            return "ok", c.line, "/".join(names)
+        found = [i + 1 for i, t in enumerate(lines) if pat.search(t)]
+        if found:
+            return "moved", min(found, key=lambda n: (abs(n - c.line), n)), "/".join(names)
+        return "vanished", None, "/".join(names)
+    if c.text:
+        return "vanished", None, repr(c.text)
+    if c.line > len(lines):
+        return "vanished", None, f"line {c.line}"
+    return "ok", c.line, ""
+
+
+def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Finding], list[Reanchor]]:
+    """Re-verify every `[[entry.citation]]` an import wrote: moved is citation-stale, gone is citation-vanished.
+
+    Citations read at a tree this repository lacks, or that is not an ancestor of HEAD, are checked
+    best-effort: the tree is named once (citation-unanchored) and their vanished ones are warnings.
+    """
+    out: list[Finding] = []
+    reanchors: list[Reanchor] = []
+    states: dict[str, str] = {}
+    loose: dict[str, list[tuple[int, int]]] = {}
+    for e in ctx.q.entries:
+        for k, c in enumerate(e.citations):
+            label = f"entry {e.n} citation {k + 1}"
+            ctx.checks.add(label)
+            state = _tree_state(ctx, c.tree, head, states)
+            best_effort = state != "ancestor"
+            if best_effort:
+                loose.setdefault(c.tree, []).append((e.n, k))
+            qline = ctx.citation_line(e.n, k)
+            kw = {"entry": e.n, "check": label, "related": [f"{ctx.qrel}:{qline}"] + ([c.source] if c.source else [])}
+            lines = ctx.lines(c.path, f"{ctx.qrel}:{qline}: entry {e.n} citation path")
+            at = f"{c.where}" + (f" (from {c.source})" if c.source else "")
+            if lines is None:
+                f = finding("citation-vanished", f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
+                            "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
+                            ctx.qrel, qline, **kw)
+                out.append(_soften(f) if best_effort else f)
+                continue
+            found, now, what = _find_imported(lines, c)
+            if found == "vanished":
+                f = finding("citation-vanished", f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
+                            "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
+                            ctx.qrel, qline, **kw)
+                out.append(_soften(f) if best_effort else f)
+                continue
+            length = c.last - c.line
+            if found == "moved":
+                new = f"{c.path}:{now}" + (f"-{now + length}" if length else "")
+                out.append(finding("citation-stale", f"{label} cites {at}, but {what} is at {new} now.",
+                                   f"Run `porttrack check --reanchor --write` to move it to {new}.", c.path, now, **kw))
+            if head and (found == "moved" or not head.startswith(c.tree) or not c.tree):
+                reanchors.append(Reanchor(e.n, k, f"{c.where} @ {c.tree or 'unknown tree'}", now, now + length if length else 0,
+                                          head[:12], found == "moved"))
+    for tree, cites in loose.items():
+        n, k = cites[0]
+        why = ("which this repository does not have" if states.get(tree) == "unknown" and tree
+               else "which is no ancestor of the tree checked" if tree else "an unrecorded tree")
+        out.append(finding(
+            "citation-unanchored",
+            f"{len(cites)} imported citation(s) were read at {tree or 'an unknown tree'}, {why}; they are checked "
+            "best-effort (a vanished one is a warning, not an error).",
+            "Run `porttrack check --reanchor --write` to re-anchor the ones found again to this tree.",
+            ctx.qrel, ctx.citation_line(n, k), entry=n, check=f"citations read at {tree or 'an unknown tree'}"))
+        ctx.checks.add(f"citations read at {tree or 'an unknown tree'}")
+    return out, reanchors
+
+
+def _soften(f: Finding) -> Finding:
+    f.severity = "warning"
+    f.message += " (best-effort: the citation was read at another tree)"
+    return f
+
+
+def reanchor_write(queue_path: Path, reanchors: list[Reanchor]) -> int:
+    """Rewrite the imported citations check found again; the old place is kept in the citation's `previous`."""
+    if not reanchors:
+        return 0
+    qf = queuefile.load(queue_path)
+    for r in reanchors:
+        e = qf.queue.entry(r.entry)
+        c = e.citations[r.index]
+        queuefile.set_citation(qf, r.entry, r.index, {
+            "line": r.line, "end": r.end, "tree": r.tree,
+            "previous": list(c.previous) + ([r.old] if r.old not in c.previous else []),
+        })
+    queuefile.rebuild(qf)
+    queuefile.save(qf)
+    return len(reanchors)
 
 
 # ---------------------------------------------------------------- owners and blocked entries

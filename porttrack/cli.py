@@ -230,6 +230,24 @@ def queue_refresh(
         _next(f"porttrack audit{_queue_arg(queue, _rel(path, cfg.port_root))}")
 
 
+@queue_app.command("import")
+def queue_import(
+    reports: Annotated[list[Path], typer.Argument(help="Markdown sync reports, tranche reports or enumerations.")],
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read and merge, print what would change, write nothing.")] = False,
+) -> None:
+    """Create or update a queue from a team's hand-written sync reports (docs/import.md)."""
+    from porttrack import config as config_mod, reportimport
+
+    cfg = config_mod.resolve_config(config)
+    result = reportimport.import_reports(cfg, [(p, str(p)) for p in reports], queue=queue, dry_run=dry_run)
+    for line in reportimport.render(result, dry_run=dry_run):
+        out.print(line, markup=False, soft_wrap=True)
+    for w in result.warnings:
+        err.print(f"warning: {w}", markup=False, soft_wrap=True)
+
+
 @queue_app.command("show")
 def queue_show(
     numbers: Annotated[Optional[list[str]], typer.Argument(help="Entries, as --entries takes them: 3 5-9 or 3,5-9 (default: all).")] = None,
@@ -366,14 +384,32 @@ def check(
     format: Annotated[str, typer.Option("--format", help="text, json, github, sarif or junit.")] = "text",
     config: ConfigOpt = None,
     queue: QueueOpt = None,
+    reanchor: Annotated[bool, typer.Option("--reanchor", help="List the imported citations found again, and where they are now.")] = False,
+    write: Annotated[bool, typer.Option("--write", help="With --reanchor: rewrite them in the queue, keeping the old place as history.")] = False,
 ) -> None:
     """The CI gate: untriaged entries, live gates, stale citations, stale owners. Exit 1 on findings."""
     from porttrack import check as check_mod, config as config_mod, formats
 
     if format not in formats.FORMATS:
         raise UserError(f"--format {format!r} is not one of {', '.join(formats.FORMATS)}.")
+    if write and not reanchor:
+        raise UserError("check --write rewrites re-anchored citations only; pass --reanchor --write.")
     cfg = config_mod.resolve_config(config)
-    result = check_mod.run(cfg, config_mod.queue_path(cfg, queue), base=base)
+    qpath = config_mod.queue_path(cfg, queue)
+    result = check_mod.run(cfg, qpath, base=base)
+    if reanchor:
+        moved = [r for r in result.reanchors if r.moved]
+        for r in result.reanchors:
+            err.print(f"entry {r.entry} citation {r.index + 1}: {r.old} -> {r.old.rsplit(':', 1)[0]}:{r.line}"
+                      + (f"-{r.end}" if r.end else "") + f" @ {r.tree}", markup=False, soft_wrap=True)
+        if write:
+            n = check_mod.reanchor_write(qpath, result.reanchors)
+            err.print(f"re-anchored {n} citation(s) in {result.queue_path} ({len(moved)} moved); checking again.",
+                      markup=False, soft_wrap=True)
+            result = check_mod.run(cfg, qpath, base=base)
+        else:
+            err.print(f"{len(result.reanchors)} citation(s) would be re-anchored ({len(moved)} moved); "
+                      "pass --write to rewrite them.", markup=False, soft_wrap=True)
     if format == "text":
         formats.text(result, out)
     else:

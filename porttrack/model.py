@@ -77,6 +77,33 @@ class Symbols:
 
 
 @dataclass
+class Citation:
+    """A `path:line` an imported report cites as evidence, re-verified by `check` (docs/import.md).
+
+    `tree` is the port tree the report read; `anchor` holds the identifiers the report's sentence
+    names around the citation, and `text` the cited line as it read at `tree` when that tree was
+    available at import: `check` looks for these to tell a moved line from a vanished one.
+    """
+
+    path: str
+    line: int
+    end: int = 0  # last line of a `path:l1-l2` range; 0 for a single line
+    tree: str = ""
+    source: str = ""  # report path:line the citation came from
+    anchor: list[str] = field(default_factory=list)
+    text: str = ""
+    previous: list[str] = field(default_factory=list)  # "path:l1-l2 @ tree" before each re-anchoring
+
+    @property
+    def last(self) -> int:
+        return max(self.end, self.line)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" + (f"-{self.end}" if self.end > self.line else "")
+
+
+@dataclass
 class Part:
     """One half of an entry that is judged on its own (e.g. "(b) per-state prefix alignment")."""
 
@@ -90,6 +117,8 @@ class Part:
     symbols: list[str] = field(default_factory=list)
     rule: str = ""
     gates: list[Gate] = field(default_factory=list)
+    label: str = ""  # the imported report's label for this half, verbatim
+    gate_text: str = ""  # an imported `inert:<gate>` gate, in the report's words
 
 
 @dataclass
@@ -116,6 +145,15 @@ class Entry:
     symbols: Symbols = field(default_factory=Symbols)
     gates: list[Gate] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)
+    # set by `queue import` (docs/import.md)
+    source: str = ""  # report path:line the current verdict or disposition came from
+    label: str = ""  # the report's label cell, verbatim
+    gate_text: str = ""
+    issues: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # continuation paragraphs (CORRECTED …), verbatim
+    history: list[str] = field(default_factory=list)  # earlier reports' readings, oldest first
+    upstream_missing: bool = False  # the sha was not found in the upstream checkout at import
+    citations: list[Citation] = field(default_factory=list)
 
     @property
     def short(self) -> str:

@@ -30,6 +30,7 @@ from porttrack.model import (
     VERDICT_BY,
     VERDICTS,
     Ack,
+    Citation,
     Entry,
     Gate,
     Part,
@@ -276,6 +277,36 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None)
     obj.gates = [_gate(g, gate_where(k) if gate_where else where("gate"), owner) for k, g in enumerate(gates)]
 
 
+def _imported(e: Entry, raw: dict, where, label: str, cwhere) -> None:
+    """The keys `queue import` writes (docs/import.md): provenance, history and structured citations."""
+    for key in ("source", "label", "gate_text"):
+        if key in raw:
+            setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
+    if "issues" in raw:
+        e.issues = _int_list(raw["issues"], where("issues"), f"{label} issues")
+    for key in ("notes", "history"):
+        if key in raw:
+            setattr(e, key, _str_list(raw[key], where(key), f"{label} {key}"))
+    if "upstream_missing" in raw:
+        e.upstream_missing = _expect(raw["upstream_missing"], bool, where("upstream_missing"),
+                                     f"{label} upstream_missing", "true or false")
+    for k, c in enumerate(_tables(raw.get("citation", []), where("citation"), f"{label} citation")):
+        path = _expect(c.get("path", ""), str, cwhere(k, "path"), f"{label} citation path", "a string")
+        line = _expect(c.get("line"), int, cwhere(k, "line"), f"{label} citation line", "a line number")
+        if not path.strip() or line < 1:
+            raise UserError(f"{cwhere(k, 'path')}: {label} citation needs a path and a line number of 1 or more.")
+        cit = Citation(path=path, line=line)
+        if "end" in c:
+            cit.end = _expect(c["end"], int, cwhere(k, "end"), f"{label} citation end", "a line number")
+        for key in ("tree", "source", "text"):
+            if key in c:
+                setattr(cit, key, _expect(c[key], str, cwhere(k, key), f"{label} citation {key}", "a string"))
+        for key in ("anchor", "previous"):
+            if key in c:
+                setattr(cit, key, _str_list(c[key], cwhere(k, key), f"{label} citation {key}"))
+        e.citations.append(cit)
+
+
 def _to_model(qf: QueueFile) -> Queue:
     doc = qf.data
     w = _Where(qf)
@@ -360,7 +391,11 @@ def _to_model(qf: QueueFile) -> Queue:
                 p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")
             if "symbols" in part:
                 p.symbols = _str_list(part["symbols"], pwhere("symbols"), f"{label} part symbols")
+            for key in ("label", "gate_text"):
+                if key in part:
+                    setattr(p, key, _expect(part[key], str, pwhere(key), f"{label} part {key}", "a string"))
             e.parts.append(p)
+        _imported(e, raw, where, label, lambda k, key, i=i: w.child("entry", i, "citation", k, key))
         q.entries.append(e)
 
     for i, raw in enumerate(_tables(doc.get("rule", []), top("rule"), "rule")):
@@ -430,7 +465,7 @@ def set_meta(qf: QueueFile, **values: Any) -> None:
 
 
 def _toml_value(key: str, value: Any) -> Any:
-    if key == "evidence" or (key == "files" and len(value) > 2):
+    if key in ("evidence", "notes", "history") or (key == "files" and len(value) > 2):
         arr = tomlkit.array()
         arr.extend(value)
         arr.multiline(True)
@@ -515,9 +550,9 @@ def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> 
 
 # Keys of a new [[entry]], in reading order; those in _ALWAYS are written even when empty,
 # so a person sees every field there is to fill in.
-_ENTRY_KEYS = ("n", "sha", "pr", "reverts", "subject", "date", "files", "renames", "stat", "disposition",
-               "verdict", "verdict_by", "reason", "owner", "blocked_by", "size", "landing", "rule",
-               "evidence", "symbols")
+_ENTRY_KEYS = ("n", "sha", "pr", "reverts", "subject", "date", "upstream_missing", "files", "renames", "stat",
+               "disposition", "verdict", "verdict_by", "label", "gate_text", "reason", "source", "issues", "owner",
+               "blocked_by", "size", "landing", "rule", "evidence", "notes", "history", "symbols")
 _ALWAYS = {"n", "sha", "subject", "files", "disposition", "verdict", "verdict_by", "reason", "owner",
            "blocked_by", "size", "symbols"}
 
@@ -538,7 +573,97 @@ def entry_table(e: Entry) -> Table:
             t[key] = _toml_value(key, value)
     if e.gates:
         t["gate"] = _gates_aot(e.gates)
+    if e.parts:
+        t["part"] = _aot([part_table(p) for p in e.parts])
+    if e.citations:
+        t["citation"] = _aot([citation_table(c) for c in e.citations])
     return t
+
+
+def _aot(tables: list[Table]) -> AoT:
+    aot = tomlkit.aot()
+    for t in tables:
+        aot.append(t)
+    return aot
+
+
+def part_table(p: Part) -> Table:
+    t = tomlkit.table()
+    t["name"] = p.name
+    for key in ("verdict", "verdict_by", "label", "gate_text", "reason", "owner", "blocked_by", "files", "symbols", "rule"):
+        value = getattr(p, key)
+        if value or key == "verdict":
+            t[key] = value
+    if p.gates:
+        t["gate"] = _gates_aot(p.gates)
+    return t
+
+
+def citation_table(c: Citation) -> Table:
+    t = tomlkit.table()
+    t["path"] = c.path
+    t["line"] = c.line
+    if c.end > c.line:
+        t["end"] = c.end
+    for key in ("tree", "source", "anchor", "text", "previous"):
+        value = getattr(c, key)
+        if value:
+            t[key] = list(value) if isinstance(value, list) else value
+    return t
+
+
+def entry_doc_table(qf: QueueFile, n: int) -> Table:
+    """The tomlkit table of entry `n`, for edits that `set_entry` does not cover (whole arrays of tables)."""
+    table = next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+    if table is None:
+        raise UserError(f"{qf.path}: no entry n = {n}.")
+    return table
+
+
+def set_tables(qf: QueueFile, n: int, key: str, tables: list[Table]) -> None:
+    """Make entry `n`'s `[[entry.<key>]]` array (parts, citations) hold `tables`; no rebuild.
+
+    Existing tables are edited in place, key by key, so a comment inside or after one survives;
+    only surplus tables at the end are removed.
+    """
+    table = entry_doc_table(qf, n)
+    if [t.unwrap() for t in tables] == [t for t in table.unwrap().get(key, [])]:
+        return
+    if key not in table or not isinstance(table[key], AoT):
+        if key in table:
+            del table[key]
+        if tables:
+            table[key] = _aot(tables)
+        return
+    aot = table[key]
+    for old, new in zip(aot, tables):
+        wanted = new.unwrap()
+        for k in [k for k in old if k not in wanted]:
+            del old[k]
+        _set_fields(old, wanted)
+    for new in tables[len(aot):]:
+        aot.append(new)
+    while len(aot) > len(tables):
+        del aot[len(aot) - 1]
+    if not tables:
+        del table[key]
+
+
+def set_citation(qf: QueueFile, n: int, index: int, values: dict[str, Any]) -> None:
+    """Set keys of entry `n`'s index-th citation in place (comments around it survive); no rebuild."""
+    cits = entry_doc_table(qf, n).get("citation", [])
+    if index >= len(cits):
+        raise UserError(f"{qf.path}:{line_of(qf, n)}: entry {n} has no citation number {index + 1}.")
+    t = cits[index]
+    for key, value in values.items():
+        current = t.get(key)
+        if current is not None and (current.unwrap() if hasattr(current, "unwrap") else current) == value:
+            continue
+        if value in (None, 0, "", []) and key in ("end", "text"):
+            if key in t:
+                del t[key]
+            continue
+        t[key] = value
 
 
 def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
