@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import bisect
+import json
 import os
 import re
 import tempfile
@@ -60,11 +61,15 @@ class QueueFile:
         self.text = text  # exactly what was read (or last written); save refuses if the disk moved on
         self.data = data if data is not None else (doc.unwrap() if doc is not None else {})
         self.is_new = False  # True for a file `new()` made that is not on disk yet
+        # text appended by `append_entries` to a file whose document was never built: building
+        # tomlkit tables costs about a millisecond a key, so a 10,000-table import writes text
+        self.pending: str | None = None
 
     @property
     def doc(self) -> tomlkit.TOMLDocument:
         if self._doc is None:
-            self._doc = parse_toml(self.path, self.text)
+            self._doc = parse_toml(self.path, self.pending if self.pending is not None else self.text)
+            self.pending = None
         return self._doc
 
 
@@ -162,14 +167,43 @@ def line_of(qf: QueueFile, n: int, key: str | None = None, part: str | None = No
     return _key_in(qf.text, span, key) or span[0]
 
 
+class _Lazy:
+    """A `file:line` worked out only when a message is formatted: locating a key scans the text,
+    and a valid queue (thousands of keys, most of them checked) never needs one."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __str__(self) -> str:
+        return self.fn()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.fn(), spec)
+
+
 class _Where:
     """Builds `file:line: entry N: ...` sentences while converting the document to the model."""
 
     def __init__(self, qf: QueueFile):
         self.qf = qf
-        self.spans = {"entry": _spans(qf.text, "entry"), "rule": _spans(qf.text, "rule"), "ack": _spans(qf.text, "ack")}
+        self._spans: dict | None = None
 
-    def child(self, table: str, index: int, child: str, k: int, key: str) -> str:
+    @property
+    def spans(self) -> dict:
+        if self._spans is None:
+            text = self.qf.text
+            self._spans = {"entry": _spans(text, "entry"), "rule": _spans(text, "rule"), "ack": _spans(text, "ack")}
+        return self._spans
+
+    def child(self, table: str, index: int, child: str, k: int, key: str):
+        return _Lazy(lambda: self._child(table, index, child, k, key))
+
+    def at(self, table: str, index: int, key: str | None = None):
+        return _Lazy(lambda: self._at(table, index, key))
+
+    def _child(self, table: str, index: int, child: str, k: int, key: str) -> str:
         """Where `key` is inside the k-th `[[table.child]]` of the index-th `[[table]]`."""
         spans = self.spans.get(table, [])
         if index >= len(spans):
@@ -177,12 +211,12 @@ class _Where:
         start, end = spans[index]
         heads = [ln for ln, nm in _header_lines(self.qf.text) if nm == f"{table}.{child}" and start < ln < end]
         if k >= len(heads):
-            return self.at(table, index, child)
+            return self._at(table, index, child)
         stop = min([ln for ln, _ in _header_lines(self.qf.text) if ln > heads[k]] + [end])
         line = _key_in(self.qf.text, (heads[k], stop), key)
         return f"{self.qf.path}:{line or heads[k]}"
 
-    def at(self, table: str, index: int, key: str | None = None) -> str:
+    def _at(self, table: str, index: int, key: str | None = None) -> str:
         spans = self.spans.get(table, [])
         if index >= len(spans):
             return str(self.qf.path)
@@ -278,7 +312,11 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None)
 
 
 def _imported(e: Entry, raw: dict, where, label: str, cwhere) -> None:
-    """The keys `queue import` writes (docs/import.md): provenance, history and structured citations."""
+    """The keys `queue import` writes (docs/import.md): provenance, history and structured citations.
+
+    `where`/`cwhere` locate a key by scanning the text, so they are called only to word an error:
+    an imported queue holds thousands of citations.
+    """
     for key in ("source", "label", "gate_text"):
         if key in raw:
             setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
@@ -290,21 +328,35 @@ def _imported(e: Entry, raw: dict, where, label: str, cwhere) -> None:
     if "upstream_missing" in raw:
         e.upstream_missing = _expect(raw["upstream_missing"], bool, where("upstream_missing"),
                                      f"{label} upstream_missing", "true or false")
-    for k, c in enumerate(_tables(raw.get("citation", []), where("citation"), f"{label} citation")):
-        path = _expect(c.get("path", ""), str, cwhere(k, "path"), f"{label} citation path", "a string")
-        line = _expect(c.get("line"), int, cwhere(k, "line"), f"{label} citation line", "a line number")
-        if not path.strip() or line < 1:
-            raise UserError(f"{cwhere(k, 'path')}: {label} citation needs a path and a line number of 1 or more.")
-        cit = Citation(path=path, line=line)
-        if "end" in c:
-            cit.end = _expect(c["end"], int, cwhere(k, "end"), f"{label} citation end", "a line number")
-        for key in ("tree", "source", "text"):
-            if key in c:
-                setattr(cit, key, _expect(c[key], str, cwhere(k, key), f"{label} citation {key}", "a string"))
-        for key in ("anchor", "previous"):
-            if key in c:
-                setattr(cit, key, _str_list(c[key], cwhere(k, key), f"{label} citation {key}"))
-        e.citations.append(cit)
+    cits = raw.get("citation", [])
+    if not isinstance(cits, list) or not all(isinstance(c, dict) for c in cits):
+        _tables(cits, where("citation"), f"{label} citation")
+    for k, c in enumerate(cits):
+        path, line, end = c.get("path"), c.get("line"), c.get("end", 0)
+        ok = (isinstance(path, str) and path.strip() and type(line) is int and line >= 1 and type(end) is int
+              and all(isinstance(c.get(x, ""), str) for x in ("tree", "source", "text"))
+              and all(isinstance(c.get(x, []), list) and all(isinstance(v, str) for v in c.get(x, []))
+                      for x in ("anchor", "previous")))
+        if not ok:
+            _citation_error(c, k, label, cwhere)
+        e.citations.append(Citation(path=path, line=line, end=end, tree=c.get("tree", ""), source=c.get("source", ""),
+                                    anchor=list(c.get("anchor", [])), text=c.get("text", ""),
+                                    previous=list(c.get("previous", []))))
+
+
+def _citation_error(c: dict, k: int, label: str, cwhere) -> None:
+    """Raise the sentence naming what is wrong with one citation table, and where."""
+    path, line = c.get("path"), c.get("line")
+    if not isinstance(path, str) or not path.strip():
+        raise UserError(f"{cwhere(k, 'path')}: {label} citation needs path = \"file\" under the port root.")
+    if type(line) is not int or line < 1:
+        raise UserError(f"{cwhere(k, 'line')}: {label} citation needs line = a line number of 1 or more.")
+    for key in ("end",):
+        _expect(c.get(key, 0), int, cwhere(k, key), f"{label} citation {key}", "a line number")
+    for key in ("tree", "source", "text"):
+        _expect(c.get(key, ""), str, cwhere(k, key), f"{label} citation {key}", "a string")
+    for key in ("anchor", "previous"):
+        _str_list(c.get(key, []), cwhere(k, key), f"{label} citation {key}")
 
 
 def _to_model(qf: QueueFile) -> Queue:
@@ -324,9 +376,11 @@ def _to_model(qf: QueueFile) -> Queue:
         meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
     q = Queue(meta=meta)
 
-    def top(key: str) -> str:  # where a top-level `key = ...` (not an array of tables) was written
-        line = key_line(qf.text, None, key)
-        return f"{path}:{line}" if line else str(path)
+    def top(key: str):  # where a top-level `key = ...` (not an array of tables) was written
+        def find() -> str:
+            line = key_line(qf.text, None, key)
+            return f"{path}:{line}" if line else str(path)
+        return _Lazy(find)
 
     raw_entries = doc.get("entry", [])
     _tables(raw_entries, top("entry"), "entry")
@@ -451,7 +505,9 @@ def new(path: Path, meta: QueueMeta) -> QueueFile:
     for key in ("name", "upstream", "pin", "target", "paths", "range_commits"):
         head[key] = getattr(meta, key)
     doc["queue"] = head
-    qf = QueueFile(path=path, doc=doc, queue=Queue(meta=meta), text="")
+    qf = QueueFile(path=path, doc=None, queue=Queue(meta=meta), text="")
+    qf.pending = doc.as_string()  # entries are appended as text; the document is built only if edited
+    qf.data = doc.unwrap()
     qf.is_new = True
     return qf
 
@@ -587,28 +643,39 @@ def _aot(tables: list[Table]) -> AoT:
     return aot
 
 
-def part_table(p: Part) -> Table:
-    t = tomlkit.table()
-    t["name"] = p.name
+def _part_dict(p: Part) -> dict[str, Any]:
+    """The keys a new [[entry.part]] gets, in order (gates apart)."""
+    d: dict[str, Any] = {"name": p.name}
     for key in ("verdict", "verdict_by", "label", "gate_text", "reason", "owner", "blocked_by", "files", "symbols", "rule"):
         value = getattr(p, key)
         if value or key == "verdict":
-            t[key] = value
+            d[key] = list(value) if isinstance(value, list) else value
+    return d
+
+
+def part_table(p: Part) -> Table:
+    t = tomlkit.table()
+    t.update(_part_dict(p))
     if p.gates:
         t["gate"] = _gates_aot(p.gates)
     return t
 
 
-def citation_table(c: Citation) -> Table:
-    t = tomlkit.table()
-    t["path"] = c.path
-    t["line"] = c.line
+def _citation_dict(c: Citation) -> dict[str, Any]:
+    """The keys a new [[entry.citation]] gets, in order."""
+    d: dict[str, Any] = {"path": c.path, "line": c.line}
     if c.end > c.line:
-        t["end"] = c.end
+        d["end"] = c.end
     for key in ("tree", "source", "anchor", "text", "previous"):
         value = getattr(c, key)
         if value:
-            t[key] = list(value) if isinstance(value, list) else value
+            d[key] = list(value) if isinstance(value, list) else value
+    return d
+
+
+def citation_table(c: Citation) -> Table:
+    t = tomlkit.table()
+    t.update(_citation_dict(c))
     return t
 
 
@@ -626,7 +693,11 @@ def set_tables(qf: QueueFile, n: int, key: str, tables: list[Table]) -> None:
     Existing tables are edited in place, key by key, so a comment inside or after one survives;
     only surplus tables at the end are removed.
     """
-    table = entry_doc_table(qf, n)
+    set_aot(entry_doc_table(qf, n), key, tables)
+
+
+def set_aot(table: Table, key: str, tables: list[Table]) -> None:
+    """`set_tables` on a table already in hand (a batch looks each entry up once)."""
     if [t.unwrap() for t in tables] == [t for t in table.unwrap().get(key, [])]:
         return
     if key not in table or not isinstance(table[key], AoT):
@@ -671,6 +742,9 @@ def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
     if not entries:
         return  # an empty array of tables would be written as `entry = []`, which later entries cannot join
     used = {e.n for e in qf.queue.entries}
+    if qf._doc is None and not re.search(r"(?m)^\s*entry\s*=", dumps(qf)):
+        _append_text(qf, entries, used)
+        return
     if "entry" in qf.doc and not isinstance(qf.doc["entry"], AoT) and not qf.doc["entry"]:
         del qf.doc["entry"]  # a file an older porttrack wrote with `entry = []`
     if "entry" not in qf.doc:
@@ -685,6 +759,78 @@ def append_entries(qf: QueueFile, entries: list[Entry]) -> None:
     qf.queue = _to_model(_reparsed(qf))
 
 
+def _append_text(qf: QueueFile, entries: list[Entry], used: set[int]) -> None:
+    """`append_entries` for a file whose document was never built: the same tables, written as text.
+
+    The rendering is `entry_table`'s (a test parses both and compares), so a later edit through
+    the document sees exactly what the tables would have held.
+    """
+    for e in entries:
+        if e.n in used:
+            raise UserError(f"{qf.path}: entry number {e.n} is already used; numbers are never reused.")
+        used.add(e.n)
+    base = dumps(qf)
+    nl = "\r\n" if "\r\n" in base else "\n"  # a CRLF file stays CRLF
+    text = base + ("" if not base or base.endswith(nl * 2) else nl if base.endswith(nl) else nl * 2)
+    text += nl.join(entry_text(e, nl) for e in entries)
+    qf.pending = text
+    qf.data = tomllib.loads(text)
+    view = QueueFile(path=qf.path, doc=None, queue=qf.queue, text=text, data=qf.data)
+    qf.queue = _to_model(view)
+
+
+def _toml(value: Any) -> str:
+    """A TOML value as `tomlkit` writes it for the keys entries use (strings, numbers, lists, dates)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        # a JSON string is a TOML basic string, but for DEL, which TOML wants escaped
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return "[" + ", ".join(_toml(v) for v in value) + "]"
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml(k)
+
+
+def _table_text(name: str, t: dict, aot: bool) -> list[str]:
+    out = [f"[[{name}]]" if aot else f"[{name}]"]
+    subs = []
+    for k, v in t.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            subs += [line for x in v for line in ["", *_table_text(f"{name}.{k}", x, True)]]
+        elif isinstance(v, dict) and k == "symbols":
+            subs += ["", *_table_text(f"{name}.{k}", v, False)]
+        elif isinstance(v, list) and (k in ("evidence", "notes", "history") or (k == "files" and len(v) > 2)):
+            out += [f"{_key(k)} = ["] + [f"    {_toml(x)}," for x in v] + ["]"]
+        else:
+            out.append(f"{_key(k)} = {_toml(v)}")
+    return out + subs
+
+
+def entry_text(e: Entry, newline: str = "\n") -> str:
+    """`entry_table(e)` as TOML text, without building tomlkit items."""
+    t: dict[str, Any] = {}
+    for key in _ENTRY_KEYS:
+        value = getattr(e, key)
+        if key in _ALWAYS or value:
+            t[key] = value.__dict__ if isinstance(value, Symbols) else value
+    if e.gates:
+        t["gate"] = [_gate_table(g).unwrap() for g in e.gates]
+    if e.parts:
+        t["part"] = [{**_part_dict(p), **({"gate": [_gate_table(g).unwrap() for g in p.gates]} if p.gates else {})}
+                     for p in e.parts]
+    if e.citations:
+        t["citation"] = [_citation_dict(c) for c in e.citations]
+    return newline.join(_table_text("entry", t, True)) + newline
+
+
 def _reparsed(qf: QueueFile) -> QueueFile:
     """A view of the edited document with line numbers that match its new text."""
     qf.data = qf.doc.unwrap()
@@ -692,7 +838,9 @@ def _reparsed(qf: QueueFile) -> QueueFile:
 
 
 def dumps(qf: QueueFile) -> str:
-    return qf.text if qf._doc is None else qf._doc.as_string()
+    if qf._doc is None:
+        return qf.pending if qf.pending is not None else qf.text
+    return qf._doc.as_string()
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -735,5 +883,6 @@ def save(qf: QueueFile) -> bool:
         return False
     write_atomic(qf.path, text)
     qf.text = text
+    qf.pending = None
     qf.is_new = False
     return True

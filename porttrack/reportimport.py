@@ -11,6 +11,7 @@ the earlier ones go to the entry's `history`, and nothing is dropped for being u
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import re
 import subprocess
@@ -141,6 +142,9 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
         if line.startswith("#"):
             s = _SECTION.match(line)
             section = s.group("name") if s else None
+            count = re.search(r"\((\d+)\)\s*$", line)
+            if section and count and section not in rep.summary:  # `## INVENTORY (94)`: the report's own count
+                rep.summary[section] = int(count.group(1))
             i += 1
             continue
         if line.lstrip().startswith("|") and i + 1 < len(lines) and re.match(r"^\s*\|[\s:|-]+\|?\s*$", lines[i + 1]):
@@ -214,6 +218,9 @@ def _table(rep: Report, lines: list[str], i: int, resolver: PathResolver) -> int
 
 def _table_row(rep: Report, header: list[str], cols: dict[str, int], ln: int, row: str, resolver: PathResolver) -> None:
     cells = _cells(row)
+    if len(cells) > len(header):
+        # a `a|b` inside backticks splits a GitHub table too, but its writer meant one cell
+        cells = [c.replace("\0", "|") for c in _cells(re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace("|", "\0"), row))]
     if len(cells) != len(header):
         rep.warnings.append(f"{rep.where(ln)}: table row has {len(cells)} cells, the header {len(header)}; row skipped.")
         return
@@ -236,7 +243,7 @@ def _table_row(rep: Report, header: list[str], cols: dict[str, int], ln: int, ro
         _set_halves(item, halves)
     evidence = cells[cols["evidence"]] if "evidence" in cols else ""
     item.reason = evidence
-    item.issues = _issues(evidence)
+    item.issues = _issues(item.label + " " + evidence)
     item.citations = citations(evidence, rep, ln, resolver)
     rep.items.append(item)
 
@@ -247,33 +254,33 @@ def parse_label(cell: str) -> list[Half] | None:
     segments = [s for s in re.split(r"\s*\*\*\+\*\*\s*|\s+\+\s+", text) if s.strip()]
     halves = []
     for seg in segments:
-        desc = ""
-        d = re.search(r"\(([^()]*)\)\s*$", seg)
-        if d:
-            desc = d.group(1).strip()
+        d = next((m for m in re.finditer(r"\(([^()]*)\)", seg) if not m.group(1).startswith("http")), None)
+        desc = _plain(d.group(1)) if d else ""
         plain = _plain(seg)
         gate = re.search(r"`inert:\s*([^`]*)`", seg)
         if gate:
-            halves.append(Half("inert", seg.strip(), desc, gate.group(1).strip()))
-            continue
-        inert = re.search(r"\binert\b\s*:?\s*(.*)$", plain)
-        if inert and re.match(r"^(?:NA|NOT_APPLICABLE)\b", plain):
-            text_ = inert.group(1)
-            if d:
-                text_ = text_[: text_.rfind("(")].strip() if "(" in text_ else text_
+            # `inert:` with the gate written after the backticks: `inert:` the BF16-only arm (half B)
+            text_ = gate.group(1).strip() or _plain(seg[gate.end():].split("(")[0])
             halves.append(Half("inert", seg.strip(), desc, text_.strip()))
             continue
-        if "surface-absent" in plain:
-            halves.append(Half("surface-absent", seg.strip(), desc))
-        elif "ALREADY_SATISFIED" in plain:
-            halves.append(Half("ported", seg.strip(), desc))
-        elif "REAL_GAP" in plain:
-            halves.append(Half("real-gap", seg.strip(), desc))
-        elif re.match(r"^(?:NA|NOT_APPLICABLE)\b", plain):
+        na = re.match(r"^(?:NA|NOT_APPLICABLE)\b\s*", plain)
+        rest = plain[na.end():] if na else plain
+        # the label is the first label word: `**REAL_GAP** (… both edited halves surface-absent)` is a real gap
+        first = min(((m.start(), m.group(0)) for m in re.finditer(r"ALREADY_SATISFIED|REAL_GAP|surface-absent|\binert\b", rest)),
+                    default=None)
+        if first is None:
+            if not na:
+                return None
             # the reports split NOT_APPLICABLE into surface-absent and inert:<gate>; a bare one names no gate
             halves.append(Half("surface-absent", seg.strip(), desc))
-        else:
-            return None
+            continue
+        if first[1] == "inert":
+            text_ = re.sub(r"^\s*:?\s*", "", rest[first[0] + len("inert"):])
+            if d and _plain(d.group(0)) in text_:
+                text_ = text_[: text_.find(_plain(d.group(0)))]
+            halves.append(Half("inert", seg.strip(), desc, text_.strip()))
+            continue
+        halves.append(Half(LABELS[first[1]], seg.strip(), desc))
     return halves or None
 
 
@@ -382,6 +389,8 @@ class PathResolver:
     def resolve(self, path: str, earlier: list[str]) -> str:
         if path in self.files or not path:
             return path
+        if "/.../" in path:  # `include/.../x.h`: the writer elided the middle
+            path = path.rsplit("/.../", 1)[1]
         for p in reversed(earlier):  # the cell named the full path before
             if p.endswith("/" + path):
                 return p
@@ -527,8 +536,20 @@ def _upstream_commits(repo: Path, shas: list[str]) -> dict[str, tuple[str, str, 
     return {s: (f, *info.get(f, ("", "", []))) for s, f in full.items()}
 
 
-def _match(entries: list[Entry], sha: str) -> list[Entry]:
-    return [e for e in entries if e.sha and (e.sha.startswith(sha) or sha.startswith(e.sha))]
+class _ShaIndex:
+    """Entries by the first 7 characters of their sha (the shortest prefix a report writes), for prefix matching."""
+
+    def __init__(self, entries: list[Entry]):
+        self.by7: dict[str, list[Entry]] = {}
+        for e in entries:
+            self.add(e)
+
+    def add(self, e: Entry) -> None:
+        if e.sha:
+            self.by7.setdefault(e.sha[:7], []).append(e)
+
+    def match(self, sha: str) -> list[Entry]:
+        return [e for e in self.by7.get(sha[:7], []) if e.sha.startswith(sha) or sha.startswith(e.sha)]
 
 
 def _date_of(source: str) -> str:
@@ -599,13 +620,15 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
         result.upstream_checked = True
         upstream = _upstream_commits(cfg.upstream_repo, sorted({it.sha for r in parsed for it in r.items}))
 
-    entries = list(qf.queue.entries)
+    index = _ShaIndex(qf.queue.entries)
     new: list[Entry] = []
     touched: dict[int, Entry] = {}
+    before: dict[int, dict] = {}  # each touched entry's values as read, to tell an update from a no-op
+    new_ids: set[int] = set()
     next_n = qf.queue.next_n
     for rep in parsed:
         for it in rep.items:
-            hits = _match(entries + new, it.sha)
+            hits = index.match(it.sha)
             if len(hits) > 1:
                 result.warnings.append(f"{rep.where(it.line)}: sha {it.sha} matches entries "
                                        f"{', '.join(str(e.n) for e in hits)}; not imported.")
@@ -616,11 +639,14 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
                 e = Entry(n=next_n, sha=it.sha, subject=it.subject, pr=it.pr, verdict="unclassified")
                 next_n += 1
                 new.append(e)
+                new_ids.add(id(e))
                 _fill_upstream(e, it, upstream, result.upstream_checked)
+                index.add(e)
                 _apply(e, it, rep, initial=True)
                 continue
-            if e.n not in {x.n for x in new}:
-                touched.setdefault(e.n, e)
+            if e.n not in touched and id(e) not in new_ids:
+                touched[e.n] = e
+                before[e.n] = copy.deepcopy(_entry_values(e))
             if len(e.sha) < 40 and upstream.get(it.sha):
                 _fill_upstream(e, it, upstream, True)
             _apply(e, it, rep, initial=False)
@@ -628,17 +654,15 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
     result.added = len(new)
     result.citations = sum(len(e.citations) for e in new) + sum(len(e.citations) for e in touched.values())
     result.upstream_missing = sum(1 for e in new + list(touched.values()) if e.upstream_missing)
-    before = {e.n: e for e in queuefile.loads(qf.text, qpath).queue.entries} if not created else {}
-    for n, e in touched.items():
-        if _entry_values(e) != _entry_values(before.get(n)) if before.get(n) else True:
-            result.updated += 1
-            _write_entry(qf, e)
-        else:
-            result.unchanged += 1
+    changed = [e for n, e in touched.items() if _entry_values(e) != before[n]]
+    result.updated, result.unchanged = len(changed), len(touched) - len(changed)
+    if changed:
+        tables = {t.get("n"): t for t in qf.doc.get("entry", [])}
+        for e in changed:
+            _write_entry(tables[e.n], e)
+        queuefile.rebuild(qf)
     if new:
         queuefile.append_entries(qf, new)
-    elif touched:
-        queuefile.rebuild(qf)
     if not dry_run and (new or result.updated or created):
         result.written = queuefile.save(qf)
     return result
@@ -708,15 +732,14 @@ def _entry_values(e: Entry | None) -> dict:
                                        "upstream_missing", "citations", "parts")}
 
 
-def _write_entry(qf: queuefile.QueueFile, e: Entry) -> None:
-    table = queuefile.entry_doc_table(qf, e.n)
+def _write_entry(table, e: Entry) -> None:
     values = {k: v for k, v in _entry_values(e).items() if k not in ("citations", "parts")}
     for key in ("label", "gate_text", "source", "issues", "notes", "history", "upstream_missing", "date"):
         if not values[key] and key not in table:
             del values[key]
     queuefile.set_fields(table, values)
-    queuefile.set_tables(qf, e.n, "part", [queuefile.part_table(p) for p in e.parts])
-    queuefile.set_tables(qf, e.n, "citation", [queuefile.citation_table(c) for c in e.citations])
+    queuefile.set_aot(table, "part", [queuefile.part_table(p) for p in e.parts])
+    queuefile.set_aot(table, "citation", [queuefile.citation_table(c) for c in e.citations])
 
 
 def _snapshot_cited_text(root: Path, reports: list[Report]) -> None:
