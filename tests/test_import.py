@@ -347,3 +347,40 @@ def test_parse_reads_header_facts():
     assert (rep.tree, rep.range, rep.row, rep.issue) == ("2850314e3", "aaaaaaa000..bbbbbbb000", "SYNC-ROW", 77)
     assert rep.summary == {"ALREADY_SATISFIED": 1, "REAL_GAP": 1, "NOT_APPLICABLE": 3,
                            "NOT_APPLICABLE surface-absent": 1, "NOT_APPLICABLE inert": 2}
+
+
+def test_entries_written_as_text_read_back_as_the_tables_would():
+    """append_entries writes new entries as text; it must say exactly what entry_table would."""
+    import datetime as dt
+    import tomllib
+
+    import tomlkit
+
+    from porttrack.model import Citation, Entry, Gate, Part, Symbols
+
+    e = Entry(n=3, sha="abc", subject='He said "hi" \\ `x`\x7f\n', date=dt.date(2026, 1, 2), pr=5, files=["a", "b", "c"],
+              renames={"n.py": "o.py"}, stat={"a": [1, 2]}, verdict="inert", verdict_by="human", gate_text="g",
+              issues=[1, 2], notes=["n1"], history=["h"], upstream_missing=True, evidence=["e1"],
+              symbols=Symbols(added=["A"]),
+              gates=[Gate(id="x", kind="absent", probe="P", scope=["src"], control="C", established_at="a:1")],
+              parts=[Part(name="p1", verdict="ported", verdict_by="human", label="L", blocked_by=[1],
+                          gates=[Gate(id="y", kind="present", probe="Q", scope=["src"])])],
+              citations=[Citation(path="a.cpp", line=3, end=5, tree="t", source="s:1", anchor=["A"], text="t x",
+                                  previous=["p"])])
+    doc = tomlkit.document()
+    aot = tomlkit.aot()
+    aot.append(queuefile.entry_table(e))
+    doc["entry"] = aot
+    assert tomllib.loads(queuefile.entry_text(e)) == tomllib.loads(doc.as_string())
+
+
+def test_real_report_quirks_pipes_in_backticks_and_first_label_word(tmp_path):
+    port, head = make_port(tmp_path)
+    rows = ("| 01 | `1111111111` | 1 | NA surface-absent | no | the `a|b|c` family → 0 (`src/kv/connector.cpp:4`). |\n"
+            "| 02 | `2222222222` | 2 | **REAL_GAP** (the new model; both edited halves surface-absent) | yes | x |")
+    (port / "t.md").write_text(tranche(head[:9], rows))
+    proc = run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
+    assert "warning" not in proc.stderr
+    a, b = entries(port)
+    assert a.reason == "the `a|b|c` family → 0 (`src/kv/connector.cpp:4`)." and a.citations[0].line == 4
+    assert b.verdict == "real-gap"
