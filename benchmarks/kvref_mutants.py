@@ -67,6 +67,11 @@ MUTANTS = {
     "stride-not-checked": ("G1", "zero_blocks", "a block stride that is not whole words is accepted"),
     "g1-zeroes-sliding-window": ("G1", "zero_blocks", "G1 zeroes every attention kind"),
     "ids-not-checked": ("latest", "zero_blocks", "ids outside the pool are skipped, not an error"),
+    "mla-not-recorded": ("G1", "record_new_block_ids", "the MLA manager does not record (before d2889722f)"),
+    "mla-not-zeroed": ("G1", "zero_blocks", "the zeroer takes the exact full-attention type only"),
+    "non-uniform-accepted": ("G1", "zero_blocks", "tensors with different page sizes are accepted at G1"),
+    "cp-error-missing": ("G1", "resolve_block_sizes", "hybrid groups with dcp/pcp > 1 are not refused at G1"),
+    "past-end-not-refused": ("G1", "zero_blocks", "a whole-stride write past the pool is clipped, not refused"),
 }
 
 HARNESS = ROOT / "tests" / "kvref" / "harness" / "doc_harness.py"

@@ -396,7 +396,7 @@ def _random_zero(rng: random.Random, k: int) -> dict:
     ratio = 2 if focus == "ratio" else 1
     for i in range(count):
         kind = rng.choice(["full_attention", "mla", "sliding_window", "mamba"] if focus == "kinds"
-                          else ["full_attention"] if focus == "past_end"  # zeroed at every point
+                          else ["full_attention"] if focus in ("past_end", "non_uniform")  # zeroed at every point
                           else ["full_attention", "full_attention", "mla", "sliding_window"])
         if focus == "non_uniform" and i:  # a wider head: a different page from the first tensor's
             head *= 2

@@ -26,7 +26,8 @@ MUTANTS = ("ignore-prefix-caching", "g1-backoff-by-mode", "g3-wrapper-blind", "d
            "circular-buffer-hashed", "no-alignment-check", "unit-not-checked", "mixed-precision-ignored",
            "g1-records-subclasses", "free-to-tail", "async-ids-zeroed", "pool-never-exhausted",
            "g1-after-dims-segments", "g1-page-not-stride", "stride-not-checked", "g1-zeroes-sliding-window",
-           "ids-not-checked")
+           "ids-not-checked", "mla-not-recorded", "mla-not-zeroed", "non-uniform-accepted", "cp-error-missing",
+           "past-end-not-refused")
 ON: set[str] = set()
 MUTANT = ""
 
@@ -93,7 +94,7 @@ def resolve(a: dict) -> dict:
     else:
         if len(groups) <= 1:
             return out(bs * dcp * pcp, bs * dcp * pcp, bs * dcp * pcp)
-        if dcp != 1 or pcp != 1:
+        if (dcp != 1 or pcp != 1) and MUTANT != "cp-error-missing":
             raise Refuse("hybrid groups with context parallelism")
         sizes = [layers(g)[0]["block_size"] for g in groups]
     sched = math.lcm(*sizes)
@@ -163,7 +164,7 @@ def record(a: dict) -> dict:
         if on("attention-zeroing"):
             rec = needs and all(attention(s) for s in layers(g))
         else:
-            kinds = ["full_attention"] + (["mla"] if on("mla-records") else [])
+            kinds = ["full_attention"] + (["mla"] if on("mla-records") and MUTANT != "mla-not-recorded" else [])
             if MUTANT == "g1-records-subclasses":
                 kinds += ["sliding_window", "chunked_local", "circular_buffer"]
             rec = spec is not None and spec["kind"] in kinds
@@ -246,7 +247,7 @@ def element_bytes(t: dict, kernel_block: int) -> list[int]:
 def zeroes(kind: str) -> bool:
     if on("attention-zeroing") or MUTANT == "g1-zeroes-sliding-window":
         return kind != "mamba"
-    if on("zeroer-full-attention-subclasses"):
+    if on("zeroer-full-attention-subclasses") and MUTANT != "mla-not-zeroed":
         return kind in ("full_attention", "mla")
     return kind == "full_attention"
 
@@ -281,7 +282,7 @@ def zero(a: dict) -> dict:
         segs = [t["offset"] + sum(i * t["strides"][d] * el for i, d in zip(idx, segs_dims))
                 for idx in itertools.product(*(range(t["shape"][d]) for d in segs_dims))]
         plans.append((t, stride, page, r, segs))
-    if not on("zeroer-bounded-grid") and len({p[2] * p[3] for p in plans}) > 1:
+    if not on("zeroer-bounded-grid") and len({p[2] * p[3] for p in plans}) > 1 and MUTANT != "non-uniform-accepted":
         raise Refuse("non-uniform")
     ids = a["block_ids"]
     if ids and plans:
@@ -291,13 +292,14 @@ def zero(a: dict) -> dict:
         if any(i < 0 or i >= pool for i in ids):
             raise Refuse("ids")
         for t, stride, page, r, segs in plans:
-            if ids and whole and max(segs) + (max(ids) + 1) * r * stride > size:
+            if ids and whole and max(segs) + (max(ids) + 1) * r * stride > size and MUTANT != "past-end-not-refused":
                 raise Refuse("past the end")
         for t, stride, page, r, segs in plans:
             for b in ids:
                 if whole:
                     for s in segs:
-                        buf[s + b * r * stride:s + (b + 1) * r * stride] = bytes(r * stride)
+                        lo, hi = s + b * r * stride, min(size, s + (b + 1) * r * stride)
+                        buf[lo:hi] = bytes(hi - lo)
                 else:
                     for k in range(b * r, b * r + r):
                         for i in element_bytes(t, k):
