@@ -339,6 +339,8 @@ def verdict_findings(ctx: _Ctx) -> list[Finding]:
 def _missing(obj: Entry | Part) -> tuple[str, str] | None:
     v = obj.verdict
     if v in NEEDS_GATE and not obj.gates:
+        if obj.gate_text:  # an imported report named the gate in words only (docs/import.md)
+            return (f"only a gate in words ({obj.gate_text!r})", "a [[entry.gate]] that tests it")
         return ("no gate", "a [[entry.gate]] whose condition keeps it deferred")
     if v == "surface-absent" and not any(g.kind == "absent" for g in obj.gates):
         return ("no absent gate", "an `absent` gate naming the upstream surface the port lacks")

@@ -384,3 +384,12 @@ def test_real_report_quirks_pipes_in_backticks_and_first_label_word(tmp_path):
     a, b = entries(port)
     assert a.reason == "the `a|b|c` family → 0 (`src/kv/connector.cpp:4`)." and a.citations[0].line == 4
     assert b.verdict == "real-gap"
+
+
+def test_an_imported_inert_gate_in_words_is_named_by_check(tmp_path):
+    port, head = make_port(tmp_path)
+    (port / "t.md").write_text(tranche(head[:9], ROWS.splitlines()[3]))
+    run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
+    out = json.loads(run_cli("check", "--format", "json", cwd=port, check_rc=1).stdout)
+    (inc,) = [f for f in out["findings"] if f["code"] == "verdict-incomplete"]
+    assert "only a gate in words ('no KV-producer connector is registered')" in inc["message"]
