@@ -331,10 +331,10 @@ def _enumeration(rep: Report, lines: list[str], i: int, m: re.Match, resolver: P
         break
     if para:
         paras.append((start, " ".join(para)))
-    for ln, note in paras:
+    for at, note in paras:
         item.notes.append(note)
         item.issues += [n for n in _issues(note) if n not in item.issues]
-        item.citations += citations(note, rep, ln, resolver)
+        item.citations += citations(note, rep, at, resolver)
         c = _CORRECTED.match(note)
         if c:
             if c["issue"] and int(c["issue"]) not in item.issues:
