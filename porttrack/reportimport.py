@@ -111,6 +111,8 @@ class Report:
 
 
 def read_report(path: Path, shown: str, resolver: PathResolver | None = None) -> Report:
+    if path.exists() and not path.is_file():  # a FIFO or device would block the read
+        raise UserError(f"report {shown} is not a regular file.")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -604,8 +606,8 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
     qpath = _queue_destination(cfg, queue)
     created = not qpath.exists()
     if created:
-        first = next((r for r in parsed if r.range), None)
-        pin, _, target = (first.range.partition("..") if first else ("", "", ""))
+        latest = next((r for r in reversed(parsed) if r.range), None)  # the latest report's range wins, as its labels do
+        pin, _, target = (latest.range.partition("..") if latest else ("", "", ""))
         qf = queuefile.new(qpath, QueueMeta(name=qpath.stem, upstream=cfg.upstream_name or
                                             (cfg.upstream_repo.name if cfg.upstream_repo else ""), pin=pin, target=target,
                                             paths=list(cfg.upstream_paths)))
