@@ -393,3 +393,12 @@ def test_an_imported_inert_gate_in_words_is_named_by_check(tmp_path):
     out = json.loads(run_cli("check", "--format", "json", cwd=port, check_rc=1).stdout)
     (inc,) = [f for f in out["findings"] if f["code"] == "verdict-incomplete"]
     assert "only a gate in words ('no KV-producer connector is registered')" in inc["message"]
+
+
+def test_a_report_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path):
+    import os
+
+    port, _ = make_port(tmp_path)
+    os.mkfifo(port / "pipe.md")
+    proc = run_cli("queue", "import", "pipe.md", cwd=port, check_rc=2)
+    assert "report pipe.md is not a regular file." in proc.stderr
