@@ -54,6 +54,26 @@ def rev_parse(repo: Path, rev: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
+def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
+    """Full sha of each rev as a commit (None where it does not resolve), from one `cat-file --batch-check`."""
+    revs = [r for r in dict.fromkeys(revs) if r and "\n" not in r]
+    if not revs:
+        return {}
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        input="".join(f"{r}^{{commit}}\n" for r in revs).encode(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    lines = proc.stdout.decode(errors="replace").splitlines()
+    out: dict[str, str | None] = {}
+    for rev, line in zip(revs, lines):
+        bits = line.split()
+        out[rev] = bits[0] if len(bits) == 2 and bits[1] == "commit" else None
+    return out
+
+
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     """Is commit `older` an ancestor of (or equal to) `newer`? False too when either is unknown."""
     proc = subprocess.run(

@@ -89,7 +89,8 @@ class NetZero:
     between: list[int] = field(default_factory=list)  # entries in between that change it
 
     def text(self) -> str:
-        mid = f", entr{'y' if len(self.between) == 1 else 'ies'} {', '.join(map(str, self.between))} change it" if self.between else ""
+        ns = ", ".join(map(str, self.between))
+        mid = (f", entry {ns} changes it" if len(self.between) == 1 else f", entries {ns} change it") if self.between else ""
         return (f"{self.symbol}: entries {self.added} and {self.removed} add and remove it inside the queue{mid}, "
                 f"and upstream did not have it at the pin: skip both")
 
@@ -149,6 +150,10 @@ class Upstream:
         if pin not in self._resolved:
             self._resolved[pin] = gitio.rev_parse(self.repo, pin) if pin else None
         return self._resolved[pin]
+
+    def resolve_all(self, pins: list[str]) -> None:
+        """Resolve many pins with one git process (a port states dozens of header pins)."""
+        self._resolved.update(gitio.resolve_commits(self.repo, [p for p in pins if p not in self._resolved]))
 
     def before(self, pin: str, sha: str) -> bool:
         """Is `pin` a strict ancestor of commit `sha` (both resolved)?"""
@@ -257,6 +262,8 @@ def run(
     first = _first_mention(queue)
     up = Upstream(Path(repo), cfg.cache_dir or None)
     try:
+        up.resolve_all([queue.meta.pin, *(e.sha for e in queue.entries),
+                        *(pin for fs in files_of.values() for f in fs for pin in pins_for(f))])
         queue_pin = up.resolve(queue.meta.pin)
         if queue.meta.pin and queue_pin is None:
             out.note = (f"pre-pin check at the queue's pin skipped: {queue.meta.pin[:PIN_CHARS]} is not in the upstream "
@@ -310,7 +317,8 @@ def run(
         open_rows = [row for row in rows if row.state.upper() not in done]
         for key in sorted(pointing):
             site = sites[key]
-            row = next((row for row in open_rows if owners_mod.cites_symbol(row.upstream, key)), None)
+            last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
+            row = next((row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None)
             out.gaps.append(Gap(key, site.kind, site, sorted(pointing[key]), owners_mod.owner_text(row) if row else ""))
         out.net_zero = _net_zero(queue, result, absent, up, queue_pin, prefixes, files_of)
         out.trees = len(up._trees)
