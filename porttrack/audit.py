@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from porttrack import gates, globs, headers as headers_mod
+from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunks_mod
 from porttrack import owners as owners_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
@@ -406,6 +406,23 @@ class _Ctx:
         self.adders = adders(queue)
         self.series_edges = series_edges(queue)
         self._provs = None
+        self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
+        self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
+
+    def hunks(self, e: Entry, paths: list[str]):
+        """The entry's hunks in `paths` (gitio.Hunk), or None when no upstream checkout shows the commit."""
+        key = (e.sha, tuple(paths))
+        if key not in self._hunks:
+            repo = self.cfg.upstream_repo
+            ok = repo is not None and Path(repo).is_dir() and bool(e.sha)
+            self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths)) if ok else None
+        return self._hunks[key]
+
+    def is_code(self, upstream: str) -> bool:
+        """A source file that is not a test, doc, CI or benchmark file (`[audit] non_code`)."""
+        if any(globs.match(g, upstream) for g in self.cfg.non_code):
+            return False
+        return any(upstream.endswith(x) for x in self.cfg.source_suffixes)
 
     def provenance(self):
         if self._provs is None:
@@ -476,7 +493,8 @@ class Subject:
     files: list[str]
     res: Result
     under: list[str] = field(default_factory=list)  # files under the mirrored paths
-    mirrored: list[str] = field(default_factory=list)  # of those, the ones with a port counterpart
+    mirrored: list[str] = field(default_factory=list)  # of those, the ones with a port counterpart, and code
+    unmapped: list[str] = field(default_factory=list)  # of `mirrored`, code files with no port counterpart
     linked: dict[str, int] = field(default_factory=dict)  # needed symbol -> the earlier entry adding it
     probed: list[str] = field(default_factory=list)
     judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
@@ -525,19 +543,52 @@ class AuditRule:
 
 
 def _ignore(rule: AuditRule, s: Subject) -> bool:
-    """Nothing mirrored: outside the mirrored subtrees, or (when the port maps paths at all)
-    a file no [[map]] and no provenance header gives a port counterpart, such as CI config."""
+    """Nothing a port could need: outside the mirrored subtrees, or files under them that no
+    [[map]] or provenance header gives a counterpart and that are no code (CI config, docs, tests)."""
     ctx = s.ctx
     s.under = _mirrored(ctx.cfg, ctx.queue, s.files)
-    s.mirrored = [f for f in s.under if ctx.maps_to_port(f)]
+    mapped = [f for f in s.under if ctx.maps_to_port(f)]
+    s.unmapped = [f for f in s.under if f not in mapped and ctx.is_code(f)]
+    s.mirrored = mapped + s.unmapped
     if s.mirrored:
         return False
     paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)
     if s.under:
-        s.ev.append(f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port")
-        return s.fire(rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart")
+        s.ev.append(f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port "
+                    "and none is code ([audit] non_code, source_suffixes)")
+        return s.fire(rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code")
     s.ev.append(f"files {', '.join(s.files) or '(none)'} lie outside the mirrored paths {paths}")
     return s.fire(rule, f"touches no mirrored path ({paths})")
+
+
+def _no_op(rule: AuditRule, s: Subject) -> bool:
+    """Every changed line of the mirrored code is a comment, a docstring or a language-only construct."""
+    hunks = s.ctx.hunks(s.e, s.mirrored)
+    if not hunks:
+        return False
+    lo = hunks_mod.language_only(hunks, s.ctx.cfg.language_only)
+    if not lo.only:
+        return False
+    what = ", ".join(lo.constructs) or "comments and docstrings"
+    s.ev.append(f"upstream diff {s.e.short} in {', '.join(s.mirrored)}: {len(hunks)} hunk(s), every changed line is "
+                f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs")
+    return s.fire(rule, f"language-only change: {what}")
+
+
+def _unmapped(rule: AuditRule, s: Subject) -> bool:
+    """Every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port."""
+    if not s.unmapped or s.unmapped != s.mirrored:
+        return False
+    s.probe()
+    own = sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
+    if any(x in s.present for x in own):
+        return False
+    s.ev.append(f"no [[map]] or provenance header gives {', '.join(s.unmapped)} a port counterpart")
+    _absent_gates(s, own)
+    if not own:
+        s.ev.append("the entry names no symbol to gate on; its files' lack of a counterpart is the evidence")
+    return s.fire(rule, f"the port has no counterpart of {', '.join(s.unmapped)}"
+                  + (f" and none of {', '.join(own)}" if own else ""))
 
 
 def _path_rule(rule: AuditRule, s: Subject) -> bool:
@@ -604,17 +655,17 @@ def _blocked(rule: AuditRule, s: Subject) -> bool:
 
 def _owned(rule: AuditRule, s: Subject) -> bool:
     ctx, syms, e, res = s.ctx, s.syms, s.e, s.res
+    symbols = sorted(set(syms.changed) | set(syms.added) | set(syms.removed))
+    hunks = ctx.hunks(e, s.mirrored)
+    changed_lines = None if hunks is None else _changed_lines(hunks)
     row = owners_mod.find_owner(
-        ctx.rows,
-        paths=s.mirrored,
-        symbols=sorted(set(syms.changed) | set(syms.added) | set(syms.removed)),
-        pr=e.pr,
-        done_states=ctx.cfg.done_states,
+        ctx.rows, paths=s.mirrored, symbols=symbols, pr=e.pr,
+        done_states=ctx.cfg.done_states, parked_states=ctx.cfg.parked_states, changed_lines=changed_lines,
     )
     if row is None:
         return False
     res.owner = owners_mod.owner_text(row)
-    cite = _what_row_cites(row, s.mirrored, syms, e.pr)
+    cite = _what_row_cites(row, s.mirrored, syms, e.pr, changed_lines)
     s.ev.append(f"matrix row {row.id} at {row.where} ({row.state}) cites {cite}")
     return s.fire(rule, f"tracked by matrix row {row.id} ({row.state})")
 
@@ -623,22 +674,27 @@ def _changed(s: Subject) -> list[str]:
     return sorted(set(s.syms.changed) | set(s.syms.removed))
 
 
-def _surface_absent(rule: AuditRule, s: Subject) -> bool:
-    """None of the changed/removed symbols exists."""
-    ctx, res = s.ctx, s.res
-    changed = _changed(s)
-    if not changed or any(x in s.present for x in changed):
-        return False
-    # members of a class the port lacks share one gate on the class: it is what would appear first
+def _absent_gates(s: Subject, symbols: list[str]) -> None:
+    """An absent gate per symbol; members of a class the port lacks share one gate on the class,
+    which is what would appear first."""
+    ctx = s.ctx
     gated: dict[str, object] = {}
-    for x in changed:
+    for x in symbols:
         cls = _owner_class(x)
         if cls and ctx.probes.judge(cls).status == "absent":
             gated.setdefault(cls, ctx.probes.judge(cls))
         else:
             gated.setdefault(x, s.judged[x])
     for x, p in gated.items():
-        res.gates.append(_absent_gate(ctx, x, p))
+        s.res.gates.append(_absent_gate(ctx, x, p))
+
+
+def _surface_absent(rule: AuditRule, s: Subject) -> bool:
+    """None of the changed/removed symbols exists."""
+    changed = _changed(s)
+    if not changed or any(x in s.present for x in changed):
+        return False
+    _absent_gates(s, changed)
     return s.fire(rule, f"the port has none of {', '.join(changed)}")
 
 
@@ -691,20 +747,20 @@ def _real_gap(rule: AuditRule, s: Subject) -> bool:
 # The rules in the order they are tried. docs/audit.md lists them in this order (a test checks).
 RULES: tuple[AuditRule, ...] = (
     AuditRule("ignore", "ignore", _ignore,
-              "no file of the entry lies under the mirrored paths, or none of those has a port counterpart",
+              "no file of the entry lies under the mirrored paths, or those that do have no port counterpart and are no code",
               "the files and the mirrored paths"),
     AuditRule("path-rule", "(the rule's)", _path_rule,
               "every mirrored file matches a `[[rule]]` glob and all of the rule's gates hold",
               "the rule's gates, each with its probe line"),
+    AuditRule("no-op", "no-op", _no_op,
+              "every changed line of the mirrored code is a comment, a docstring or a construct of `[audit] language_only`",
+              "the constructs met"),
     AuditRule("untrusted", "untrusted", _untrusted,
               "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete",
               "the probe's reason"),
-    AuditRule("blocked", "blocked", _blocked,
-              "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
-              "`blocked_by` and an `entry-ported` gate per blocker"),
-    AuditRule("owned", "owned", _owned,
-              "an open matrix row cites the entry's PR, one of its paths or one of its symbols",
-              "`owner` and what the row cites"),
+    AuditRule("unmapped", "surface-absent", _unmapped,
+              "every mirrored code file lacks a port counterpart and none of the entry's symbols is in the port",
+              "the files and an `absent` gate per symbol"),
     AuditRule("surface-absent", "surface-absent", _surface_absent,
               "none of the changed/removed symbols has a code hit in the code scope",
               "an `absent` gate per symbol (one per class the port lacks)"),
@@ -714,6 +770,12 @@ RULES: tuple[AuditRule, ...] = (
     AuditRule("inert", "inert", _inert,
               "the changed symbols that exist have no consumers",
               "a `no-consumer` gate per symbol"),
+    AuditRule("blocked", "blocked", _blocked,
+              "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
+              "`blocked_by` and an `entry-ported` gate per blocker"),
+    AuditRule("owned", "owned", _owned,
+              "an open matrix row cites the entry's PR, one of its symbols, or a line range overlapping the change",
+              "`owner` and what the row cites"),
     AuditRule("real-gap", "real-gap", _real_gap, "otherwise", "the consumers that make it real"),
 )
 
@@ -747,15 +809,31 @@ def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
                 established_at=_definition(c))
 
 
-def _what_row_cites(row, paths: list[str], syms: EntrySymbols, pr: int | None) -> str:
+def _changed_lines(hunks) -> dict[str, list[tuple[int, int]]]:
+    """path -> the line spans a change touches, on its old side and its new side (a row's line
+    numbers may be read at an older or a newer upstream than the change)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for h in hunks:
+        spans = out.setdefault(h.path, [])
+        spans.append((h.old_start, h.old_start + max(h.old_len, 1) - 1))
+        spans.append((h.new_start, h.new_start + max(h.new_len, 1) - 1))
+    return out
+
+
+def _what_row_cites(row, paths: list[str], syms: EntrySymbols, pr: int | None,
+                    changed_lines: dict[str, list[tuple[int, int]]] | None = None) -> str:
     if pr is not None and owners_mod.cites_pr(row.upstream, pr):
         return f"PR #{pr}"
-    for p in paths:
-        if owners_mod.cites_path(row.upstream, p):
-            return p
     for s in [*syms.changed, *syms.added, *syms.removed]:
         if owners_mod.cites_symbol(row.upstream, s):
             return s
+    for p in paths:
+        if changed_lines is not None:
+            got = owners_mod.cites_change(row.upstream, p, changed_lines.get(p, []), [*syms.changed, *syms.added, *syms.removed])
+            if got:
+                return f"{got}, which overlaps the change"
+        elif owners_mod.cites_path(row.upstream, p):
+            return f"{p} (no upstream diff to compare line ranges with)"
     return "the entry"
 
 

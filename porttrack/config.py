@@ -47,6 +47,11 @@ class Config:
     matrices: list[str] = field(default_factory=list)
     id_pattern: str = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
     done_states: list[str] = field(default_factory=lambda: ["DONE"])
+    parked_states: list[str] = field(default_factory=list)  # rows set aside: they own nothing
+    non_code: list[str] = field(default_factory=lambda: list(NON_CODE))
+    source_suffixes: list[str] = field(default_factory=lambda: list(SOURCE_SUFFIXES))
+    language_only: dict[str, str] = field(default_factory=lambda: dict(LANGUAGE_ONLY))
+    deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
     queue_file: str = ""  # relative to port root
     cache_dir: str = ""
     check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
@@ -69,6 +74,26 @@ class Config:
         return []
 
 
+# Upstream files that carry no runtime behaviour a port could need: tests, docs, CI, benchmarks.
+NON_CODE = ("tests/**", "**/tests/**", "docs/**", "benchmarks/**", "examples/**", ".github/**", ".buildkite/**", "**/*.md")
+# Upstream files that are code; an unmapped file with another suffix (config, data) is ignored.
+SOURCE_SUFFIXES = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
+# Changed lines that are mechanics of a Python upstream rather than behaviour a port could need:
+# name -> regex matched against the stripped line. A change whose every line matches one of
+# these (or is blank, a comment or a docstring) is a no-op, with the constructs named.
+LANGUAGE_ONLY = {
+    "decorator": r"^@[\w.]+(\(.*\))?$",
+    "__slots__": r"^__slots__\s*=",
+    "import": r"^(from\s+[\w.]+\s+)?import\s[\w., ()]*$",
+    "typing": r"^(if\s+)?TYPE_CHECKING\b|^\w+\s*=\s*(TypeVar|NewType)\(",
+    "log text": r"^(logger|logging)\.(debug|info|warning|error|exception)(_once)?\(",
+    "torch.compile": r"torch\.compile\b|@support_torch_compile|torch\._dynamo",
+    "pin_memory": r"\bpin_memory\b",
+    "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
+}
+# Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
+DEFERRAL_WORDS = ("DEFERRED", "not ported", "omitted", "deviation", "intentionally not", "out of scope")
+
 # key path -> (expected python types, human name)
 _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
     ("upstream", "repo"): ((str,), "a string"),
@@ -85,6 +110,11 @@ _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
     ("owners", "matrices"): ((list,), "a list of strings"),
     ("owners", "id_pattern"): ((str,), "a string"),
     ("owners", "done_states"): ((list,), "a list of strings"),
+    ("owners", "parked_states"): ((list,), "a list of strings"),
+    ("audit", "non_code"): ((list,), "a list of strings"),
+    ("audit", "source_suffixes"): ((list,), "a list of strings"),
+    ("audit", "language_only"): ((dict,), "a table of regex strings"),
+    ("audit", "deferral_words"): ((list,), "a list of strings"),
     ("queue", "file"): ((str,), "a string"),
     ("cache", "dir"): ((str,), "a string"),
     ("check", "ignore"): ((list,), "a list of strings"),
@@ -95,6 +125,10 @@ _LIST_OF_STR = {
     ("port", "exclude"),
     ("owners", "matrices"),
     ("owners", "done_states"),
+    ("owners", "parked_states"),
+    ("audit", "non_code"),
+    ("audit", "source_suffixes"),
+    ("audit", "deferral_words"),
     ("check", "ignore"),
 }
 
@@ -250,6 +284,17 @@ def load_config(path: Path) -> Config:
     cfg.id_pattern = owners.get("id_pattern", cfg.id_pattern)
     _check_regex(cfg.id_pattern, where("owners", "id_pattern"), "owners.id_pattern")
     cfg.done_states = list(owners.get("done_states", cfg.done_states))
+    cfg.parked_states = list(owners.get("parked_states", cfg.parked_states))
+    aud = doc.get("audit", {})
+    cfg.non_code = list(aud.get("non_code", cfg.non_code))
+    cfg.source_suffixes = list(aud.get("source_suffixes", cfg.source_suffixes))
+    cfg.deferral_words = list(aud.get("deferral_words", cfg.deferral_words))
+    if "language_only" in aud:
+        for name, rx in aud["language_only"].items():
+            if not isinstance(rx, str):
+                raise UserError(f"{where('audit', 'language_only')}: audit.language_only.{name} must be a regex string.")
+            _check_regex(rx, where("audit", "language_only"), f"audit.language_only.{name}")
+        cfg.language_only = dict(aud["language_only"])
     cfg.queue_file = doc.get("queue", {}).get("file", "")
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
     if cfg.cache_dir:  # like every path in the file, relative to the file's folder

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 from porttrack.errors import UserError
 
@@ -137,3 +139,59 @@ class CatFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Hunk(NamedTuple):
+    """One hunk of a commit's first-parent diff, with no context lines."""
+
+    path: str  # the new path ("" for a deleted file: then old_path)
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    old: list[str]  # the removed lines, without their "-"
+    new: list[str]  # the added lines, without their "+"
+
+
+_HUNK_HEAD = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
+    """The hunks `sha` makes to `paths` against its first parent; None when git cannot show it
+    (the commit is not in `repo`, say): the caller then knows the diff, not the change, is unknown."""
+    if not paths:
+        return []
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--no-color", "--no-ext-diff", "-U0", "--no-renames",
+         f"{sha}^!", "--", *paths],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0:
+        return None
+    out: list[Hunk] = []
+    path = ""
+    cur: list | None = None
+    for raw in proc.stdout.split(b"\n"):
+        if raw.startswith(b"+++ "):
+            name = raw[4:].decode("utf-8", "replace")
+            path = name[2:] if name.startswith("b/") else path  # /dev/null: a deletion keeps the old path
+            continue
+        if raw.startswith(b"--- "):
+            name = raw[4:].decode("utf-8", "replace")
+            path = name[2:] if name.startswith("a/") else ""
+            continue
+        m = _HUNK_HEAD.match(raw)
+        if m:
+            if cur is not None:
+                out.append(Hunk(*cur))
+            cur = [path, int(m[1]), int(m[2] if m[2] is not None else 1), int(m[3]), int(m[4] if m[4] is not None else 1), [], []]
+            continue
+        if cur is None or not raw:
+            continue
+        if raw.startswith(b"-"):
+            cur[5].append(raw[1:].decode("utf-8", "replace"))
+        elif raw.startswith(b"+"):
+            cur[6].append(raw[1:].decode("utf-8", "replace"))
+    if cur is not None:
+        out.append(Hunk(*cur))
+    return out

@@ -144,21 +144,85 @@ def cites_pr(cell: str, pr: int) -> bool:
     return re.search(r"(?:#|/pull/)" + str(pr) + r"(?!\d)", cell) is not None
 
 
+_QUALIFIER = re.compile(r":(\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*)|::([A-Za-z_][\w.]*)|#L(\d+)(?:-L?(\d+))?")
+
+
+def path_citations(cell: str, path: str) -> list[tuple[str, object]]:
+    """How the cell cites `path`, once per mention: ("lines", [(lo, hi), ...]) for `path:396,640-707`
+    or `path#L12-L20`, ("symbol", name) for `path::Name`, ("bare", None) for the path alone."""
+    variants = {path}
+    if path.startswith("tests/"):
+        variants.add("vllm/" + path)
+    out: list[tuple[str, object]] = []
+    for v in variants:
+        for m in re.finditer(r"(?<![\w./\-])" + re.escape(v) + r"(?![\w/\-]|\.\w)", cell):
+            q = _QUALIFIER.match(cell, m.end())
+            if q is None:
+                out.append(("bare", None))
+            elif q.group(1):
+                spans = []
+                for part in re.split(r",\s*", q.group(1)):
+                    lo, _, hi = part.partition("-")
+                    spans.append((int(lo), int(hi or lo)))
+                out.append(("lines", spans))
+            elif q.group(2):
+                out.append(("symbol", q.group(2)))
+            else:
+                lo = int(q.group(3))
+                out.append(("lines", [(lo, int(q.group(4) or lo))]))
+    return out
+
+
+def _overlaps(spans: list[tuple[int, int]], changed: list[tuple[int, int]]) -> bool:
+    return any(lo <= c_hi and c_lo <= hi for lo, hi in spans for c_lo, c_hi in changed)
+
+
+def _bare(name: str) -> str:
+    return re.split(r"\.|::", name)[-1]
+
+
+def cites_change(cell: str, path: str, changed: list[tuple[int, int]], symbols: list[str]) -> str | None:
+    """What in the cell cites this change to `path`: a line range overlapping `changed` (the
+    change's line spans), or a `path::Name` qualifier naming one of `symbols`; None when the cell
+    only names the file, or names other lines of it."""
+    names = {_bare(s) for s in symbols}
+    for kind, what in path_citations(cell, path):
+        if kind == "lines" and _overlaps(what, changed):  # type: ignore[arg-type]
+            return f"{path}:" + ",".join(f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in what)  # type: ignore[union-attr]
+        if kind == "symbol" and _bare(str(what)) in names:
+            return f"{path}::{what}"
+    return None
+
+
+def open_rows(rows: list[Row], done_states: list[str], parked_states: list[str] = ()) -> list[Row]:
+    """Rows whose state is neither done nor parked: the ones that can own an entry."""
+    closed = {s.upper() for s in [*done_states, *parked_states]}
+    return [r for r in rows if r.state.upper() not in closed]
+
+
 def find_owner(
-    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: list[str]
+    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: list[str],
+    parked_states: list[str] = (), changed_lines: dict[str, list[tuple[int, int]]] | None = None,
 ) -> Row | None:
-    """The first open row whose upstream cell cites the PR, else one of the paths, else a symbol."""
-    done = {s.upper() for s in done_states}
-    open_rows = [r for r in rows if r.state.upper() not in done]
+    """The first open row whose upstream cell cites the PR, else one of the symbols, else one of the paths.
+
+    With `changed_lines` (path -> the change's line spans), a path citation owns only when it
+    carries a line range overlapping the change or a `::Name` naming one of its symbols: a row
+    that names a whole file does not own every change to it.
+    """
+    live = open_rows(rows, done_states, parked_states)
     if pr is not None:
-        for r in open_rows:
+        for r in live:
             if cites_pr(r.upstream, pr):
                 return r
-    for r in open_rows:
-        if any(cites_path(r.upstream, p) for p in paths):
-            return r
-    for r in open_rows:
+    for r in live:
         if any(cites_symbol(r.upstream, s) for s in symbols):
+            return r
+    for r in live:
+        if changed_lines is None:
+            if any(cites_path(r.upstream, p) for p in paths):
+                return r
+        elif any(cites_change(r.upstream, p, changed_lines.get(p, []), symbols) for p in paths):
             return r
     return None
 

@@ -1,0 +1,97 @@
+"""What an upstream change's hunks say, line by line: language-only mechanics, and the tokens
+that tell its new side from its old side (for content evidence against the port)."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from porttrack.gitio import Hunk
+
+_COMMENT = re.compile(r"^(#|$)")
+_STRING_ONLY = re.compile(r"^[rRbBfFuU]{0,2}(\"\"\"|'''|\"|').*$|^.*(\"\"\"|''')$")
+_CONTINUATION = re.compile(r"^[\w.]+(\s+as\s+\w+)?,?$|^\)$")
+_IMPORT_OPEN = re.compile(r"^from\s+[\w.]+\s+import\s+\($")
+
+
+class LanguageOnly(NamedTuple):
+    only: bool  # every changed line is a comment, a docstring, blank, or a listed construct
+    constructs: list[str]  # the constructs met, by name, in first-seen order
+    behaviour: list[str]  # the first few lines that are none of those (when not `only`)
+
+
+def _docstring_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside a triple-quoted block that this side opens and closes."""
+    out: set[int] = set()
+    inside = False
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        quotes = line.count('"""') + line.count("'''")
+        if inside or (quotes and line.startswith(('"""', "'''", 'r"""', "r'''"))):
+            out.add(i)
+        if quotes % 2 == 1:
+            inside = not inside
+    return out
+
+
+def language_only(hunks: list[Hunk], constructs: dict[str, str]) -> LanguageOnly:
+    """Is the change made of comments, docstrings and the named constructs alone?"""
+    compiled = [(name, re.compile(rx)) for name, rx in constructs.items()]
+    met: list[str] = []
+    behaviour: list[str] = []
+    for h in hunks:
+        for side in (h.old, h.new):
+            doc = _docstring_lines(side)
+            in_import = False
+            for i, raw in enumerate(side):
+                line = raw.strip()
+                if _IMPORT_OPEN.match(line):
+                    in_import = True
+                    met.append("import") if "import" not in met else None
+                    continue
+                if in_import and _CONTINUATION.match(line):
+                    in_import = line != ")"
+                    continue
+                in_import = False
+                if _COMMENT.match(line) or i in doc:
+                    continue
+                name = next((n for n, rx in compiled if rx.search(line)), None)
+                if name is None:
+                    if len(behaviour) < 3:
+                        behaviour.append(line)
+                    continue
+                if name not in met:
+                    met.append(name)
+    return LanguageOnly(not behaviour and bool(hunks), met, behaviour)
+
+
+_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b\d+(?:\.\d+)?(?:e-?\d+)?\b|[A-Za-z_]\w*|==|!=|<=|>=|//|\*\*|[-+*/%<>]")
+_PY_WORDS = frozenset(
+    "and or not in is if else elif for while return def class self cls None True False pass lambda with as "
+    "try except finally raise yield from import assert del global nonlocal async await break continue "
+    "int float str bool list dict tuple set len range isinstance print super".split()
+)
+
+
+def tokens(lines: list[str]) -> set[str]:
+    """Identifiers, literals and operators of code lines (comments dropped), minus Python's own words."""
+    out: set[str] = set()
+    for raw in lines:
+        code = raw.split("#", 1)[0] if "#" in raw and '"' not in raw and "'" not in raw else raw
+        out.update(t for t in _TOKEN.findall(code) if t not in _PY_WORDS)
+    return out
+
+
+def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
+    """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
+    strings a port could spell the same way; bare operators and one-letter names tell nothing alone."""
+    new, old = tokens(hunk.new), tokens(hunk.old)
+
+    def telling(t: str) -> bool:
+        if t[0] in "\"'":
+            return len(t) > 4
+        if t[0].isdigit():
+            return t not in ("0", "1", "2")
+        return len(t) >= 4 and t[0].isalpha() or t.startswith("_") and len(t) > 4
+
+    return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
