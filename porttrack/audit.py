@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunks_mod
 from porttrack import owners as owners_mod
+from porttrack import records as records_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
@@ -97,8 +98,9 @@ def adders(queue: Queue) -> dict[str, int]:
 
 
 def _needs(syms: "EntrySymbols") -> set[str]:
-    """Symbols an entry (or part) needs to exist already: those it uses, changes or removes."""
-    return set(syms.uses) | set(syms.changed) | set(syms.removed)
+    """Symbols an entry (or part) needs to exist already: those it uses or changes. What it removes
+    it does not wait for: deleting a name an earlier entry added needs nothing of that entry."""
+    return (set(syms.uses) | set(syms.changed)) - set(syms.removed)
 
 
 def symbol_edges(queue: Queue) -> dict[int, dict[int, list[str]]]:
@@ -353,6 +355,7 @@ def probe_line(symbol: str, p, c, scope: tuple[str, ...], tree: str) -> str:
     )
 
 
+_CODE_KINDS = ("definition", "consumer", "delegation")
 _KIND_ORDER = {"definition": 0, "consumer": 1, "delegation": 2, "test": 3, "comment": 4}
 
 
@@ -405,9 +408,30 @@ class _Ctx:
         self.tree = probes.tree
         self.adders = adders(queue)
         self.series_edges = series_edges(queue)
+        self.graph = blocked_graph(queue)
         self._provs = None
         self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
+        self._records = None
+        self._port_tokens: dict[str, set[str]] = {}
+
+    def port_tokens(self, rel: str) -> set[str]:
+        """hunks.port_tokens of one port file (read once)."""
+        if rel not in self._port_tokens:
+            try:
+                text = (self.cfg.port_root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._port_tokens[rel] = hunks_mod.port_tokens(text)
+        return self._port_tokens[rel]
+
+    @property
+    def records(self):
+        """Deferral records and prior triage in the port's code scope and docs (read once)."""
+        if self._records is None:
+            folders = sorted({*self.cfg.code_scope, "docs"})
+            self._records = records_mod.scan(self.cfg.port_root, folders, self.cfg.deferral_words)
+        return self._records
 
     def hunks(self, e: Entry, paths: list[str]):
         """The entry's hunks in `paths` (gitio.Hunk), or None when no upstream checkout shows the commit."""
@@ -500,6 +524,7 @@ class Subject:
     judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
     counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
+    blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     _probed: bool = False
 
     @property
@@ -520,7 +545,28 @@ class Subject:
         for s in self.probed:
             self.ev.append(probe_line(s, self.judged[s], self.counts[s], ctx.scope, ctx.tree))
             self.ev.extend(hit_lines(s, self.counts[s]))
-        self.present = {s for s in self.probed if _code(self.counts[s]) > 0}
+        self.present = {s for s in self.probed if _code(self.counts[s]) > 0 and self._in_place(s)}
+
+    def _in_place(self, symbol: str) -> bool:
+        """A `Class.member` counts where the class is: in a file that also names the class (its
+        declaration, or `Class::member` definitions), or, when the port has no such class at all,
+        in the port counterparts of the entry's files. A bare name counts anywhere."""
+        cls = _owner_class(symbol)
+        if cls is None or symbol.endswith(".__init__"):
+            return True
+        ctx = self.ctx
+        files = {h.path for h in _hits(self.counts[symbol], _CODE_KINDS)}
+        ccount = ctx.probes.count(cls)
+        if _code(ccount) > 0:
+            where = {h.path for h in _hits(ccount, _CODE_KINDS)}
+            how = f"files that name {cls}"
+        else:
+            where = {pf for up in self.mirrored for pf in ctx.port_files(up)}
+            how = f"the port counterparts of {', '.join(self.mirrored)}, as the port has no {cls}"
+        if files & where:
+            return True
+        self.ev.append(f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent")
+        return False
 
     def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
         self.res.verdict, self.res.rule, self.res.reason = verdict or rule.verdict, rule_text or rule.id, reason
@@ -575,6 +621,32 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"language-only change: {what}")
 
 
+def _deferred(rule: AuditRule, s: Subject) -> bool:
+    """The port has the surface and records this change's symbol (or its PR) as deliberately left
+    out: porting work exists, by the port's own account. A member counts when the port has its
+    class; a top-level name when its file has a counterpart. (A deferral of a whole class the port
+    lacks is no gap in a surface it has: the surface rules decide those.)"""
+    if s.unmapped == s.mirrored:
+        return False
+    s.probe()
+    names: list[str] = []
+    for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed)):
+        bare = re.split(r"\.|::", x)[-1]
+        cls = _owner_class(x)
+        if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
+            continue
+        names.append(bare)
+    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
+    for x in s.probed:  # and where the port defines the entry's symbols
+        near.update(h.path for h in _hits(s.counts[x], ("definition",)))
+    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near)
+    if found is None:
+        return False
+    rec, what = found
+    s.ev.append(f"deferral record {rec.where} ({rec.deferral!r}) names {what}: {rec.text}")
+    return s.fire(rule, f"the port records {what} as left out ({rec.deferral}) at {rec.where}")
+
+
 def _unmapped(rule: AuditRule, s: Subject) -> bool:
     """Every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port."""
     if not s.unmapped or s.unmapped != s.mirrored:
@@ -627,20 +699,79 @@ def _untrusted(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"cannot judge: {why}")
 
 
+_CODE_ONLY = re.compile(r"#.*$" r'|"{3}.*?"{3}' r"|'{3}.*?'{3}" r'|"(?:[^"\\]|\\.)*"' r"|'(?:[^'\\]|\\.)*'")
+
+
+def _named_in_code(s: Subject, symbol: str) -> bool:
+    """Do the entry's added lines name `symbol` in code, not only in a comment or a docstring?
+    True when the diff cannot be read: then the queue's `uses` stands."""
+    hunks = s.ctx.hunks(s.e, s.mirrored)
+    if hunks is None:
+        return True
+    bare = re.split(r"\.|::", symbol)[-1]
+    word = re.compile(r"(?<![\w])" + re.escape(bare) + r"(?![\w])")
+    in_doc = False
+    for h in hunks:
+        for line in h.new:
+            quotes = line.count('"""') + line.count("'''")
+            if in_doc or (quotes == 1):
+                if quotes % 2 == 1:
+                    in_doc = not in_doc
+                continue
+            if word.search(_CODE_ONLY.sub("", line)):
+                return True
+    return False
+
+
+def _blockers(s: Subject) -> dict[int, list[str]]:
+    """The entries this one waits on, from `blocked_graph` (symbol adders and earlier series stages
+    not ported), kept where the port lacks the symbol and the entry names it in code."""
+    if s.blockers is not None:
+        return s.blockers
+    ctx, e = s.ctx, s.e
+    s.probe()
+    waits = set(ctx.graph.get(e.n, []))
+    out: dict[int, list[str]] = {}
+    for sym, a in s.linked.items():
+        if a in waits and sym not in s.present and _named_in_code(s, sym):
+            out.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
+    for b, stage in ctx.series_edges.get(e.n, {}).items():
+        if b in waits:
+            out.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
+    s.blockers = out
+    return out
+
+
+def _verdict_of(ctx: _Ctx, n: int) -> tuple[str, list[Gate]]:
+    """An entry's verdict as this run judged it (else as recorded), with its gates."""
+    r = ctx.results.get(n)
+    if r is not None:
+        return r.verdict, r.gates
+    other = ctx.queue.entry(n)
+    return (other.verdict, other.gates) if other is not None else ("", [])
+
+
+def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
+    """Blocked only on entries whose surface the port lacks: the entry's surface is absent too."""
+    blockers = _blockers(s)
+    if not blockers:
+        return False
+    ctx = s.ctx
+    judged = {b: _verdict_of(ctx, b) for b in blockers}
+    if any(v != "surface-absent" for v, _ in judged.values()):
+        return False
+    for b, (_, gs) in sorted(judged.items()):
+        s.ev.append(f"waits on entry {b}, which is surface-absent: {'; '.join(blockers[b])}")
+        for g in gs:
+            if g.kind == "absent" and all(x.id != g.id for x in s.res.gates):
+                s.res.gates.append(Gate(**{**g.__dict__, "scope": list(g.scope)}))
+    return s.fire(rule, "waits only on surface-absent entries " + ", ".join(map(str, sorted(judged))))
+
+
 def _blocked(rule: AuditRule, s: Subject) -> bool:
     """Needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage."""
-    ctx, e, res = s.ctx, s.e, s.res
-    s.probe()
-    pos = {x.n: i for i, x in enumerate(ctx.queue.entries)}
-    blockers: dict[int, list[str]] = {}
-    for sym, a in s.linked.items():
-        adder = ctx.queue.entry(a)
-        if sym not in s.present and adder is not None and adder.verdict != "ported" and pos[a] < pos[e.n]:
-            blockers.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
-    for b, stage in ctx.series_edges.get(e.n, {}).items():
-        other = ctx.queue.entry(b)
-        if other is not None and other.verdict != "ported":
-            blockers.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
+    ctx, res = s.ctx, s.res
+    blockers = _blockers(s)
     if not blockers:
         return False
     res.blocked_by = sorted(blockers)
@@ -690,12 +821,50 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
 
 
 def _surface_absent(rule: AuditRule, s: Subject) -> bool:
-    """None of the changed/removed symbols exists."""
+    """None of the changed/removed symbols exists, and the entry adds no member to a class the port has
+    (a new member of a class the port has is new behaviour on a surface it has)."""
     changed = _changed(s)
     if not changed or any(x in s.present for x in changed):
         return False
+    grows = [x for x in s.syms.added if _owner_class(x) and _code(s.ctx.probes.count(_owner_class(x))) > 0]
+    if grows:
+        s.ev.append(f"adds {', '.join(grows)} to a class the port has, so the surface is there")
+        return False
     _absent_gates(s, changed)
     return s.fire(rule, f"the port has none of {', '.join(changed)}")
+
+
+def _content(rule: AuditRule, s: Subject) -> bool:
+    """Hunk by hunk, the change's telling tokens (identifiers in any spelling, literals) against the
+    port files that map its file and the files defining its symbols: new side there and old side
+    gone is ported; neither side there means the port lacks the code it edits; else work is left."""
+    hunks = s.ctx.hunks(s.e, s.mirrored)
+    if not hunks:
+        return False
+    s.probe()
+    defining = {h.path for x in s.probed for h in _hits(s.counts[x], ("definition",))}
+    states: list[tuple[str, str, object]] = []
+    for h in hunks:
+        if not s.ctx.is_code(h.path):
+            continue
+        files = sorted(set(s.ctx.port_files(h.path)) | defining) if h.path not in s.unmapped else []
+        port: set[str] = set().union(*(s.ctx.port_tokens(f) for f in files)) if files else set()
+        st = hunks_mod.compare(h, port)
+        if st.state != "neutral":
+            states.append((h.path, st.state, st))
+        where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
+        s.ev.append(f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
+                    f"old side still there {st.old_found[:6]}")
+    kinds = {k for _, k, _ in states}
+    if not kinds or "gap" in kinds:
+        return False
+    if kinds == {"ported"}:
+        return s.fire(rule, f"every changed hunk's new side is in the port and its old side is gone ({len(states)} hunk(s))",
+                      verdict="ported", rule_text=f"{rule.id}-ported")
+    absent = [p for p, k, _ in states if k == "absent"]
+    _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
+    return s.fire(rule, f"the port has neither side of {len(absent)} hunk(s) in {', '.join(sorted(set(absent)))}: "
+                        "it lacks the code the change edits", verdict="surface-absent", rule_text=f"{rule.id}-absent")
 
 
 def _ported(rule: AuditRule, s: Subject) -> bool:
@@ -764,12 +933,21 @@ RULES: tuple[AuditRule, ...] = (
     AuditRule("surface-absent", "surface-absent", _surface_absent,
               "none of the changed/removed symbols has a code hit in the code scope",
               "an `absent` gate per symbol (one per class the port lacks)"),
+    AuditRule("deferred", "real-gap", _deferred,
+              "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR",
+              "the record, by path:line"),
+    AuditRule("content", "ported or surface-absent", _content,
+              "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or neither side is there in any hunk (`content-absent`); no hunk leaves work",
+              "each hunk's state with the tokens found and missing, and the port files compared"),
     AuditRule("ported", "ported", _ported,
               "every added symbol exists and the mapped port files' pins are at or past the entry",
               "each pin and where it stands"),
     AuditRule("inert", "inert", _inert,
               "the changed symbols that exist have no consumers",
               "a `no-consumer` gate per symbol"),
+    AuditRule("absent-blockers", "surface-absent", _absent_blockers,
+              "every entry it would be blocked on is surface-absent",
+              "the blockers and their `absent` gates"),
     AuditRule("blocked", "blocked", _blocked,
               "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
               "`blocked_by` and an `entry-ported` gate per blocker"),
@@ -792,6 +970,8 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     for rule in RULES:
         if rule.fires(rule, subject):
             break
+    if label_part is None:
+        ctx.results[e.n] = res
     return res
 
 

@@ -95,3 +95,55 @@ def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
         return len(t) >= 4 and t[0].isalpha() or t.startswith("_") and len(t) > 4
 
     return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
+
+
+def port_tokens(text: str) -> set[str]:
+    """What a port file can be compared on: its identifiers in one spelling (see `norm`), its numbers
+    and its string literals' contents."""
+    from porttrack.records import norm
+
+    out = {norm(t) for t in re.findall(r"[A-Za-z_]\w*", text)}
+    out.update(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", text))
+    out.update('"' + t + '"' for t in re.findall(r'"((?:[^"\\]|\\.)*)"', text))
+    return out
+
+
+def _port_form(t: str) -> str:
+    from porttrack.records import norm
+
+    if t[0] in "\"'":
+        return '"' + t[1:-1] + '"'
+    return t if t[0].isdigit() else norm(t)
+
+
+class HunkState(NamedTuple):
+    state: str  # "ported" | "gap" | "absent" | "neutral"
+    new_found: list[str]
+    new_missing: list[str]
+    old_found: list[str]
+    old_missing: list[str]
+
+
+PORTED_SHARE = 0.75  # of the new side's telling tokens the port must have, with the old side's gone
+GONE_SHARE = 0.25  # of the old side's telling tokens the port may still have for it to count as gone
+
+
+def compare(hunk: Hunk, port: set[str]) -> HunkState:
+    """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
+    side present is `absent` (the port lacks the code it edits); anything else is `gap`."""
+    new, old = distinctive(hunk)
+    nf = sorted(t for t in new if _port_form(t) in port)
+    nm = sorted(t for t in new if _port_form(t) not in port)
+    of = sorted(t for t in old if _port_form(t) in port)
+    om = sorted(t for t in old if _port_form(t) not in port)
+    if not new and not old:
+        return HunkState("neutral", nf, nm, of, om)
+    new_share = len(nf) / len(new) if new else 1.0
+    old_share = len(of) / len(old) if old else 0.0
+    if new and old and not nf and not of:
+        state = "absent"
+    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE:
+        state = "ported"
+    else:
+        state = "gap"
+    return HunkState(state, nf, nm, of, om)

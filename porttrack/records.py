@@ -1,0 +1,134 @@
+"""What the port itself records about upstream changes: deferral records and prior triage.
+
+A deferral record is a line of the port's code comments or docs that carries a deferral word
+(`[audit] deferral_words`: DEFERRED, not ported, omitted, deviation, ...) and names an upstream
+symbol or PR. Prior triage is an upstream PR number (`#12345`, `vllm#12345`) or commit sha
+cited in the port's source. Both are read once per audit, from the port's files under the code
+scope and `docs/`, and cited by path:line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PR = re.compile(r"(?<![\w/])(?:[\w.-]*#|/pull/)(\d{3,7})\b")
+_SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
+WINDOW = 80  # characters either side of a deferral word that it is taken to speak of
+_HEADER = re.compile(r"Ported from|Grounding|Faithful|Upstream:", re.I)
+_TEXT_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".py", ".md", ".txt", ".rst"}
+
+
+def norm(name: str) -> str:
+    """One spelling for snake_case, PascalCase, camelCase and kPascalCase: `apply_top_k_top_p`,
+    `ApplyTopKTopP` and `kApplyTopKTopP` all become `applytopktopp`."""
+    bare = re.split(r"\.|::", name)[-1]
+    bare = re.sub(r"^k(?=[A-Z])", "", bare)
+    return bare.replace("_", "").lower()
+
+
+@dataclass
+class Record:
+    path: str
+    line: int
+    text: str
+    names: set[str]  # normalised identifiers on the line
+    prs: set[int]
+    shas: set[str]
+    deferral: str  # the deferral word found, or ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class Records:
+    deferrals: list[Record] = field(default_factory=list)
+    citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
+
+    def deferral_for(self, names: list[str], prs: list[int], near: set[str],
+                     docs: tuple[str, ...] = ("docs/",)) -> tuple[Record, str] | None:
+        """The first deferral record naming one of `names` (any spelling) or one of `prs`, in one of
+        the files `near` (the counterparts) or in the port's docs; with the name or PR it names."""
+        wanted = {norm(n): n for n in names if len(norm(n)) >= 6}
+        for r in self.deferrals:
+            if r.path not in near and not r.path.startswith(docs):
+                continue
+            hit = sorted(set(wanted) & r.names)
+            if hit:
+                return r, wanted[hit[0]]
+            pr = sorted(set(prs) & r.prs)
+            if pr:
+                return r, f"#{pr[0]}"
+        return None
+
+    def triage_for(self, pr: int | None, sha: str) -> Record | None:
+        """The first line of the port citing this PR or a prefix of this sha."""
+        for r in self.citations:
+            if pr is not None and pr in r.prs:
+                return r
+            if sha and any(sha.startswith(s) for s in r.shas):
+                return r
+        return None
+
+
+_COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
+BLOCK = 20  # lines a deferral heading's list may run to
+
+
+def _block_after(lines: list[str], i: int) -> list[str]:
+    """The lines a deferral heading (`DEFERRED upstream fields:`) goes on to list: the rest of its
+    comment block, or the list items that follow it in a doc, up to a blank line."""
+    out: list[str] = []
+    for line in lines[i: i + BLOCK]:
+        c = _COMMENT.match(line)
+        if c and c.group(2).strip():
+            if _HEADING.match(c.group(2)):
+                break  # the next heading of the same block speaks of something else
+            out.append(c.group(2))
+        elif not c and _ITEM.match(line):
+            out.append(line)
+        else:
+            break
+    return out
+
+
+_HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
+
+
+def scan(root: Path, folders: list[str], words: list[str]) -> Records:
+    """Read the deferral records and PR/sha citations under `folders` of the port root."""
+    word_re = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I) if words else None
+    out = Records()
+    for folder in folders:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for p in sorted(base.rglob("*")):
+            if p.suffix not in _TEXT_SUFFIXES or not p.is_file() or p.is_symlink():
+                continue
+            try:
+                text = p.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            rel = p.relative_to(root).as_posix()
+            lines = text.splitlines()
+            for i, line in enumerate(lines, 1):
+                m = word_re.search(line) if word_re else None
+                prs = {int(x) for x in _PR.findall(line)}
+                # a provenance header's `@ pin` states a sync point, not the triage of one commit
+                shas = set(_SHA.findall(line)) if "commit" in line.lower() and not _HEADER.search(line) else set()
+                if not m and not prs and not shas:
+                    continue
+                # a deferral names what lies near its word: a long doc paragraph defers only its own clause
+                near = line[max(0, m.start() - WINDOW): m.end() + WINDOW] if m else line
+                if m:
+                    near += " " + " ".join(_block_after(lines, i))
+                rec = Record(rel, i, near.strip()[:200], {norm(t) for t in _IDENT.findall(near)},
+                             {int(x) for x in _PR.findall(near)} if m else prs, shas, m.group(0) if m else "")
+                (out.deferrals if m else out.citations).append(rec)
+    return out
