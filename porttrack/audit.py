@@ -826,6 +826,9 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     changed = _changed(s)
     if not changed or any(x in s.present for x in changed):
         return False
+    waiting = [x for x in changed if x in s.linked]
+    if waiting:  # an earlier entry of the queue adds it: the entry waits on that one, see blocked
+        return False
     grows = [x for x in s.syms.added if _owner_class(x) and _code(s.ctx.probes.count(_owner_class(x))) > 0]
     if grows:
         s.ev.append(f"adds {', '.join(grows)} to a class the port has, so the surface is there")

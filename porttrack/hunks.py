@@ -125,7 +125,8 @@ class HunkState(NamedTuple):
 
 
 PORTED_SHARE = 0.75  # of the new side's telling tokens the port must have, with the old side's gone
-GONE_SHARE = 0.25  # of the old side's telling tokens the port may still have for it to count as gone
+GONE_SHARE = 0.25
+MIN_TELLING = 2  # telling tokens (new ones found plus old ones gone) a hunk needs before it counts as ported  # of the old side's telling tokens the port may still have for it to count as gone
 
 
 def compare(hunk: Hunk, port: set[str]) -> HunkState:
@@ -142,7 +143,7 @@ def compare(hunk: Hunk, port: set[str]) -> HunkState:
     old_share = len(of) / len(old) if old else 0.0
     if new and old and not nf and not of:
         state = "absent"
-    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE:
+    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE and len(nf) + len(om) >= MIN_TELLING:
         state = "ported"
     else:
         state = "gap"
