@@ -636,7 +636,8 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
             continue
         names.append(bare)
-    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
+    counterparts = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
+    near = set(counterparts)
     for x in s.probed:  # and where the port defines the entry's symbols
         near.update(h.path for h in _hits(s.counts[x], ("definition",)))
     found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near)

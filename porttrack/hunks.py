@@ -82,10 +82,17 @@ def tokens(lines: list[str]) -> set[str]:
     return out
 
 
+def _code_lines(lines: list[str]) -> list[str]:
+    """The lines that are code: comments, blank lines and docstrings dropped."""
+    doc = _docstring_lines(lines)
+    return [x for i, x in enumerate(lines) if i not in doc and not _COMMENT.match(x.strip())]
+
+
 def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
     """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
-    strings a port could spell the same way; bare operators and one-letter names tell nothing alone."""
-    new, old = tokens(hunk.new), tokens(hunk.old)
+    strings a port could spell the same way; bare operators and one-letter names tell nothing alone.
+    Comments and docstrings are left out: they are no behaviour."""
+    new, old = tokens(_code_lines(hunk.new)), tokens(_code_lines(hunk.old))
 
     def telling(t: str) -> bool:
         if t[0] in "\"'":

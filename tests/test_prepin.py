@@ -210,16 +210,16 @@ def test_without_an_upstream_checkout_the_check_says_it_did_not_run(tmp_path):
     assert "pre-pin check not run" in run_cli("report", "sync", cwd=port, check_rc=0).stdout
 
 
-def test_entries_ignored_for_want_of_a_port_counterpart_still_point_at_the_gap(tmp_path):
-    """With headers only (no [[map]]) and no port file for the zeroer's module, rule 8.1 ignores its
-    entries before probing anything; the surface they touch is still what the port lacks."""
+def test_entries_without_a_port_counterpart_still_point_at_the_gap(tmp_path):
+    """With headers only (no [[map]]) and no port file for the zeroer's module, audit's `unmapped`
+    rule calls its entries surface-absent; the surface they touch is what the port lacks."""
     port, pin = build(tmp_path)
     config = CONFIG.replace("[[map]]\nupstream = 'vllm/(?P<rest>.+)\\.py'\nport = [\"src/{rest}.cpp\"]\n", "")
     assert "[[map]]" not in config
     (port / "porttrack.toml").write_text(config)
     (port / "src/v1/worker/utils.cpp").unlink()
     data = audit_json(port)
-    zeroer = [r for r in data["results"] if "PoolZeroer" in " ".join(r["evidence"]) or r["verdict"] == "ignore"]
-    assert {r["verdict"] for r in zeroer} == {"ignore"}
+    zeroer = [r for r in data["results"] if "PoolZeroer" in " ".join(r["evidence"])]
+    assert {(r["verdict"], r["rule"]) for r in zeroer} == {("surface-absent", "unmapped")}
     gap = next(g for g in data["prepin"]["gaps"] if g["symbol"] == "PoolZeroer")
     assert len(gap["entries"]) == 3 and gap["where"]["pin"] == pin

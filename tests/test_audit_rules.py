@@ -1,0 +1,232 @@
+"""audit's rules one by one, each on a small upstream and port built here (docs/audit.md lists them).
+
+Each test builds a real upstream git repository with a base and the commits under test, a port
+that maps it, builds the queue with the real CLI and audits it: one test per rule and per failure
+shape that the rules guard against.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import commit_files, git, init_repo, run_cli
+
+from porttrack import queuefile
+
+CONFIG = """\
+[upstream]
+repo = "../up"
+paths = ["vllm/"]
+
+[port]
+scopes = {{ code = ["src"], tests = ["tests"] }}
+
+[[map]]
+upstream = 'vllm/core/(?P<rest>.+)\\.py'
+port = ["src/core/{{rest}}.cpp"]
+
+[owners]
+matrices = [".agents/*-matrix.md"]
+{owners}
+{extra}
+"""
+
+SCHED = """\
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class Scheduler:
+    def __init__(self, budget):
+        self.budget = budget
+
+    def step(self, tokens):
+        return compute_budget(tokens, self.budget)
+
+    def free(self, request):
+        return request
+"""
+
+PORT_SCHED = """\
+// Ported from: vllm/core/sched.py @ {pin}
+int ComputeBudget(int tokens, int budget) {{ return tokens < budget ? tokens : budget; }}
+
+class Scheduler {{
+ public:
+  explicit Scheduler(int budget) : budget_(budget) {{}}
+  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}
+  int free(int request) {{ return request; }}
+ private:
+  int budget_;
+}};
+
+int Run(Scheduler& s) {{ return s.step(4) + s.free(1); }}
+"""
+
+MATRIX = "# Engine matrix\n\n| ID | Item | Upstream code/tests | State |\n|---|---|---|---|\n"
+
+
+def pair(tmp_path: Path, commits: list[tuple[str, dict]], *, port_sched: str = PORT_SCHED, port_extra: dict | None = None,
+         rows: str = "", owners: str = "", extra: str = "", base_extra: dict | None = None) -> tuple[Path, dict[str, dict]]:
+    """Upstream: a base with vllm/core/sched.py, then `commits` (subject, files). The port maps
+    vllm/core/ to src/core/. Returns the port and audit's entry-level results by subject."""
+    up = init_repo(tmp_path / "up")
+    base = commit_files(up, {"vllm/core/sched.py": SCHED, **(base_extra or {})}, "[Core] base (#1)",
+                        date="2026-03-01T00:00:00+00:00")
+    for i, (subject, files) in enumerate(commits):
+        commit_files(up, files, subject, date=f"2026-03-{2 + i:02d}T00:00:00+00:00")
+    port = init_repo(tmp_path / "port")
+    files = {
+        "porttrack.toml": CONFIG.format(owners=owners, extra=extra),
+        ".agents/engine-matrix.md": MATRIX + rows,
+        "src/core/sched.cpp": port_sched.format(pin=base[:10]),
+        **(port_extra or {}),
+    }
+    commit_files(port, files, "port")
+    run_cli("queue", "build", "--range", f"{base}..{git(up, 'rev-parse', 'HEAD')}", "--name", "c", cwd=port, check_rc=0)
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    subjects = {e.n: e.subject for e in queuefile.load(port / "queue/c.toml").queue.entries}
+    return port, {subjects[r["entry"]]: r for r in data["results"] if r["part"] is None}
+
+
+def edit(old: str, new: str, text: str = SCHED) -> dict:
+    assert old in text
+    return {"vllm/core/sched.py": text.replace(old, new)}
+
+
+def steps(*changes: tuple[str, str, str]) -> list[tuple[str, dict]]:
+    """Commits that each build on the last: (subject, old, new) applied to sched.py in turn."""
+    text, out = SCHED, []
+    for subject, old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+        out.append((subject, {"vllm/core/sched.py": text}))
+    return out
+
+
+# ---------------------------------------------------------------- ignore and no-op
+
+
+def test_no_op_names_the_language_only_constructs(tmp_path):
+    _, r = pair(tmp_path, steps(
+        ("[Core] Tidy", "class Scheduler:\n", "import functools\n\n\nclass Scheduler:\n    __slots__ = ('budget',)\n\n"),
+        ("[Core] Log", "        return compute_budget(tokens, self.budget)\n",
+         '        logger.debug("step with %d tokens", tokens)\n        return compute_budget(tokens, self.budget)\n'),
+        ("[Core] Behave", "        return compute_budget(tokens, self.budget)\n", "        return compute_budget(tokens, self.budget) - 1\n"),
+    ))
+    assert (r["[Core] Tidy"]["verdict"], r["[Core] Tidy"]["rule"]) == ("no-op", "no-op")
+    assert r["[Core] Tidy"]["reason"] == "language-only change: import, __slots__"
+    assert r["[Core] Log"]["reason"] == "language-only change: log text"
+    assert r["[Core] Behave"]["verdict"] != "no-op"  # one behavioural line is enough
+
+
+def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
+    _, r = pair(tmp_path, [
+        ("[Spec] Add a proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"}),
+        ("[Spec] Tweak the proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 2\n"}),
+        ("[Docs] Spec notes", {"vllm/spec/NOTES.md": "notes\n"}),
+        ("[Tests] Spec test", {"vllm/spec/tests/test_proposer.py": "def test_x():\n    assert True\n"}),
+    ])
+    tweak = r["[Spec] Tweak the proposer"]
+    assert (tweak["verdict"], tweak["rule"]) == ("surface-absent", "unmapped")
+    assert "no [[map]] or provenance header gives vllm/spec/proposer.py a port counterpart" in tweak["evidence"]
+    assert [g["probe"] for g in tweak["gates"]] == ["DraftProposer"] and tweak["gates"][0]["kind"] == "absent"
+    for docs in ("[Docs] Spec notes", "[Tests] Spec test"):
+        assert (r[docs]["verdict"], r[docs]["rule"]) == ("ignore", "ignore"), docs
+
+
+# ---------------------------------------------------------------- surface, deferral, content
+
+
+def test_member_counts_only_inside_its_class(tmp_path):
+    # the port has a `free` (in Scheduler), but no Allocator: Allocator.free is not there
+    other = "class Allocator:\n    def free(self, block):\n        return block\n"
+    _, r = pair(tmp_path, [
+        ("[Core] Fix free", {"vllm/core/alloc.py": other.replace("return block", "return block + 1")}),
+    ], base_extra={"vllm/core/alloc.py": other}, port_extra={"src/core/alloc.cpp": "// Ported from: vllm/core/alloc.py @ 0000000000\nint Unrelated() { return 0; }\n"})
+    fix = r["[Core] Fix free"]
+    assert fix["verdict"] == "surface-absent", fix
+    assert any("Allocator.free: its 1 file(s) with code hits are none of the port counterparts" in e for e in fix["evidence"])
+
+
+def test_content_evidence_ported_gap_and_absent(tmp_path):
+    old = "        return compute_budget(tokens, self.budget)\n"
+    new = "        return compute_token_budget(tokens, self.budget, max_batch_tokens)\n"
+    ported_port = PORT_SCHED.replace("ComputeBudget", "ComputeTokenBudget").replace(
+        "int ComputeTokenBudget(int tokens, int budget)", "constexpr int kMaxBatchTokens = 8;\nint ComputeTokenBudget(int tokens, int budget, int max_batch_tokens)").replace(
+        "ComputeTokenBudget(tokens, budget_)", "ComputeTokenBudget(tokens, budget_, kMaxBatchTokens)")
+    _, r = pair(tmp_path / "a", [("[Core] Cap the budget", edit(old, new))], port_sched=ported_port)
+    got = r["[Core] Cap the budget"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
+    assert any(e.startswith("hunk vllm/core/sched.py:11 vs src/core/sched.cpp: ported") for e in got["evidence"])
+    # the port still has the old side: work is left
+    _, r = pair(tmp_path / "b", [("[Core] Cap the budget", edit(old, new))])
+    assert r["[Core] Cap the budget"]["verdict"] == "real-gap"
+    assert any(": gap; " in e and "old side still there ['compute_budget']" in e for e in r["[Core] Cap the budget"]["evidence"])
+    # the port has the method but neither side of the hunk: it lacks the code the change edits
+    bare = PORT_SCHED.replace("ComputeBudget(tokens, budget_)", "tokens").replace(
+        "int ComputeBudget(int tokens, int budget) {{ return tokens < budget ? tokens : budget; }}\n", "")
+    _, r = pair(tmp_path / "c", [("[Core] Cap the budget", edit(old, new))], port_sched=bare)
+    got = r["[Core] Cap the budget"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got
+
+
+def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
+    deferred = PORT_SCHED.replace("class Scheduler {{", "// DEFERRED upstream fields, left out here:\n//   - spec_budget (speculative decoding)\nclass Scheduler {{")
+    _, r = pair(tmp_path, [("[Spec] Budget for drafts", edit("    def free(self, request):\n",
+                                                              "    def spec_budget(self):\n        return 0\n\n    def free(self, request):\n"))],
+                port_sched=deferred)
+    got = r["[Spec] Budget for drafts"]
+    assert (got["verdict"], got["rule"]) == ("real-gap", "deferred"), got
+    assert got["reason"] == "the port records spec_budget as left out (DEFERRED) at src/core/sched.cpp:4"
+
+
+# ---------------------------------------------------------------- blocked
+
+
+def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
+    _, r = pair(tmp_path, [
+        ("[Spec] Proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"}),
+        ("[Spec] Proposer helper", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n\n\ndef draft_helper():\n    return 3\n"}),
+        ("[Core] Use the helper", edit("        return request\n", "        return draft_helper() + request\n")),
+    ])
+    use = r["[Core] Use the helper"]
+    assert r["[Spec] Proposer helper"]["verdict"] == "surface-absent"
+    assert (use["verdict"], use["rule"]) == ("surface-absent", "absent-blockers"), use
+    assert use["gates"] and all(g["kind"] == "absent" for g in use["gates"])
+
+
+def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
+    _, r = pair(tmp_path, steps(
+        ("[Core] Add a pacer", "    def free(self, request):\n", "    def pace(self):\n        return 1\n\n    def free(self, request):\n"),
+        ("[Core] Document free", "    def free(self, request):\n        return request\n",
+         '    def free(self, request):\n        """Unlike pace, this frees."""\n        return request\n'),
+        ("[Core] Call the pacer", "        return request\n", "        return self.pace() + request\n"),
+        ("[Core] Drop the pacer", "    def pace(self):\n        return 1\n\n", ""),
+    ))
+    # the pacer's removal waits on nobody; a docstring mention waits on nobody; a real call does
+    assert r["[Core] Drop the pacer"]["verdict"] != "blocked"
+    assert r["[Core] Document free"]["verdict"] != "blocked"
+    called = r["[Core] Call the pacer"]
+    assert called["verdict"] == "blocked" and called["blocked_by"], called
+
+
+# ---------------------------------------------------------------- owned
+
+
+def test_owned_needs_the_pr_a_symbol_or_an_overlapping_line_range(tmp_path):
+    change = edit("    def free(self, request):\n        return request\n", "    def free(self, request):\n        return request or None\n")
+    rows = ("| `SCHED-WHOLE` | whole file | `vllm/core/sched.py` | `ACTIVE` |\n"
+            "| `SCHED-TOP` | top lines | `vllm/core/sched.py:1-3` | `ACTIVE` |\n")
+    _, r = pair(tmp_path / "a", [("[Core] Free fix", change)], rows=rows)
+    assert r["[Core] Free fix"]["verdict"] == "real-gap"  # a whole-file row and other lines own nothing
+    _, r = pair(tmp_path / "b", [("[Core] Free fix", change)], rows=rows + "| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `ACTIVE` |\n")
+    got = r["[Core] Free fix"]
+    assert (got["verdict"], got["owner"].split(" ")[0]) == ("owned", "SCHED-FREE")
+    assert any("cites vllm/core/sched.py:13-15, which overlaps the change" in e for e in got["evidence"])
+    # a parked row owns nothing
+    _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], rows="| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `PARKED` |\n",
+                owners='parked_states = ["PARKED"]')
+    assert r["[Core] Free fix"]["verdict"] == "real-gap"
