@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunks_mod
+from porttrack import naming
 from porttrack import owners as owners_mod
 from porttrack import records as records_mod
 from porttrack import paths as pathrules
@@ -540,14 +541,20 @@ class Subject:
         self.linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
         self.probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self.linked))
         self.res.probes = self.probed
-        self.judged = {s: ctx.probes.judge(s) for s in self.probed}
-        self.counts = {s: ctx.probes.count(s) for s in self.probed}
-        for s in self.probed:
-            self.ev.append(probe_line(s, self.judged[s], self.counts[s], ctx.scope, ctx.tree))
-            self.ev.extend(hit_lines(s, self.counts[s]))
-        self.present = {s for s in self.probed if _code(self.counts[s]) > 0 and self._in_place(s)}
+        self.present = set()
+        for x in self.probed:
+            # the first spelling (as written, then snake/Pascal/camel/kPascal) found where it would be
+            spelled = next((sp for sp in naming.spellings(x) if ctx.probes.count(sp) is not None
+                            and _code(ctx.probes.count(sp)) > 0 and self._in_place(sp, ctx.probes.count(sp))), x)
+            self.judged[x], self.counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
+            if spelled != x:
+                self.ev.append(f"{x} is spelled {spelled.split('.')[-1]} in the port")
+            self.ev.append(probe_line(spelled, self.judged[x], self.counts[x], ctx.scope, ctx.tree))
+            self.ev.extend(hit_lines(spelled, self.counts[x]))
+            if _code(self.counts[x]) > 0 and (spelled != x or self._in_place(x, self.counts[x], say=True)):
+                self.present.add(x)
 
-    def _in_place(self, symbol: str) -> bool:
+    def _in_place(self, symbol: str, count, say: bool = False) -> bool:
         """A `Class.member` counts where the class is: in a file that also names the class (its
         declaration, or `Class::member` definitions), or, when the port has no such class at all,
         in the port counterparts of the entry's files. A bare name counts anywhere."""
@@ -555,7 +562,7 @@ class Subject:
         if cls is None or symbol.endswith(".__init__"):
             return True
         ctx = self.ctx
-        files = {h.path for h in _hits(self.counts[symbol], _CODE_KINDS)}
+        files = {h.path for h in _hits(count, _CODE_KINDS)}
         ccount = ctx.probes.count(cls)
         if _code(ccount) > 0:
             where = {h.path for h in _hits(ccount, _CODE_KINDS)}
@@ -565,7 +572,8 @@ class Subject:
             how = f"the port counterparts of {', '.join(self.mirrored)}, as the port has no {cls}"
         if files & where:
             return True
-        self.ev.append(f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent")
+        if say:
+            self.ev.append(f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent")
         return False
 
     def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
@@ -635,12 +643,16 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         cls = _owner_class(x)
         if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
             continue
+        if x in s.present:  # an omission is of something the port lacks; a name it has is another thing
+            continue
         names.append(bare)
     counterparts = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
     near = set(counterparts)
     for x in s.probed:  # and where the port defines the entry's symbols
         near.update(h.path for h in _hits(s.counts[x], ("definition",)))
-    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near)
+    qualified = [x for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
+                 if _owner_class(x) and not x.endswith("__") and x not in s.present]
+    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified)
     if found is None:
         return False
     rec, what = found
@@ -1052,6 +1064,8 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
             symbols.update(s for s in _needs(syms) if s in add)
             # the classes of added members too: the pre-pin check asks whether the whole class is absent
             symbols.update(filter(None, map(_owner_class, [*syms.changed, *syms.removed, *syms.added])))
+    # every other spelling a port may use (snake, Pascal, camel, kPascal), in the same one scan
+    symbols.update(sp for x in list(symbols) for sp in naming.spellings(x))
     plan[code][0].extend(sorted(symbols))
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
     recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]

@@ -7,6 +7,7 @@ import re
 from typing import NamedTuple
 
 from porttrack.gitio import Hunk
+from porttrack.naming import norm
 
 _COMMENT = re.compile(r"^(#|$)")
 _STRING_ONLY = re.compile(r"^[rRbBfFuU]{0,2}(\"\"\"|'''|\"|').*$|^.*(\"\"\"|''')$")
@@ -107,8 +108,6 @@ def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
 def port_tokens(text: str) -> set[str]:
     """What a port file can be compared on: its identifiers in one spelling (see `norm`), its numbers
     and its string literals' contents."""
-    from porttrack.records import norm
-
     out = {norm(t) for t in re.findall(r"[A-Za-z_]\w*", text)}
     out.update(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", text))
     out.update('"' + t + '"' for t in re.findall(r'"((?:[^"\\]|\\.)*)"', text))
@@ -116,8 +115,6 @@ def port_tokens(text: str) -> set[str]:
 
 
 def _port_form(t: str) -> str:
-    from porttrack.records import norm
-
     if t[0] in "\"'":
         return '"' + t[1:-1] + '"'
     return t if t[0].isdigit() else norm(t)

@@ -13,20 +13,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from porttrack.naming import norm
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PR = re.compile(r"(?<![\w/])(?:[\w.-]*#|/pull/)(\d{3,7})\b")
 _SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
 WINDOW = 80  # characters either side of a deferral word that it is taken to speak of
 _HEADER = re.compile(r"Ported from|Grounding|Faithful|Upstream:", re.I)
 _TEXT_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".py", ".md", ".txt", ".rst"}
-
-
-def norm(name: str) -> str:
-    """One spelling for snake_case, PascalCase, camelCase and kPascalCase: `apply_top_k_top_p`,
-    `ApplyTopKTopP` and `kApplyTopKTopP` all become `applytopktopp`."""
-    bare = re.split(r"\.|::", name)[-1]
-    bare = re.sub(r"^k(?=[A-Z])", "", bare)
-    return bare.replace("_", "").lower()
 
 
 @dataclass
@@ -49,17 +43,24 @@ class Records:
     deferrals: list[Record] = field(default_factory=list)
     citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
 
-    def deferral_for(self, names: list[str], prs: list[int], near: set[str],
+    def deferral_for(self, names: list[str], prs: list[int], near: set[str], qualified: list[str] = (),
                      docs: tuple[str, ...] = ("docs/",)) -> tuple[Record, str] | None:
-        """The first deferral record naming one of `names` (any spelling) or one of `prs`, in one of
-        the files `near` (the counterparts) or in the port's docs; with the name or PR it names."""
+        """The first deferral record naming one of `names` (any spelling) in one of the files `near`
+        (the counterparts), or one of `qualified` (`Class.member`, `Class::member`) or `prs` in the
+        port's docs, whose prose is too common a place for a bare word; with what it names."""
         wanted = {norm(n): n for n in names if len(norm(n)) >= 6}
         for r in self.deferrals:
-            if r.path not in near and not r.path.startswith(docs):
+            in_docs = r.path.startswith(docs)
+            if r.path not in near and not in_docs:
                 continue
-            hit = sorted(set(wanted) & r.names)
-            if hit:
-                return r, wanted[hit[0]]
+            if in_docs:
+                hit = next((q for q in qualified if q in r.text or q.replace(".", "::") in r.text), None)
+                if hit:
+                    return r, hit
+            else:
+                common = sorted(set(wanted) & r.names)
+                if common:
+                    return r, wanted[common[0]]
             pr = sorted(set(prs) & r.prs)
             if pr:
                 return r, f"#{pr[0]}"

@@ -230,3 +230,20 @@ def test_owned_needs_the_pr_a_symbol_or_an_overlapping_line_range(tmp_path):
     _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], rows="| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `PARKED` |\n",
                 owners='parked_states = ["PARKED"]')
     assert r["[Core] Free fix"]["verdict"] == "real-gap"
+
+
+# ---------------------------------------------------------------- naming
+
+
+def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
+    pascal = PORT_SCHED.replace("int free(int request)", "int Free(int request)").replace("s.free(1)", "s.Free(1)")
+    change = edit("        return request\n", "        return request or None\n")
+    _, r = pair(tmp_path / "a", [("[Core] Free fix", change)], port_sched=pascal)
+    got = r["[Core] Free fix"]
+    assert got["verdict"] != "surface-absent" and "Scheduler.free is spelled Free in the port" in got["evidence"]
+    renamed = PORT_SCHED.replace("int free(int request)", "int release(int request)").replace("s.free(1)", "s.release(1)")
+    _, r = pair(tmp_path / "b", [("[Core] Free fix", change)], port_sched=renamed)
+    assert r["[Core] Free fix"]["verdict"] == "surface-absent"  # not found under any spelling ...
+    _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], port_sched=renamed,
+                extra='[naming]\nrenames = { free = "release" }')
+    assert r["[Core] Free fix"]["verdict"] != "surface-absent"  # ... until the rename is declared
