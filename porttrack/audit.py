@@ -267,6 +267,7 @@ class Audit:
     rows: list[owners_mod.Row]
     entries: list[int]  # the entries judged
     prepin: Any = None  # prepin.Outcome: pre-pin gaps and net-zero pairs (docs/audit.md)
+    notices: list[str] = field(default_factory=list)  # said once, loudly: e.g. pins the upstream lacks
 
     def for_entry(self, n: int) -> list[Result]:
         return [r for r in self.results if r.n == n]
@@ -1119,7 +1120,37 @@ def audit(
     judged = [p for _, p in sorted(probes.judged.items(), key=lambda kv: (kv[0][0] != ctx.scope, kv[0]))]
     out = Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
     out.prepin = _prepin(cfg, queue, out, ctx)
+    out.notices = unplaced_pins(ctx)
     return out
+
+
+def unplaced_pins(ctx: _Ctx) -> list[str]:
+    """One sentence for the port's header pins that neither the queue nor the upstream checkout can
+    place: until they are fetched, `ported` rests on content evidence, never on those pins."""
+    _, pins = ctx.provenance()
+    files: dict[str, list[str]] = {}
+    for pf, ps in sorted(pins.items()):
+        for pin in ps:
+            files.setdefault(pin, []).append(pf)
+    q = ctx.queue
+    known = [e.sha for e in q.entries] + [q.meta.pin, q.meta.target]
+    repo = ctx.cfg.upstream_repo
+    missing = []
+    for pin, pfs in sorted(files.items()):
+        if any(k and headers_mod.pin_matches(pin, k) for k in known):
+            continue
+        if repo is not None and Path(repo).is_dir() and gitio.rev_parse(Path(repo), pin) is not None:
+            continue
+        missing.append((pin, pfs))
+    if not missing:
+        return []
+    shown = "; ".join(f"{pin} (stated by {len(pfs)} port file(s), e.g. {pfs[0]})" for pin, pfs in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    where = f"the upstream checkout {repo}" if repo is not None else "this queue (no [upstream] repo is set)"
+    fetch = (f"fetch {'it' if len(missing) == 1 else 'them'} into {repo} (git -C {repo} fetch <remote> {missing[0][0]})"
+             if repo is not None else "set [upstream] repo to a checkout that has them")
+    return [f"PINS NOT PLACED: {shown}{more} cannot be found in {where}; {fetch}. "
+            "Until then no entry is called ported by its pins; content evidence decides."]
 
 
 def _prepin(cfg: Config, queue: Queue, out: Audit, ctx: _Ctx):

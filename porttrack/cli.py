@@ -326,8 +326,10 @@ def audit(
         print_json({"tree": result.tree, "scope": result.scope, "written": changed,
                     "results": [r.as_json() for r in result.results], "disagreements": notes,
                     "actionable": [{"entry": n, "blockers": b} for n, b in ready],
-                    "prepin": result.prepin.as_json()})
+                    "prepin": result.prepin.as_json(), "notices": result.notices})
         return
+    for line in result.notices:
+        err.print(line, markup=False, soft_wrap=True)
     out.print(audit_mod.table(result))
     for line in result.prepin.summary():
         out.print(line, markup=False, soft_wrap=True)

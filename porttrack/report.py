@@ -137,6 +137,7 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
         f"- **Cycle state:** {_cycle_state(vs)}",
         f"- **Port commit probed:** `{result.tree}` (scope `{' '.join(result.scope)}`).",
         f"- **Pre-pin gaps:** {_prepin_count(result)}",
+        *(f"- **{n.split(':', 1)[0].capitalize()}:**{n.split(':', 1)[1]}" for n in result.notices),
     ]
     for section in _SECTIONS:
         chosen = [g for g in groups if g[0].entry.disposition == section]

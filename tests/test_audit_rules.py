@@ -247,3 +247,20 @@ def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
     _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], port_sched=renamed,
                 extra='[naming]\nrenames = { free = "release" }')
     assert r["[Core] Free fix"]["verdict"] != "surface-absent"  # ... until the rename is declared
+
+
+# ---------------------------------------------------------------- pins
+
+
+def test_a_pin_the_upstream_lacks_is_said_once_loudly_and_content_decides(tmp_path):
+    unknown = "f" * 40
+    port, r = pair(tmp_path, [("[Core] Free fix", edit("        return request\n", "        return request or None\n"))],
+                   port_sched=PORT_SCHED.replace("@ {pin}", f"@ {unknown[:12]}"))
+    proc = run_cli("audit", cwd=port, check_rc=0)
+    loud = [line for line in proc.stderr.splitlines() if line.startswith("PINS NOT PLACED")]
+    assert len(loud) == 1 and f"{unknown[:12]} (stated by 1 port file(s), e.g. src/core/sched.cpp)" in loud[0]
+    assert "fetch it into" in loud[0] and "content evidence decides" in loud[0]
+    assert json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)["notices"] == loud
+    sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
+    assert f"- **Pins not placed:** {unknown[:12]}" in sync.split("\n## ", 1)[0]
+    assert r["[Core] Free fix"]["verdict"] != "ported"  # no pin places it, and its content is not in the port
