@@ -416,6 +416,19 @@ class _Ctx:
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
         self._records = None
         self._port_tokens: dict[str, set[str]] = {}
+        self._siblings: dict[str, list[str]] | None = None
+
+    def siblings(self, upstream: str) -> list[str]:
+        """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
+        if self._siblings is None:
+            idx: dict[str, set[str]] = {}
+            for e in self.queue.entries:
+                names = [*e.symbols.added, *e.symbols.changed]
+                names += [c for c in map(_owner_class, names) if c]
+                for f in e.files:
+                    idx.setdefault(f, set()).update(names)
+            self._siblings = {f: sorted(v) for f, v in idx.items()}
+        return self._siblings.get(upstream, [])
 
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once)."""
@@ -831,7 +844,35 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
         else:
             gated.setdefault(x, s.judged[x])
     for x, p in gated.items():
+        sibling = _sibling_control(s, x)
+        if sibling is not None:
+            try:
+                p = ctx.probes.judge(x, sibling[0])
+                s.ev.append(f"control for {x}: {sibling[0]}, {sibling[1]}: a zero means not in the place it would be")
+            except ValueError:  # not part of this scan's words: keep the automatic control
+                pass
         s.res.gates.append(_absent_gate(ctx, x, p))
+
+
+def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
+    """A control for one absent probe, chosen for it: its class when the port has the class; else a
+    sibling (a symbol of the same upstream file, from this queue) that the port defines in that
+    file's counterpart. None when neither is found: the scan's automatic control stands."""
+    ctx = s.ctx
+    cls = _owner_class(symbol)
+    if cls and _code(ctx.probes.count(cls)) > 0:
+        return cls, f"its class, defined at {_definition(ctx.probes.count(cls))}"
+    for up in s.mirrored:
+        counterparts = set(ctx.port_files(up))
+        if not counterparts:
+            continue
+        for cand in ctx.siblings(up):
+            if cand == symbol or _owner_class(cand) == symbol:
+                continue
+            hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
+            if hits:
+                return cand, f"a sibling from {up}, defined in its port counterpart at {hits[0].path}:{hits[0].line}"
+    return None
 
 
 def _surface_absent(rule: AuditRule, s: Subject) -> bool:
@@ -1132,6 +1173,11 @@ def unplaced_pins(ctx: _Ctx) -> list[str]:
     for pf, ps in sorted(pins.items()):
         for pin in ps:
             files.setdefault(pin, []).append(pf)
+    # one pin written at several lengths (e24d1b24, e24d1b24fe96, ...) is one pin, named in full
+    for pin in sorted(files, key=len):
+        longer = next((p for p in sorted(files, key=len, reverse=True) if p != pin and p.startswith(pin)), None)
+        if longer is not None:
+            files[longer] = sorted(set(files[longer]) | set(files.pop(pin)))
     q = ctx.queue
     known = [e.sha for e in q.entries] + [q.meta.pin, q.meta.target]
     repo = ctx.cfg.upstream_repo

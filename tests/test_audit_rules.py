@@ -69,11 +69,12 @@ MATRIX = "# Engine matrix\n\n| ID | Item | Upstream code/tests | State |\n|---|-
 
 
 def pair(tmp_path: Path, commits: list[tuple[str, dict]], *, port_sched: str = PORT_SCHED, port_extra: dict | None = None,
-         rows: str = "", owners: str = "", extra: str = "", base_extra: dict | None = None) -> tuple[Path, dict[str, dict]]:
+         rows: str = "", owners: str = "", extra: str = "", base_extra: dict | None = None,
+         base_sched: str = SCHED) -> tuple[Path, dict[str, dict]]:
     """Upstream: a base with vllm/core/sched.py, then `commits` (subject, files). The port maps
     vllm/core/ to src/core/. Returns the port and audit's entry-level results by subject."""
     up = init_repo(tmp_path / "up")
-    base = commit_files(up, {"vllm/core/sched.py": SCHED, **(base_extra or {})}, "[Core] base (#1)",
+    base = commit_files(up, {"vllm/core/sched.py": base_sched, **(base_extra or {})}, "[Core] base (#1)",
                         date="2026-03-01T00:00:00+00:00")
     for i, (subject, files) in enumerate(commits):
         commit_files(up, files, subject, date=f"2026-03-{2 + i:02d}T00:00:00+00:00")
@@ -264,3 +265,24 @@ def test_a_pin_the_upstream_lacks_is_said_once_loudly_and_content_decides(tmp_pa
     sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
     assert f"- **Pins not placed:** {unknown[:12]}" in sync.split("\n## ", 1)[0]
     assert r["[Core] Free fix"]["verdict"] != "ported"  # no pin places it, and its content is not in the port
+
+
+# ---------------------------------------------------------------- controls
+
+
+def test_an_absent_probe_gets_a_control_of_its_own_class_or_file(tmp_path):
+    base = SCHED.replace("    def free(self, request):\n", "    def drain(self):\n        return 0\n\n    def free(self, request):\n")
+    base += "\n\ndef plan_batch(n):\n    return n\n"
+    _, r = pair(tmp_path, [
+        ("[Core] Drain more", edit("        return 0\n", "        return 1\n", base)),
+        ("[Core] Plan less", edit("    return n\n", "    return n - 1\n", base)),
+        ("[Core] Free fix", edit("        return request\n", "        return request or None\n", base)),
+    ], base_sched=base)
+    drain, plan = r["[Core] Drain more"], r["[Core] Plan less"]
+    assert (drain["verdict"], plan["verdict"]) == ("surface-absent", "surface-absent")
+    # a member's control is its class, where the port has it
+    assert drain["gates"][0]["probe"] == "Scheduler.drain" and drain["gates"][0]["control"] == "Scheduler"
+    assert any(e.startswith("control for Scheduler.drain: Scheduler, its class, defined at src/core/sched.cpp:") for e in drain["evidence"])
+    # a top-level name's control is a sibling from the same upstream file, defined in its counterpart
+    assert plan["gates"][0]["control"] == "Scheduler"
+    assert any("a sibling from vllm/core/sched.py, defined in its port counterpart at src/core/sched.cpp:" in e for e in plan["evidence"])
