@@ -1275,16 +1275,11 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
     # rewriting one-line values moves no line, so one more pass settles them.
     view = queuefile.QueueFile(qf.path, qf.doc, qf.queue, queuefile.dumps(qf))
     line = functools.lru_cache(maxsize=None)(lambda n: queuefile.line_of(view, n))
-    # Only the values change, in place: re-creating the gate tables could move lines again.
     for r in mine:
         for g in r.gates:
             if g.kind == "entry-ported" and g.entry is not None:
                 g.established_at = f"{qrel}:{line(g.entry)}"
-        for t in _table(qf, r.n, r.part).get("gate", []):
-            if t.get("kind") == "entry-ported" and t.get("entry") is not None:
-                value = f"{qrel}:{line(t['entry'])}"
-                if t.get("established_at") != value:
-                    t["established_at"] = value
+    queuefile.follow_citations(qf)  # the file's copies, human-owned entries' gates included
     queuefile.rebuild(qf)
     return changed, notes
 

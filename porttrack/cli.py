@@ -129,13 +129,14 @@ def _os_error(e: OSError) -> int:
     return 2
 
 
-def _queue(config: Path | None, queue: Path | None):
-    """(config, loaded queue file, queue path relative to the port root) for the queue commands."""
+def _queue(config: Path | None, queue: Path | None, *, lock: bool = False):
+    """(config, loaded queue file, queue path relative to the port root) for the queue commands;
+    `lock` (for commands that write) holds the writers' lock from this read to the save."""
     from porttrack import config as config_mod, queuefile
 
     cfg = config_mod.resolve_config(config)
     qpath = config_mod.queue_path(cfg, queue)
-    return cfg, queuefile.load(qpath), _rel(qpath, cfg.port_root)
+    return cfg, queuefile.load(qpath, lock=lock), _rel(qpath, cfg.port_root)
 
 
 def _plural(n: int, word: str, many: str | None = None) -> str:
@@ -313,14 +314,17 @@ def audit(
 
     from porttrack import audit as audit_mod, queuefile, show
 
-    cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
-                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
-    if write:
-        changed, notes = audit_mod.write(qf, result, qrel)
-        queuefile.save(qf)
-    else:
-        changed, notes = 0, audit_mod.disagreements(result)
+    cfg, qf, qrel = _queue(config, queue, lock=write)
+    try:
+        result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
+                                 where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
+        if write:
+            changed, notes = audit_mod.write(qf, result, qrel)
+            queuefile.save(qf)
+        else:
+            changed, notes = 0, audit_mod.disagreements(result)
+    finally:
+        queuefile.release(qf)
     ready = audit_mod.actionable(qf.queue)
     if as_json:
         print_json({"tree": result.tree, "scope": result.scope, "written": changed,
@@ -359,7 +363,7 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import audit as audit_mod, queuefile, report as report_mod, show
+    from porttrack import audit as audit_mod, paths as pathrules, queuefile, report as report_mod, show
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
@@ -372,6 +376,7 @@ def report(
     if out_file is None:
         sys.stdout.write(text)
         return
+    pathrules.refuse_irregular(out_file, "report --out")
     try:
         queuefile.write_atomic(out_file, text)
     except OSError as e:

@@ -188,10 +188,9 @@ def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
 
 
 def load_config(path: Path) -> Config:
+    raw = pathrules.read_regular(path, "config file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot read config {path}: {e.strerror}.") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text.") from None
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
@@ -334,9 +333,9 @@ def _check_templates(upstream: str, templates: list[str], where: str, number: in
 def resolve_config(explicit: Path | None, cwd: Path | None = None) -> Config:
     """`--config FILE`, else porttrack.toml found upward from the working directory."""
     if explicit is not None:
-        if not explicit.is_file():
-            raise UserError(f"config file {explicit} " + ("is a folder, not a file." if explicit.is_dir() else "does not exist."))
-        return load_config(explicit)
+        if explicit.is_dir():
+            raise UserError(f"config file {explicit} is a folder, not a file.")
+        return load_config(explicit)  # which refuses a missing file, or a FIFO, in one sentence
     found = find_config(cwd or Path.cwd())
     if found is None:
         raise UserError(f"no {CONFIG_NAME} in {cwd or Path.cwd()} or any parent; run `porttrack init` or pass --config.")

@@ -89,6 +89,19 @@ def read_regular(path: Path, what: str) -> bytes:
         return fh.read()
 
 
+def refuse_irregular(path: Path, what: str) -> None:
+    """Refuse to replace something that is not a regular file (a FIFO, a device, a folder) with a write."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise UserError(f"cannot use {what} {path}: {e.strerror}.") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
+        raise UserError(f"{what} {path} is {kind}; porttrack writes regular files only.")
+
+
 class Tree:
     """Reads of one working tree, each contained in its real root.
 

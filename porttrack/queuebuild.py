@@ -148,32 +148,35 @@ def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None
     from porttrack.config import queue_path
 
     path = queue_path(cfg, queue)
-    qf = queuefile.load(path)
-    repo = _upstream(cfg)
-    old = qf.queue.meta.target
-    if not old:
-        raise UserError(f"{path}: [queue] target is empty, so there is nothing to refresh from.")
-    new_target = gitio.rev_parse(repo, target or "HEAD")
-    if new_target is None:
-        raise UserError(f"--target {target or 'HEAD'!r} is no commit of the upstream repository {repo}.")
-    if gitio.rev_parse(repo, old) is None:
-        raise UserError(f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?).")
-    if new_target == old:
-        return path, 0
-    result = _walk(cfg, repo, f"{old}..{new_target}", progress)
-    known = {e.sha for e in qf.queue.entries}
-    fresh = [c for c in result.commits if c.sha not in known]
-    result.commits = fresh
-    entries = entries_from(result, qf.queue.meta.paths or cfg.upstream_paths, qf.queue.next_n)
-    if entries:
-        queuefile.append_entries(qf, entries)
-    # counted over pin..target rather than added up, so a hand-reset target is not counted twice
-    pin = qf.queue.meta.pin
-    if pin and gitio.rev_parse(repo, pin):
-        first_parent = ["--first-parent"] if cfg.merges == "first-parent" else []
-        total = int(gitio.git(repo, "rev-list", "--count", *first_parent, f"{pin}..{new_target}").decode())
-    else:
-        total = qf.queue.meta.range_commits + result.total_commits
-    queuefile.set_meta(qf, target=new_target, range_commits=total)
-    queuefile.save(qf)
-    return path, len(entries)
+    qf = queuefile.load(path, lock=True)  # held to the save: a concurrent audit --write waits, not loses
+    try:
+        repo = _upstream(cfg)
+        old = qf.queue.meta.target
+        if not old:
+            raise UserError(f"{path}: [queue] target is empty, so there is nothing to refresh from.")
+        new_target = gitio.rev_parse(repo, target or "HEAD")
+        if new_target is None:
+            raise UserError(f"--target {target or 'HEAD'!r} is no commit of the upstream repository {repo}.")
+        if gitio.rev_parse(repo, old) is None:
+            raise UserError(f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?).")
+        if new_target == old:
+            return path, 0
+        result = _walk(cfg, repo, f"{old}..{new_target}", progress)
+        known = {e.sha for e in qf.queue.entries}
+        fresh = [c for c in result.commits if c.sha not in known]
+        result.commits = fresh
+        entries = entries_from(result, qf.queue.meta.paths or cfg.upstream_paths, qf.queue.next_n)
+        if entries:
+            queuefile.append_entries(qf, entries)
+        # counted over pin..target rather than added up, so a hand-reset target is not counted twice
+        pin = qf.queue.meta.pin
+        if pin and gitio.rev_parse(repo, pin):
+            first_parent = ["--first-parent"] if cfg.merges == "first-parent" else []
+            total = int(gitio.git(repo, "rev-list", "--count", *first_parent, f"{pin}..{new_target}").decode())
+        else:
+            total = qf.queue.meta.range_commits + result.total_commits
+        queuefile.set_meta(qf, target=new_target, range_commits=total)
+        queuefile.save(qf)
+        return path, len(entries)
+    finally:
+        queuefile.release(qf)

@@ -13,11 +13,12 @@ import json
 import os
 import re
 import tempfile
+import time
 import tomllib
 from functools import lru_cache
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import tomlkit
 from tomlkit.items import AoT, Table
@@ -64,6 +65,7 @@ class QueueFile:
         # text appended by `append_entries` to a file whose document was never built: building
         # tomlkit tables costs about a millisecond a key, so a 10,000-table import writes text
         self.pending: str | None = None
+        self.lock: _Held | None = None  # the writers' lock, when held from the read (`load(lock=True)`)
 
     @property
     def doc(self) -> tomlkit.TOMLDocument:
@@ -76,13 +78,28 @@ class QueueFile:
 # ---------------------------------------------------------------- reading
 
 
-def load(path: Path) -> QueueFile:
+def load(path: Path, *, lock: bool = False) -> QueueFile:
+    """Read a queue file; with `lock`, hold the writers' lock from this read to `save`'s rename."""
+    held = _lock(path) if lock else None
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"queue file {path} does not exist.") from None
-    except OSError as e:
-        raise UserError(f"cannot read queue file {path}: {e.strerror}.") from None
+        raw = pathrules.read_regular(path, "queue file")
+        if not raw.strip():
+            raise UserError(f"{path}: empty queue file; a queue has at least a [queue] table (run `porttrack queue build`).")
+        qf = _decode(raw, path)
+    except BaseException:
+        _unlock(held)
+        raise
+    qf.lock = held
+    return qf
+
+
+def release(qf: QueueFile) -> None:
+    """Give up a lock `load(lock=True)` took when the command ends without saving (an error, a no-op)."""
+    held, qf.lock = qf.lock, None
+    _unlock(held)
+
+
+def _decode(raw: bytes, path: Path) -> QueueFile:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -571,12 +588,7 @@ def rebuild(qf: QueueFile) -> None:
 def _set_fields(table: Table, values: dict[str, Any]) -> None:
     for key, value in values.items():
         if key == "gates":
-            if [_gate_table(g).unwrap() for g in value] == [g for g in table.unwrap().get("gate", [])]:
-                continue
-            if "gate" in table:
-                del table["gate"]
-            if value:
-                table["gate"] = _gates_aot(value)
+            _set_gates(table, value)
             continue
         if key == "parts":
             raise ValueError("parts are edited one at a time with set_entry(..., part=name)")
@@ -589,6 +601,40 @@ def _set_fields(table: Table, values: dict[str, Any]) -> None:
                 del table[key]
             continue
         table[key] = _toml_value(key, value)
+
+
+def _set_gates(table: Table, gates: list[Gate]) -> None:
+    """Gate tables edited in place, position by position, so a person's comments inside and after them stay.
+
+    Replacing the whole array of tables would drop every comment tomlkit keeps in a gate's body:
+    one after a gate, one between gates, and the file's last lines when the gate ends the file.
+    """
+    new = [_gate_table(g) for g in gates]
+    old = table.get("gate")
+    if [t.unwrap() for t in new] == [t.unwrap() for t in (old or [])]:
+        return
+    if not isinstance(old, AoT):
+        if old is not None:
+            del table["gate"]
+        if new:
+            table["gate"] = _gates_aot(gates)
+        return
+    for t, want in zip(old, new):
+        for key in [k for k in t if k not in want]:
+            del t[key]
+        for key, value in want.items():
+            if t.get(key) is None or t[key].unwrap() != value.unwrap():
+                t[key] = value
+    for want in new[len(old):]:
+        old.append(want)
+    while len(old) > len(new):  # a removed gate hands its comments to the table before it
+        keep = [item for k, item in old[-1].value.body if k is None]
+        del old[-1]
+        heir = old[-1] if len(old) else table
+        for item in keep:
+            heir.value.append(None, item)
+    if not len(old):
+        del table["gate"]
 
 
 def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> None:
@@ -843,9 +889,10 @@ def dumps(qf: QueueFile) -> str:
     return qf._doc.as_string()
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, before_rename: Callable[[], None] | None = None) -> None:
     """Write text to path through a fresh temp file in the same folder and a rename, so a reader never
-    sees half a file and a failure leaves the old bytes and no temp file. Queue files and reports."""
+    sees half a file and a failure leaves the old bytes and no temp file. Queue files and reports.
+    `before_rename` runs between the temp write and the rename; raising there writes nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -859,6 +906,8 @@ def write_atomic(path: Path, text: str) -> None:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -866,22 +915,161 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def save(qf: QueueFile) -> bool:
-    """Write atomically; refuse when the file changed on disk since it was read. True when bytes changed."""
-    text = dumps(qf)
-    on_disk: str | None
+def follow_citations(qf: QueueFile) -> None:
+    """Point every entry-ported gate's `established_at` into this queue at the waited-on entry's line again.
+
+    The citation names a line of this very file, which a person's edit (a comment above it) or
+    a rewrite moves; `save` calls this so the citation follows the line it cites. Only one-line
+    values change, so no line moves and one pass settles them all.
+    """
+    if qf._doc is None:
+        return
+    view = QueueFile(qf.path, qf._doc, qf.queue, qf._doc.as_string(), data=qf._doc.unwrap())
+    numbers = {e.get("n") for e in view.data.get("entry", [])}
+    owners = [*qf._doc.get("rule", [])]
+    for t in qf._doc.get("entry", []):
+        owners += [t, *t.get("part", [])]
+    for owner in owners:
+        for g in owner.get("gate", []):
+            cited, n = g.get("established_at"), g.get("entry")
+            if g.get("kind") != "entry-ported" or not isinstance(cited, str) or n not in numbers:
+                continue
+            path, sep, line = cited.rpartition(":")
+            if sep and line.isdigit() and (path == qf.path.name or path.endswith("/" + qf.path.name)):
+                want = f"{path}:{line_of(view, n)}"
+                if cited != want:
+                    g["established_at"] = want
+
+
+# How long a writer waits for another porttrack writing the same queue (an audit of a large
+# queue holds the lock for its whole run), and the hook only tests use to hold a write open.
+LOCK_WAIT_S = float(os.environ.get("PORTTRACK_LOCK_WAIT", "600") or 600)
+_TEST_HOLD = "PORTTRACK_TEST_HOLD_BEFORE_RENAME"
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.lock")
+
+
+class _Held(NamedTuple):
+    fd: int
+    path: Path
+
+
+def _lock(path: Path) -> _Held:
+    """An exclusive `flock` on the queue's sidecar lock file, shared by every porttrack writer.
+
+    The holder removes the lock file when it is done, so none is left beside the queue; a
+    waiter that then wins the lock of a removed file sees the name gone (or a new file under
+    it) and locks again.
+    """
+    import fcntl
+
+    lock = _lock_path(path)
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as e:
+            raise UserError(f"cannot create the write lock {lock}: {e.strerror}.") from None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise UserError(f"{path}: another porttrack held the write lock {lock} for over "
+                                    f"{LOCK_WAIT_S:g} s; nothing was written.") from None
+                time.sleep(0.05)
+        mine = os.fstat(fd)
+        try:
+            now = os.stat(lock)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            return _Held(fd, lock)
+        os.close(fd)  # the previous holder removed the file we waited on: lock the current one
+
+
+def _unlock(held: _Held | None) -> None:
+    if held is not None:
+        try:
+            os.unlink(held.path)  # before closing: nobody can lock this inode and believe it current
+        except OSError:
+            pass
+        os.close(held.fd)
+
+
+def _on_disk(path: Path) -> str | None:
     try:
-        on_disk = qf.path.read_bytes().decode("utf-8")  # bytes, not read_text: "\r\n" must stay "\r\n"
+        return path.read_bytes().decode("utf-8")  # bytes, not read_text: "\r\n" must stay "\r\n"
     except FileNotFoundError:
-        on_disk = None
+        return None
     except (OSError, UnicodeDecodeError):
-        on_disk = "\0unreadable"
+        return "\0unreadable"
+
+
+def _clean_stale_temps(path: Path) -> None:
+    """Remove temp files an interrupted porttrack write left (kill -9); called with the lock held,
+    so no cooperating writer is between its temp write and its rename."""
+    stale = re.compile(re.escape(f".{path.name}.") + r"[a-z0-9_]{8}\.tmp")
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if stale.fullmatch(name):
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass  # another user's file we may not remove: it is only litter
+
+
+def _hold_for_test(path: Path) -> None:
+    """Tests only: announce the temp file is written, then wait for the test's go before renaming."""
+    where = os.environ.get(_TEST_HOLD)
+    if not where:
+        return
+    Path(where, "held").write_text(str(path))
+    deadline = time.monotonic() + 30
+    while not Path(where, "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def save(qf: QueueFile) -> bool:
+    """Write atomically under the writers' lock; refuse when the file changed on disk since it was read.
+
+    The check runs twice: before the temp file is written and again just before the rename, so
+    an editor's save that lands while the temp file is written is kept and nothing is written.
+    True when bytes changed.
+    """
+    held = qf.lock if qf.lock is not None else _lock(qf.path)
+    qf.lock = None
+    try:
+        return _save_locked(qf)
+    finally:
+        _unlock(held)
+
+
+def _save_locked(qf: QueueFile) -> bool:
+    follow_citations(qf)
+    text = dumps(qf)
     expected = None if qf.is_new else qf.text
-    if on_disk != expected:
-        raise UserError(f"{qf.path} changed on disk since porttrack read it; nothing was written, run the command again.")
+    changed = f"{qf.path} changed on disk since porttrack read it; nothing was written, run the command again."
+    if _on_disk(qf.path) != expected:
+        raise UserError(changed)
     if text == qf.text:
         return False
-    write_atomic(qf.path, text)
+    _clean_stale_temps(qf.path)
+
+    def unchanged() -> None:
+        _hold_for_test(qf.path)
+        if _on_disk(qf.path) != expected:  # a writer that does not take the lock (an editor) saved meanwhile
+            raise UserError(changed)
+
+    write_atomic(qf.path, text, before_rename=unchanged)
     qf.text = text
     qf.pending = None
     qf.is_new = False

@@ -187,12 +187,11 @@ def test_crlf_file_is_edited_not_refused(tmp_path):
     assert queuefile.load(p).queue.entry(143).verdict == "ported"
 
 
-def test_an_empty_file_on_disk_can_be_written(tmp_path):
-    p = write(tmp_path, "")
-    qf = queuefile.load(p)
-    queuefile.append_entries(qf, [Entry(n=1, sha="1" * 40, subject="one")])
-    assert queuefile.save(qf) is True
-    assert [e.n for e in queuefile.load(p).queue.entries] == [1]
+def test_an_empty_file_on_disk_is_refused(tmp_path):
+    for empty in ("", "\n  \n"):
+        p = write(tmp_path, empty)
+        with pytest.raises(UserError, match="empty queue file"):
+            queuefile.load(p)
 
 
 def test_a_new_queue_file_gets_the_usual_mode(tmp_path):
