@@ -14,6 +14,7 @@ import json
 import os
 import queue as queue_mod
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -25,6 +26,10 @@ from typing import Any, Callable
 from porttrack.errors import UserError
 
 DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
+MAX_TIMEOUT = 86_400.0  # a day: past that a per-case timeout is a typo (and overflows the thread timers)
+DEFAULT_DEADLINE = 1800.0  # seconds for the whole run; PORTTRACK_KV_DEADLINE overrides
+MAX_CONSECUTIVE_TIMEOUTS = 3  # a harness that hung this many cases in a row is not asked again
+LINE_CAP = 16 * 2**20  # characters in one harness line; a reply past it is "harness line too long"
 MAX_CASES = 1_000_000  # every case is generated up front: a typo must not exhaust memory
 
 
@@ -43,6 +48,13 @@ class HarnessFault(Exception):
     """The harness crashed, hung or answered something that is not a reply."""
 
 
+class HarnessTimeout(HarnessFault):
+    """No reply within the per-case timeout."""
+
+
+_TOO_LONG = object()  # what a reader thread hands on for a line over LINE_CAP
+
+
 class Harness:
     def __init__(self, cmd: str, timeout: float) -> None:
         self.cmd, self.timeout = cmd, timeout
@@ -57,8 +69,10 @@ class Harness:
         if not argv:
             raise UserError("--impl is empty; give the command that starts the port's harness.")
         try:
+            # its own session: stop() kills the harness and whatever it left running, which
+            # would otherwise hold the pipes open (no EOF) and outlive porttrack
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, bufsize=1, errors="replace")
+                                         text=True, bufsize=1, errors="replace", start_new_session=True)
         except OSError as e:
             raise UserError(f"--impl: cannot start {argv[0]!r}: {e.strerror or e}.") from None
         self.lines: queue_mod.Queue = queue_mod.Queue()
@@ -70,13 +84,24 @@ class Harness:
 
     @staticmethod
     def _pump(stream, put: Callable) -> None:
-        for line in stream:
-            put(line)
+        """Lines to `put`, each read with a cap so a harness that never ends a line cannot fill memory;
+        the reader ends (None) at EOF, at a closed pipe, or after the one over-long line."""
+        try:
+            while True:
+                line = stream.readline(LINE_CAP + 1)
+                if not line:
+                    break
+                if len(line) > LINE_CAP:
+                    put(_TOO_LONG)
+                    break
+                put(line)
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us by stop()
         put(None)
 
     def _keep_err(self, line: str | None) -> None:
-        if line is not None:
-            self.stderr_tail = (self.stderr_tail + [line.rstrip()])[-5:]
+        if isinstance(line, str):
+            self.stderr_tail = (self.stderr_tail + [line.rstrip()[:1000]])[-5:]
 
     def request(self, rid: int, op: str, args: dict) -> dict:
         assert self.proc is not None
@@ -92,9 +117,12 @@ class Harness:
                 line = self.lines.get(timeout=max(left, 0.001))
             except queue_mod.Empty:
                 self.stop()
-                raise HarnessFault(f"no reply within {self.timeout:g}s (harness hung)") from None
+                raise HarnessTimeout(f"no reply within {self.timeout:g}s (harness hung)") from None
             if line is None:
                 raise HarnessFault(self._died())
+            if line is _TOO_LONG:
+                self.stop()
+                raise HarnessFault(f"harness line too long (over {LINE_CAP // 2**20} MiB without a newline)")
             if not line.strip():
                 continue
             try:
@@ -121,17 +149,22 @@ class Harness:
         return f"harness exited with code {code}" + (f"; stderr: {err[:200]}" if err else "")
 
     def stop(self) -> None:
+        """Kill the harness's whole process group; never wait on a pipe's EOF without a deadline."""
         if self.proc is not None:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()  # the group is gone already: the leader alone may be a zombie
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-            for s in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                try:
-                    s.close()
-                except Exception:
-                    pass
+            try:
+                self.proc.stdin.close()
+            except (OSError, ValueError):
+                pass  # a broken pipe to a dead harness
+            # stdout and stderr are left to the reader threads: closing a pipe another thread is
+            # blocked reading waits for that read, which a child outside the group could hold forever
             self.proc = None
 
 
@@ -160,6 +193,8 @@ def first_difference(expected: Any, got: Any, path: str) -> str | None:
         return None if len(expected) == len(got) else f"{path}.length"
     if type(expected) is bool or type(got) is bool:
         return None if expected is got else path
+    if type(expected) is int and type(got) is not int:
+        return path  # an integer must be sent as one: 16.0 is not 16 (docs/protocol.md, "Numbers")
     return None if expected == got else path
 
 
@@ -213,6 +248,7 @@ class Report:
     seed: int
     results: list[CaseResult] = field(default_factory=list)
     as_of: dict | None = None  # what --as-of without a revision found
+    stopped: str | None = None  # why the run stopped before sending every case (deadline, hung harness)
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, Counter] = {}
@@ -280,9 +316,19 @@ def _place_with_git(rev: str, semantics):
     return semantics.Semantics(frozenset(n for n in names if n in on), f"{rev} (placed in {repo})")
 
 
-def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[int, int], None] | None = None):
-    """Send every case the harness supports; return (hello result, {case id: reply or fault text})."""
+def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[int, int], None] | None = None,
+              *, deadline: float | None = None, stopped: list[str] | None = None):
+    """Send every case the harness supports; return (hello result, {case id: reply or fault text}).
+
+    The run is bounded: after `deadline` seconds, or after MAX_CONSECUTIVE_TIMEOUTS hung cases in
+    a row, the remaining cases are not sent; each is failed with the reason, which is also
+    appended (once) to `stopped`.
+    """
     harness = Harness(impl, timeout)
+    started = time.monotonic()
+    ends = started + (deadline if deadline is not None else _env_seconds("PORTTRACK_KV_DEADLINE", DEFAULT_DEADLINE))
+    hung = 0
+    why: str | None = None
     try:
         try:
             hello = harness.start()
@@ -305,6 +351,11 @@ def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[
                 progress(i, len(cases))
             if case["op"] not in info["ops"]:
                 continue
+            if why is None and time.monotonic() > ends:
+                why = f"not run: the run passed its overall deadline ({_seconds(ends - started)})"
+            if why is not None:
+                replies[case["id"]] = why
+                continue
             if harness.proc is None:
                 try:
                     harness.start()
@@ -313,8 +364,17 @@ def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[
                     continue
             try:
                 replies[case["id"]] = harness.request(case["id"], case["op"], case["args"])
+                hung = 0
+            except HarnessTimeout as e:
+                replies[case["id"]] = str(e)
+                hung += 1
+                if hung >= MAX_CONSECUTIVE_TIMEOUTS:
+                    why = f"not run: the harness hung on {hung} cases in a row"
             except HarnessFault as e:
                 replies[case["id"]] = str(e)
+                hung = 0
+        if why is not None and stopped is not None:
+            stopped.append(why.removeprefix("not run: "))
         return info, replies
     finally:
         harness.stop()
@@ -343,11 +403,12 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
     timeout = timeout or _env_timeout()
     sem = None if detect else resolve_as_of(as_of)
     cases = kcases.generate(n, seed)
-    info, replies = run_cases(impl, cases, timeout, progress)
+    stopped: list[str] = []
+    info, replies = run_cases(impl, cases, timeout, progress, stopped=stopped)
     supported = set(info["ops"])
     if detect:
         as_of_report, sem = _detect(cases, replies, supported, kcases, semantics)
-    report = Report(impl, info, sem.label, n, seed)
+    report = Report(impl, info, sem.label, n, seed, stopped=stopped[0] if stopped else None)
     for case in cases:
         report.results.append(_judge(case, kcases.answer(case, sem), replies.get(case["id"]),
                                      case["op"] in supported))
@@ -357,16 +418,26 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
 
 
 def _env_timeout() -> float:
-    raw = os.environ.get("PORTTRACK_KV_TIMEOUT", "")
+    return _env_seconds("PORTTRACK_KV_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def _env_seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment, at most a day (a larger one overflows timers)."""
+    raw = os.environ.get(name, "")
     if not raw.strip():
-        return DEFAULT_TIMEOUT
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise UserError(f"PORTTRACK_KV_TIMEOUT={raw!r} must be a number of seconds above 0 (the per-case timeout).")
+    if not 0 < value <= MAX_TIMEOUT:
+        what = "the per-case timeout" if name == "PORTTRACK_KV_TIMEOUT" else "the whole run's deadline"
+        raise UserError(f"{name}={raw!r} must be a number of seconds above 0 and at most {MAX_TIMEOUT:g} ({what}).")
     return value
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
 
 
 def _detect(cases, replies, supported, kcases, semantics):
@@ -471,7 +542,7 @@ def as_json(report: Report) -> dict:
         "impl": report.impl, "harness": report.harness, "semantics": report.semantics,
         "cases": report.cases, "seed": report.seed, "ok": not report.failed, "counts": report.counts(),
         "failures": [r.__dict__ for r in report.results if r.status == "failed"],
-        "as_of": report.as_of,
+        "as_of": report.as_of, "stopped": report.stopped,
     }
 
 
@@ -493,6 +564,9 @@ def render(report: Report, console) -> None:
         console.print(f"  case {r.id} {r.op}: {what}", markup=False)
     if len(fails) > 20:
         console.print(f"  … and {len(fails) - 20} more failures (--json lists all)", markup=False)
+    if report.stopped:
+        not_run = sum(r.note.startswith("not run:") for r in fails)
+        console.print(f"stopped early: {report.stopped}; {not_run} cases were not run.", markup=False)
     if report.as_of is not None:
         a = report.as_of
         best = ", ".join(a["matching"])
