@@ -568,7 +568,7 @@ def _variants(name: str, cfg: Config) -> list[str]:
 def _mention_re(names: list[str], regex: bool = False) -> re.Pattern:
     if regex:
         return re.compile("|".join(f"(?:{n})" for n in names))
-    return re.compile("|".join(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])" for n in names))
+    return re.compile("|".join(r"(?<!\w)" + re.escape(n) + r"(?!\w)" for n in names))
 
 
 _CITE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?:[-,]\d+)*(?:\s*\((?P<anchor>[^)]+)\)|\s+(?P<anchor2>\S+))?\s*$")

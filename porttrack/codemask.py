@@ -18,8 +18,9 @@ from tree_sitter import Node, Query, QueryCursor
 
 from porttrack.parse import language, language_for, parser
 
-# whole identifiers only: none starts inside a word or number (`0xabc`, `1e9f`) or right after `#` (`#include`)
-IDENT = re.compile(rb"(?<![0-9A-Za-z_#])[A-Za-z_][A-Za-z0-9_]*")
+# whole identifiers only: none starts inside a word or number (`0xabc`, `1e9f`) or right after `#` (`#include`);
+# bytes of a UTF-8 sequence (0x80-0xff) count as letters, so `größe` is one identifier at its byte offset
+IDENT = re.compile(rb"(?<![0-9A-Za-z_#\x80-\xff])[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
 _IDENT_STR = re.compile(IDENT.pattern.decode())
 
 # flags of one occurrence: the low three bits say why it is not code (0: it is code)
@@ -248,7 +249,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
             j += 1
             r_start, r_end, r_why = noncode[j]
         flags = r_why if r_start <= s < r_end else CODE
-        word = m.group() if text is not None else m.group().decode("ascii")
+        word = m.group() if text is not None else m.group().decode("utf-8", "replace")
         if s in decl_starts:
             flags |= DECL
             if not flags & NONCODE_MASK:

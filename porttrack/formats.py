@@ -27,7 +27,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def render(result: CheckResult, fmt: str, console: Console | None = None) -> str:
     """The result in format `fmt` as text; for "text" it is printed to `console` and "" returned."""
     if fmt == "text":
-        text(result, console or Console())
+        text(result, console or Console(emoji=False))
         return ""
     return {"json": to_json, "github": github, "sarif": sarif, "junit": junit}[fmt](result)
 

@@ -180,7 +180,7 @@ class Probe:
 # ---------------------------------------------------------------- names
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = re.compile(r"(?!\d)\w+")  # Unicode, as Python and C++ identifiers are
 _NEWLINE = re.compile(rb"\n")
 
 

@@ -116,9 +116,18 @@ def loads(text: str, path: Path) -> QueueFile:
         reason = re.sub(r"\s*\(at line.*", "", str(e))
         line = f":{m.group(1)}" if m else ""
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
+    except RecursionError:
+        raise UserError(f"{path}{_deepest(text)}: a value is nested too deeply "
+                        "(hundreds of arrays or inline tables inside each other); no queue needs that.") from None
     qf = QueueFile(path=path, doc=None, queue=Queue(QueueMeta(name="")), text=text, data=data)
     qf.queue = _to_model(qf)
     return qf
+
+
+def _deepest(text: str) -> str:
+    """':line' of the first line that opens many brackets in a row, where too deep a nesting starts."""
+    m = re.search(r"(?:[\[{]\s*){50}", text)
+    return f":{text.count(chr(10), 0, m.start()) + 1}" if m else ""
 
 
 @lru_cache(maxsize=8)

@@ -166,3 +166,50 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path):
             raise AssertionError(f"{args} blocked on a FIFO") from None
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert what in proc.stderr and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_non_ascii_identifiers_are_accepted_and_probed(tmp_path):
+    from conftest import commit_files, init_repo
+
+    up = init_repo(tmp_path / "up")
+    pin = commit_files(up, {"vllm/blocks.py": "def old(n):\n    return n\n"}, "base (#1)")
+    target = commit_files(up, {"vllm/blocks.py": "def old(n):\n    return n\n\n\ndef größe_der_blöcke(n):\n    return n * 2\n"},
+                          "[Core] Add größe_der_blöcke (#2)")
+    port = init_repo(tmp_path / "port")
+    (port / "porttrack.toml").write_text('[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n')
+    commit_files(port, {"src/blocks.cpp": "// Ported from: vllm/blocks.py\nint old(int n) { return n; }\n"
+                                          "int größe_der_blöcke(int n) { return n * 2; }\n"
+                                          "int use() { return größe_der_blöcke(3); }\n"}, "port")
+    run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "c", cwd=port, check_rc=0)
+    assert queuefile.load(port / "queue" / "c.toml").queue.entries[0].symbols.added == ["größe_der_blöcke"]
+    probe = run_cli("probe", "größe_der_blöcke", "--scope", "src", "--json", cwd=port, check_rc=0).stdout
+    import json
+    counts = json.loads(probe)[0]
+    assert (counts["status"], counts["code"], counts["definitions"]) == ("present", 2, 1), probe
+    audit = run_cli("audit", "--json", cwd=port, check_rc=0)
+    assert json.loads(audit.stdout)["results"][0]["verdict"] not in ("surface-absent", "untrusted"), audit.stdout
+    run_cli("report", "sync", cwd=port, check_rc=0)
+
+
+def test_a_deeply_nested_queue_value_is_one_sentence(tmp_path):
+    port = build_port(tmp_path)
+    queue = port / QUEUE
+    lines = queue.read_text().splitlines()
+    at = lines.index("n = 1") + 1
+    lines.insert(at, "size = " + "[" * 1000 + "]" * 1000)
+    queue.write_text("\n".join(lines) + "\n")
+    proc = run_cli("check", cwd=port)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{QUEUE}:{at + 1}: a value is nested too deeply" in proc.stderr
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+
+
+def test_file_line_text_is_printed_without_emoji(tmp_path):
+    port = build_port(tmp_path)
+    head = ['[queue]', 'name = "c"', '']
+    entry = ['[[entry]]', 'n = 1', f'sha = "{"a" * 40}"', 'subject = "s"', 'verdict = "maybe"']
+    padding = ["# padding, so the bad verdict sits on line 100"] * (100 - len(head) - len(entry))
+    (port / QUEUE).write_text("\n".join(head + padding + entry) + "\n")
+    proc = run_cli("check", cwd=port)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{QUEUE}:100:" in proc.stderr and "\N{HUNDRED POINTS SYMBOL}" not in proc.stderr
