@@ -1234,7 +1234,7 @@ DISPOSITION = {"ignore": "IGNORE", "surface-absent": "INVENTORY"}
 def _table(qf, n: int, part: str | None):
     from porttrack import queuefile
 
-    table = next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+    table = queuefile.edit_entry(qf, n)
     if table is not None and part is not None:
         table = next((p for p in table.get("part", []) if p.get("name") == part), None)
     if table is None:
@@ -1273,7 +1273,7 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
         changed += table.as_string() != before
     # Entry-ported gates cite the waited-on entry's line, which the writes above may have moved;
     # rewriting one-line values moves no line, so one more pass settles them.
-    view = queuefile.QueueFile(qf.path, qf.doc, qf.queue, queuefile.dumps(qf))
+    view = queuefile.QueueFile(qf.path, None, qf.queue, queuefile.dumps(qf), data=qf.data)  # numbering unchanged
     line = functools.lru_cache(maxsize=None)(lambda n: queuefile.line_of(view, n))
     for r in mine:
         for g in r.gates:

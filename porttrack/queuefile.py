@@ -66,13 +66,50 @@ class QueueFile:
         # tomlkit tables costs about a millisecond a key, so a 10,000-table import writes text
         self.pending: str | None = None
         self.lock: _Held | None = None  # the writers' lock, when held from the read (`load(lock=True)`)
+        # entry index -> (first line, end line, its own tomlkit document): entries edited without
+        # parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5 entries written)
+        self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument]] = {}
 
     @property
     def doc(self) -> tomlkit.TOMLDocument:
         if self._doc is None:
-            self._doc = parse_toml(self.path, self.pending if self.pending is not None else self.text)
-            self.pending = None
+            if self.pending is not None:
+                text = self.pending
+            else:
+                text = _spliced(self) if self._chunks else self.text
+            self._doc = parse_toml(self.path, text)
+            self.pending, self._chunks = None, {}
         return self._doc
+
+
+def edit_entry(qf: QueueFile, n: int) -> Table | None:
+    """The editable [[entry]] table numbered `n`: from the whole document when it is parsed,
+    else parsed alone from its own lines, so editing a few entries costs what they hold."""
+    if qf._doc is not None or qf.pending is not None:  # appended text: edit the whole document
+        return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+    index = _entry_index(qf.data).get(n)
+    if index is None:
+        return None
+    if index not in qf._chunks:
+        spans = _spans(qf.text, "entry")
+        if index >= len(spans):
+            return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
+        start, end = spans[index]
+        lines = qf.text.splitlines(keepends=True)
+        qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1:end - 1])))
+    return qf._chunks[index][2]["entry"][0]
+
+
+def _entry_index(data: dict) -> dict[int, int]:
+    return {e.get("n"): i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict)}
+
+
+def _spliced(qf: QueueFile) -> str:
+    """The read text with each separately edited entry's new text in place of its old lines."""
+    lines = qf.text.splitlines(keepends=True)
+    for start, end, doc in sorted(qf._chunks.values(), key=lambda c: c[0], reverse=True):
+        lines[start - 1:end - 1] = [doc.as_string()]
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------- reading
@@ -109,8 +146,15 @@ def _decode(raw: bytes, path: Path) -> QueueFile:
 
 
 def loads(text: str, path: Path) -> QueueFile:
+    data = _decode_toml(text, path)
+    qf = QueueFile(path=path, doc=None, queue=Queue(QueueMeta(name="")), text=text, data=data)
+    qf.queue = _to_model(qf)
+    return qf
+
+
+def _decode_toml(text: str, path: Path) -> dict:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         reason = re.sub(r"\s*\(at line.*", "", str(e))
@@ -119,9 +163,6 @@ def loads(text: str, path: Path) -> QueueFile:
     except RecursionError:
         raise UserError(f"{path}{_deepest(text)}: a value is nested too deeply "
                         "(hundreds of arrays or inline tables inside each other); no queue needs that.") from None
-    qf = QueueFile(path=path, doc=None, queue=Queue(QueueMeta(name="")), text=text, data=data)
-    qf.queue = _to_model(qf)
-    return qf
 
 
 def _deepest(text: str) -> str:
@@ -828,7 +869,7 @@ def _append_text(qf: QueueFile, entries: list[Entry], used: set[int]) -> None:
     nl = "\r\n" if "\r\n" in base else "\n"  # a CRLF file stays CRLF
     text = base + ("" if not base or base.endswith(nl * 2) else nl if base.endswith(nl) else nl * 2)
     text += nl.join(entry_text(e, nl) for e in entries)
-    qf.pending = text
+    qf.pending, qf._chunks = text, {}  # separately edited entries are in the text now
     qf.data = tomllib.loads(text)
     view = QueueFile(path=qf.path, doc=None, queue=qf.queue, text=text, data=qf.data)
     qf.queue = _to_model(view)
@@ -888,13 +929,21 @@ def entry_text(e: Entry, newline: str = "\n") -> str:
 
 def _reparsed(qf: QueueFile) -> QueueFile:
     """A view of the edited document with line numbers that match its new text."""
+    if qf._doc is None:  # only separately parsed entries were edited: only they are read again
+        entries = list(qf.data.get("entry", []))
+        for index, (_, _, doc) in qf._chunks.items():
+            entries[index] = doc.unwrap()["entry"][0]
+        qf.data = {**qf.data, "entry": entries}
+        return QueueFile(path=qf.path, doc=None, queue=qf.queue, text=dumps(qf), data=qf.data)
     qf.data = qf.doc.unwrap()
     return QueueFile(path=qf.path, doc=qf.doc, queue=qf.queue, text=qf.doc.as_string(), data=qf.data)
 
 
 def dumps(qf: QueueFile) -> str:
     if qf._doc is None:
-        return qf.pending if qf.pending is not None else qf.text
+        if qf.pending is not None:
+            return qf.pending
+        return _spliced(qf) if qf._chunks else qf.text
     return qf._doc.as_string()
 
 
@@ -931,12 +980,26 @@ def follow_citations(qf: QueueFile) -> None:
     a rewrite moves; `save` calls this so the citation follows the line it cites. Only one-line
     values change, so no line moves and one pass settles them all.
     """
-    if qf._doc is None:
+    if qf._doc is None and not qf._chunks:
         return
-    view = QueueFile(qf.path, qf._doc, qf.queue, qf._doc.as_string(), data=qf._doc.unwrap())
+    if qf._doc is not None:
+        view = QueueFile(qf.path, qf._doc, qf.queue, qf._doc.as_string(), data=qf._doc.unwrap())
+        owners = [*qf._doc.get("rule", [])]
+        tables = list(qf._doc.get("entry", []))
+    else:  # entries edited one by one: the numbering is unchanged, so the read data still finds them
+        if re.search(r"^\s*\[\[\s*rule\s*\.\s*gate\s*\]\]", qf.text, re.M):
+            return follow_citations_whole(qf)
+        spans = _spans(qf.text, "entry")
+        lines = _lines(qf.text)
+        cites = [i for i, (s, e) in enumerate(spans) if any("entry-ported" in ln for ln in lines[s - 1:e - 1])]
+        numbers_of = {i: e.get("n") for i, e in enumerate(qf.data.get("entry", []))}
+        for i in cites:  # entries that had such gates when read; those edited since are loaded already
+            if numbers_of.get(i) is not None:
+                edit_entry(qf, numbers_of[i])
+        owners, tables = [], [doc["entry"][0] for _, _, doc in qf._chunks.values()]
+        view = QueueFile(qf.path, None, qf.queue, _spliced(qf), data=qf.data)
     numbers = {e.get("n") for e in view.data.get("entry", [])}
-    owners = [*qf._doc.get("rule", [])]
-    for t in qf._doc.get("entry", []):
+    for t in tables:
         owners += [t, *t.get("part", [])]
     for owner in owners:
         for g in owner.get("gate", []):
@@ -1045,6 +1108,11 @@ def _hold_for_test(path: Path) -> None:
     deadline = time.monotonic() + 30
     while not Path(where, "release").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+def follow_citations_whole(qf: QueueFile) -> None:
+    qf.doc  # noqa: B018 - parses the whole document (splicing edited entries in), then follows there
+    follow_citations(qf)
 
 
 def save(qf: QueueFile) -> bool:
