@@ -1028,6 +1028,11 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     for rule in RULES:
         if rule.fires(rule, subject):
             break
+    # prior triage: the port's own citation of this PR or commit, for the person reading the verdict
+    cited = ctx.records.triage_for(e.pr, e.sha) if res.verdict not in ("ignore",) else None
+    if cited is not None:
+        res.evidence.append(f"prior triage: the port cites {'#' + str(e.pr) if e.pr in cited.prs else e.short} "
+                            f"at {cited.where}: {cited.text}")
     if label_part is None:
         ctx.results[e.n] = res
     return res

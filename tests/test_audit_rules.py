@@ -286,3 +286,11 @@ def test_an_absent_probe_gets_a_control_of_its_own_class_or_file(tmp_path):
     # a top-level name's control is a sibling from the same upstream file, defined in its counterpart
     assert plan["gates"][0]["control"] == "Scheduler"
     assert any("a sibling from vllm/core/sched.py, defined in its port counterpart at src/core/sched.cpp:" in e for e in plan["evidence"])
+
+
+def test_prior_triage_is_cited_in_the_evidence(tmp_path):
+    cites = PORT_SCHED.replace("class Scheduler {{", "// free() returns the request as upstream #4321 fixed it\\nclass Scheduler {{")
+    up_change = edit("        return request\n", "        return request or None\n")
+    _, r = pair(tmp_path, [("[Core] Free fix (#4321)", up_change)], port_sched=cites.replace("\\n", "\n"))
+    got = r["[Core] Free fix (#4321)"]
+    assert any(e.startswith("prior triage: the port cites #4321 at src/core/sched.cpp:4:") for e in got["evidence"]), got["evidence"]
