@@ -660,8 +660,9 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         if x in s.present:  # an omission is of something the port lacks; a name it has is another thing
             continue
         names.append(bare)
-    counterparts = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
-    near = set(counterparts)
+    if not s.ctx.records.deferrals:
+        return False
+    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
     for x in s.probed:  # and where the port defines the entry's symbols
         near.update(h.path for h in _hits(s.counts[x], ("definition",)))
     qualified = [x for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
@@ -1173,6 +1174,8 @@ def audit(
 def unplaced_pins(ctx: _Ctx) -> list[str]:
     """One sentence for the port's header pins that neither the queue nor the upstream checkout can
     place: until they are fetched, `ported` rests on content evidence, never on those pins."""
+    if ctx._provs is None:  # no rule needed the headers: no pin was relied on
+        return []
     _, pins = ctx.provenance()
     files: dict[str, list[str]] = {}
     for pf, ps in sorted(pins.items()):

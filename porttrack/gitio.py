@@ -195,3 +195,23 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
     if cur is not None:
         out.append(Hunk(*cur))
     return out
+
+
+def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int]] | None:
+    """Lines matching an extended regex (any case) in the work tree's files under `paths`, tracked or
+    not, as path -> line numbers; None when `repo` is no git work tree (the caller reads files itself)."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "grep", "-n", "-I", "-i", "--untracked", "-E", "-e", pattern, "--", *paths],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    if proc.returncode == 1:
+        return {}
+    if proc.returncode != 0:
+        return None
+    out: dict[str, list[int]] = {}
+    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
+        path, _, rest = raw.partition(":")
+        line, _, _ = rest.partition(":")
+        if line.isdigit():
+            out.setdefault(path, []).append(int(line))
+    return out

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from porttrack import gitio
 from porttrack.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -102,34 +103,41 @@ _HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
 
 
 def scan(root: Path, folders: list[str], words: list[str]) -> Records:
-    """Read the deferral records and PR/sha citations under `folders` of the port root."""
+    """Read the deferral records and PR/sha citations under `folders` of the port root. One `git grep`
+    finds the candidate lines; only the files holding one are read (all files when the port is no git tree)."""
     word_re = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I) if words else None
+    present = [f for f in folders if (root / f).is_dir()]
     out = Records()
-    for folder in folders:
-        base = root / folder
-        if not base.is_dir():
+    if not present:
+        return out
+    alternatives = [r"#[0-9]{3,7}", "/pull/", "commit", *(re.escape(w).replace("\\ ", " ") for w in words)]
+    found = gitio.grep_lines(root, "|".join(alternatives), present)
+    if found is None:
+        found = {p.relative_to(root).as_posix(): [] for f in present for p in sorted((root / f).rglob("*")) if p.is_file()}
+    for rel in sorted(found):
+        p = root / rel
+        if p.suffix not in _TEXT_SUFFIXES or p.is_symlink() or not p.is_file():
             continue
-        for p in sorted(base.rglob("*")):
-            if p.suffix not in _TEXT_SUFFIXES or not p.is_file() or p.is_symlink():
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        lines = text.splitlines()
+        for i in found[rel] or range(1, len(lines) + 1):
+            if i > len(lines):
                 continue
-            try:
-                text = p.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            line = lines[i - 1]
+            m = word_re.search(line) if word_re else None
+            prs = {int(x) for x in _PR.findall(line)}
+            # a provenance header's `@ pin` states a sync point, not the triage of one commit
+            shas = set(_SHA.findall(line)) if "commit" in line.lower() and not _HEADER.search(line) else set()
+            if not m and not prs and not shas:
                 continue
-            rel = p.relative_to(root).as_posix()
-            lines = text.splitlines()
-            for i, line in enumerate(lines, 1):
-                m = word_re.search(line) if word_re else None
-                prs = {int(x) for x in _PR.findall(line)}
-                # a provenance header's `@ pin` states a sync point, not the triage of one commit
-                shas = set(_SHA.findall(line)) if "commit" in line.lower() and not _HEADER.search(line) else set()
-                if not m and not prs and not shas:
-                    continue
-                # a deferral names what lies near its word: a long doc paragraph defers only its own clause
-                near = line[max(0, m.start() - WINDOW): m.end() + WINDOW] if m else line
-                if m:
-                    near += " " + " ".join(_block_after(lines, i))
-                rec = Record(rel, i, near.strip()[:200], {norm(t) for t in _IDENT.findall(near)},
-                             {int(x) for x in _PR.findall(near)} if m else prs, shas, m.group(0) if m else "")
-                (out.deferrals if m else out.citations).append(rec)
+            # a deferral names what lies near its word: a long doc paragraph defers only its own clause
+            near = line[max(0, m.start() - WINDOW): m.end() + WINDOW] if m else line
+            if m:
+                near += " " + " ".join(_block_after(lines, i))
+            rec = Record(rel, i, near.strip()[:200], {norm(t) for t in _IDENT.findall(near)},
+                         {int(x) for x in _PR.findall(near)} if m else prs, shas, m.group(0) if m else "")
+            (out.deferrals if m else out.citations).append(rec)
     return out
