@@ -105,9 +105,13 @@ def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
     return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
 
 
+_C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
 def port_tokens(text: str) -> set[str]:
     """What a port file can be compared on: its identifiers in one spelling (see `norm`), its numbers
-    and its string literals' contents."""
+    and its string literals' contents; its comments are left out (a comment naming a thing is no code)."""
+    text = _C_COMMENT.sub(" ", text)
     out = {norm(t) for t in re.findall(r"[A-Za-z_]\w*", text)}
     out.update(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", text))
     out.update('"' + t + '"' for t in re.findall(r'"((?:[^"\\]|\\.)*)"', text))
