@@ -719,6 +719,10 @@ def _path_rule(rule: AuditRule, s: Subject) -> bool:
 
 
 def _untrusted(rule: AuditRule, s: Subject) -> bool:
+    unread = [f for f in s.e.unreadable if f in s.files]
+    if unread:  # queue build --skip-missing: their symbols were never extracted, so nothing can be judged
+        s.ev.append(f"files {', '.join(unread)} could not be read when the queue was built (missing from the upstream clone)")
+        return s.fire(rule, f"cannot judge: {', '.join(unread)} could not be read from the upstream clone")
     s.probe()
     bad = [x for x in s.probed if s.judged[x].status in ("untrusted", "incomplete")]
     if not bad:
@@ -984,7 +988,8 @@ RULES: tuple[AuditRule, ...] = (
               "every changed line of the mirrored code is a comment, a docstring or a construct of `[audit] language_only`",
               "the constructs met"),
     AuditRule("untrusted", "untrusted", _untrusted,
-              "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete",
+              "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete, "
+              "or queue build --skip-missing could not read one of its files",
               "the probe's reason"),
     AuditRule("unmapped", "surface-absent", _unmapped,
               "every mirrored code file lacks a port counterpart and none of the entry's symbols is in the port",

@@ -198,10 +198,28 @@ def demo(
 # ---------------------------------------------------------------- queue
 
 
+SkipMissingOpt = Annotated[bool, typer.Option(
+    "--skip-missing", help="Record mirrored files whose blobs the upstream clone lacks as unreadable and go on "
+                           "(audit calls their entries untrusted), instead of stopping.")]
+
+
+def _unreadable_note(path: Path) -> None:
+    """After a build or refresh: which entries hold files that could not be read, if any."""
+    from porttrack import queuefile
+
+    hit = [e for e in queuefile.load(path).queue.entries if e.unreadable]
+    if hit:
+        files = sorted({f for e in hit for f in e.unreadable})
+        out.print(f"{_plural(len(files), 'file')} could not be read (missing from the upstream clone): "
+                  f"{', '.join(files[:5])}{' …' if len(files) > 5 else ''}; recorded as unreadable in "
+                  f"{_plural(len(hit), 'entry', 'entries')}, which audit calls untrusted.", markup=False, soft_wrap=True)
+
+
 @queue_app.command("build")
 def queue_build(
     range_: Annotated[str, typer.Option("--range", help="Upstream range PIN..TARGET.")],
     name: Annotated[Optional[str], typer.Option("--name", help="Queue name; file is queue/<name>.toml.")] = None,
+    skip_missing: SkipMissingOpt = False,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
 ) -> None:
@@ -209,14 +227,35 @@ def queue_build(
     from porttrack import config as config_mod, queuebuild
 
     cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err))
+    path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err),
+                                   skip_missing=skip_missing)
     out.print(f"wrote {path}: {_plural(added, 'entry', 'entries')}", markup=False, soft_wrap=True)
-    _next(f"porttrack audit{_queue_arg(path if name or queue else None, _rel(path, cfg.port_root))}")
+    if skip_missing:
+        _unreadable_note(path)
+    qrel = _rel(path, cfg.port_root)
+    qarg = _queue_arg(None if _default_queue(cfg) == path.resolve() else path, qrel)
+    if added:
+        _next(f"porttrack audit{qarg}")
+    else:
+        out.print(f"no commit of the range touches [upstream] paths {', '.join(cfg.upstream_paths) or '(all)'}: "
+                  "check the range and the paths.", markup=False, soft_wrap=True)
+        _next(f"porttrack queue refresh --queue {qrel} (once upstream has moved)")
+
+
+def _default_queue(cfg) -> Path | None:
+    """The queue a command without --queue reads now, or None when that would be ambiguous."""
+    from porttrack import config as config_mod
+
+    try:
+        return config_mod.queue_path(cfg, None).resolve()
+    except UserError:
+        return None
 
 
 @queue_app.command("refresh")
 def queue_refresh(
     target: Annotated[Optional[str], typer.Option("--target", help="New target (default: upstream HEAD).")] = None,
+    skip_missing: SkipMissingOpt = False,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
 ) -> None:
@@ -224,10 +263,13 @@ def queue_refresh(
     from porttrack import config as config_mod, queuebuild
 
     cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err))
+    path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err),
+                                     skip_missing=skip_missing)
     out.print(f"{path}: {_plural(added, 'new entry', 'new entries')}" if added else f"{path}: nothing new",
               markup=False, soft_wrap=True)
     if added:
+        if skip_missing:
+            _unreadable_note(path)
         _next(f"porttrack audit{_queue_arg(queue, _rel(path, cfg.port_root))}")
 
 

@@ -352,6 +352,13 @@ def inside(root: Path, rel: str, what: str) -> Path:
         raise UserError(f"{what} {rel!r} lies outside the port root {root.resolve()}.") from None
 
 
+def _has_entries(path: Path) -> bool:
+    try:
+        return re.search(r"^[ \t]*\[\[\s*entry\s*\]\]", path.read_text(encoding="utf-8", errors="replace"), re.M) is not None
+    except OSError:
+        return True  # unreadable: let loading it say why
+
+
 def queue_path(cfg: Config, explicit: Path | None) -> Path:
     """The queue file to use: --queue, else [queue] file, else the only queue/*.toml under the port root."""
     root = cfg.port_root
@@ -366,6 +373,11 @@ def queue_path(cfg: Config, explicit: Path | None) -> Path:
     found = sorted((root / "queue").glob("*.toml"))
     if len(found) == 1:
         return found[0]
+    # a queue with no entries (a build whose range touched no mirrored path) never makes the
+    # one queue that has entries ambiguous
+    filled = [p for p in found if _has_entries(p)]
+    if len(filled) == 1:
+        return filled[0]
     if not found:
         raise UserError(f"no queue file: {root / 'queue'} has no *.toml; run `porttrack queue build` or pass --queue.")
     names = ", ".join(p.name for p in found)

@@ -132,6 +132,7 @@ class Entry:
     files: list[str] = field(default_factory=list)
     renames: dict[str, str] = field(default_factory=dict)  # new path -> old path
     stat: dict[str, list[int]] = field(default_factory=dict)  # path -> [insertions, deletions]; binary: [-1, -1]
+    unreadable: list[str] = field(default_factory=list)  # files queue build could not read (missing from the mirror)
     disposition: str = "PORT-NOW"
     verdict: str = "unclassified"
     verdict_by: str = ""

@@ -66,6 +66,7 @@ def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> lis
     entries = []
     for i, c in enumerate(result.commits):
         files = [f for f in c.files if mirrored(f.path) or (f.old_path and mirrored(f.old_path))]
+        unread = set(c.unreadable)
         entries.append(Entry(
             n=first_n + i,
             sha=c.sha,
@@ -75,13 +76,14 @@ def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> lis
             reverts=c.reverts,
             files=[f.path for f in files],
             renames={f.path: f.old_path for f in files if f.old_path and f.old_path != f.path},
-            stat={f.path: [f.insertions, f.deletions] for f in files},
+            stat={f.path: [f.insertions, f.deletions] for f in files if f.path not in unread},
+            unreadable=list(c.unreadable),
             symbols=c.symbols,
         ))
     return entries
 
 
-def _walk(cfg: Config, repo: Path, rev_range: str, progress) -> walk.WalkResult:
+def _walk(cfg: Config, repo: Path, rev_range: str, progress, skip_missing: bool = False) -> walk.WalkResult:
     try:
         return walk.walk(
             repo, rev_range, cfg.upstream_paths,
@@ -89,6 +91,7 @@ def _walk(cfg: Config, repo: Path, rev_range: str, progress) -> walk.WalkResult:
             first_parent=cfg.merges == "first-parent",
             cache_dir=cache_root(cfg.cache_dir or None),
             progress=progress,
+            skip_missing=skip_missing,
         )
     finally:
         if hasattr(progress, "close"):
@@ -117,15 +120,18 @@ def _destination(cfg: Config, queue: Path | None, stem: str) -> Path:
 
 
 def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path | None = None,
-          progress: Callable | None = None) -> tuple[Path, int]:
+          progress: Callable | None = None, skip_missing: bool = False) -> tuple[Path, int]:
+    """Walk the range and write a new queue file: (its path, the number of entries)."""
     repo = _upstream(cfg)
     if ".." not in rev_range:
         raise UserError(f"--range {rev_range!r} must look like PIN..TARGET.")
     if name is not None and not re.fullmatch(r"\w[\w.-]*", name):
         raise UserError(f"--name {name!r} may hold only letters, digits, '.', '_' and '-', and starts with a letter or digit.")
-    if queue is not None or name is not None:  # refuse a bad destination before walking anything
-        _destination(cfg, queue, name or "x")
-    result = _walk(cfg, repo, rev_range, progress)
+    # refuse a bad or taken destination before walking anything: the default name needs only the target
+    target = gitio.rev_parse(repo, rev_range.rsplit("..", 1)[1].strip()) if name is None and queue is None else None
+    if queue is not None or name is not None or target is not None:
+        _destination(cfg, queue, name or (default_name(target) if target else "x"))
+    result = _walk(cfg, repo, rev_range, progress, skip_missing)
     stem = name or default_name(result.target)
     full = _destination(cfg, queue, stem)
     meta = QueueMeta(
@@ -144,7 +150,7 @@ def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path |
 
 
 def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None,
-            progress: Callable | None = None) -> tuple[Path, int]:
+            progress: Callable | None = None, skip_missing: bool = False) -> tuple[Path, int]:
     from porttrack.config import queue_path
 
     path = queue_path(cfg, queue)
@@ -161,7 +167,7 @@ def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None
             raise UserError(f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?).")
         if new_target == old:
             return path, 0
-        result = _walk(cfg, repo, f"{old}..{new_target}", progress)
+        result = _walk(cfg, repo, f"{old}..{new_target}", progress, skip_missing)
         known = {e.sha for e in qf.queue.entries}
         fresh = [c for c in result.commits if c.sha not in known]
         result.commits = fresh

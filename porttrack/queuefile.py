@@ -475,6 +475,8 @@ def _to_model(qf: QueueFile) -> Queue:
                 setattr(e, key, _expect(raw[key], int, where(key), f"{label} {key}", "an integer"))
         if "files" in raw:
             e.files = _str_list(raw["files"], where("files"), f"{label} files")
+        if "unreadable" in raw:
+            e.unreadable = _str_list(raw["unreadable"], where("unreadable"), f"{label} unreadable")
         for key in ("renames", "stat"):
             if key in raw:
                 setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
@@ -703,8 +705,8 @@ def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> 
 # Keys of a new [[entry]], in reading order; those in _ALWAYS are written even when empty,
 # so a person sees every field there is to fill in.
 _ENTRY_KEYS = ("n", "sha", "pr", "reverts", "subject", "date", "upstream_missing", "files", "renames", "stat",
-               "disposition", "verdict", "verdict_by", "label", "gate_text", "reason", "source", "issues", "owner",
-               "blocked_by", "size", "landing", "rule", "evidence", "notes", "history", "symbols")
+               "unreadable", "disposition", "verdict", "verdict_by", "label", "gate_text", "reason", "source", "issues",
+               "owner", "blocked_by", "size", "landing", "rule", "evidence", "notes", "history", "symbols")
 _ALWAYS = {"n", "sha", "subject", "files", "disposition", "verdict", "verdict_by", "reason", "owner",
            "blocked_by", "size", "symbols"}
 

@@ -54,8 +54,9 @@ class Commit:
     pr: int | None
     reverts: int | None
     parents: list[str]
-    files: list[FileChange]  # every file the commit touches (against its first parent for merges)
+    files: list[FileChange]  # the mirrored files the commit touches (against its first parent for merges)
     symbols: Symbols = field(default_factory=Symbols)
+    unreadable: list[str] = field(default_factory=list)  # mirrored files not read: a blob is missing (--skip-missing)
 
 
 @dataclass
@@ -67,6 +68,18 @@ class WalkResult:
     parsed: int = 0  # blobs tree-sitter parsed in this walk (0 on a second walk of the same range)
     cached: int = 0  # file changes answered from the parse cache
     skipped: int = 0  # binary, NUL-holding or too deeply nested source blobs: recorded as touched, no symbols
+    unreadable: list[str] = field(default_factory=list)  # paths left out because a version is missing (--skip-missing)
+
+
+class MissingObject(UserError):
+    """An object git or cat-file could not read; `walk` turns it into a sentence naming the commit and file."""
+
+    def __init__(self, message: str, sha: str):
+        super().__init__(message)
+        self.sha = sha
+
+    def __reduce__(self):  # raised in a forked parse worker, it is pickled back with its sha
+        return (type(self), (self.args[0], self.sha))
 
 
 def walk(
@@ -78,8 +91,15 @@ def walk(
     first_parent: bool = True,
     cache_dir: Path | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    skip_missing: bool = False,
 ) -> WalkResult:
-    """The commits of `rev_range` (`A..B`) that touch `paths`, oldest first, with their symbols."""
+    """The commits of `rev_range` (`A..B`) that touch `paths`, oldest first, with their symbols.
+
+    Only blobs under `paths` are read. One of them missing (a partial or filtered mirror) is a
+    UserError naming the commit, the file and the path that pulled it in; with `skip_missing`
+    every path with a missing version is left out of the walk and recorded on the commits that
+    touch it as `unreadable`.
+    """
     repo = _require_repo(Path(repo))
     try:
         pr_re = re.compile(pr_pattern)
@@ -89,12 +109,28 @@ def walk(
     mode = ["--first-parent"] if first_parent else []
     order = gitio.git(repo, "rev-list", *mode, f"{pin}..{target}").decode().split()
     _refuse_shallow_cut(repo, order)
+    prefixes = [] if pathrules.whole_tree(pathrules.norm_all(paths)) else pathrules.norm_all(paths)
+    pathspec = [f":(top,literal){p}" for p in prefixes]
+    pre: list[Commit] = []
+    unreadable: list[str] = []
+    if skip_missing:
+        pre, unreadable = _missing_paths(repo, pin, target, first_parent, pathspec, pr_re)
+        pathspec = (pathspec or [":(top)."]) + [f":(exclude,top,literal){p}" for p in unreadable]
+    try:
+        result = _walk(repo, pin, target, order, first_parent, pathspec, prefixes, pr_re, cache_dir, progress)
+    except MissingObject as e:
+        raise UserError(_missing_message(repo, e.sha, pin, target, first_parent, pathspec, paths, pr_re)) from None
+    if unreadable:
+        _record_unreadable(result, pre, set(unreadable), {sha: i for i, sha in enumerate(order)})
+        result.unreadable = unreadable
+    return result
+
+
+def _walk(repo: Path, pin: str, target: str, order: list[str], first_parent: bool, pathspec: list[str],
+          prefixes: list[str], pr_re, cache_dir: Path | None, progress) -> WalkResult:
     position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
     total = len(order)
     half = total // 2  # progress: reading the stream is the first half, the symbols the second
-    prefixes = [] if pathrules.whole_tree(pathrules.norm_all(paths)) else pathrules.norm_all(paths)
-    pathspec = [f":(top,literal){p}" for p in prefixes]
-
     jobs = _jobs()
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
@@ -123,6 +159,62 @@ def walk(
     commits.reverse()
     _resolve_reverts(repo, target, commits, pr_re)
     return WalkResult(pin, target, total, commits, extractor.parsed, extractor.cached, extractor.skipped)
+
+
+# ---------------------------------------------------------------- missing objects
+
+
+def _missing_paths(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str],
+                   pr_re) -> tuple[list[Commit], list[str]]:
+    """(the range's commits as a blob-free listing, the mirrored paths with a version missing)."""
+    pre = list(_one_stream(repo, pin, target, first_parent, pathspec, pr_re, stats=False))
+    blobs = {b for c in pre for f in c.files for b in (f.old_blob, f.new_blob) if b}
+    with _Blobs(repo) as cat:
+        present = cat.sizes(sorted(blobs))
+    missing = blobs - set(present)
+    bad = {p for c in pre for f in c.files if {f.old_blob, f.new_blob} & missing for p in (f.path, f.old_path) if p}
+    return pre, sorted(bad)
+
+
+def _record_unreadable(result: WalkResult, pre: list[Commit], bad: set[str], position: dict[str, int]) -> None:
+    """Every commit touching a left-out path names it as unreadable; one touching nothing else
+    comes back from the blob-free listing, so it still gets its entry."""
+    walked = {c.sha: c for c in result.commits}
+    for c in pre:
+        hit = sorted({f.path for f in c.files if f.path in bad or f.old_path in bad})
+        if not hit:
+            continue
+        mine = walked.get(c.sha)
+        if mine is None:
+            c.files = [f for f in c.files if f.path in hit]
+            for f in c.files:
+                f.insertions = f.deletions = 0
+            mine = walked[c.sha] = c
+            result.commits.append(c)
+        else:
+            mine.files += [f for f in c.files if f.path in hit and f.path not in {g.path for g in mine.files}]
+        mine.unreadable = hit
+    result.commits.sort(key=lambda c: -position.get(c.sha, 0))  # oldest first, as the walk returns them
+
+
+def _missing_message(repo: Path, sha: str, pin: str, target: str, first_parent: bool, pathspec: list[str],
+                     paths: list[str], pr_re) -> str:
+    """Which commit and file the missing object is, which mirrored path pulled it in, what to do."""
+    where = None
+    for c in _one_stream(repo, pin, target, first_parent, pathspec, pr_re, stats=False):  # reads no blob
+        f = next((f for f in c.files if sha in (f.old_blob, f.new_blob)), None)
+        if f is not None:
+            where = c, f
+            break
+    if where is None:
+        return f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry."
+    c, f = where
+    rule = next((p for p in paths if pathrules.under(f.path, pathrules.norm_all([p]))), None)
+    pulled = f"[upstream] paths entry {pathrules.folder(pathrules.norm(rule))!r}" if rule is not None else "[upstream] paths (the whole tree)"
+    return (f"object {sha} is missing from {repo}: it is {f.path} in commit {c.sha[:10]} ({c.subject}), "
+            f"read because of the {pulled}. Narrow [upstream] paths to leave {f.path} out, fetch the object "
+            f"into {repo} (git fetch from a complete clone), or pass --skip-missing to record the file as "
+            "unreadable and go on (audit then calls those entries untrusted).")
 
 
 # ---------------------------------------------------------------- range and repository checks
@@ -198,7 +290,7 @@ class _Blobs(gitio.CatFile):
     def one(self, sha: str) -> bytes:
         data = self.read(sha)
         if data is None:
-            raise UserError(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.")
+            raise MissingObject(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha)
         return data
 
     def sizes(self, shas: list[str]) -> dict[str, int]:
@@ -226,7 +318,7 @@ class _Blobs(gitio.CatFile):
             for sha in chunk:
                 header = proc.stdout.readline()
                 if not header or header.endswith((b" missing\n", b" ambiguous\n")):
-                    raise UserError(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.")
+                    raise MissingObject(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha)
                 size = int(header.split()[2])
                 out[sha] = proc.stdout.read(size)
                 proc.stdout.read(1)
@@ -270,10 +362,14 @@ def _stream(
         yield from _parse(_tokens(spill), pr_re)
 
 
-def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str]) -> list[str]:
+def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str],
+              stats: bool = True) -> list[str]:
+    # No --full-diff: git then diffs only the files under the pathspec, so a blob outside the
+    # mirrored paths (which a partial mirror may well lack) is never read. Without `stats`
+    # (no --numstat, no -M) the stream reads no blob at all: trees only.
     args = [
         "git", "-C", str(repo), "-c", "log.showSignature=false", "-c", "diff.relative=false",
-        "log", "-z", "--raw", "--numstat", "--no-abbrev", "-M", "--full-diff",
+        "log", "-z", "--raw", *(["--numstat", "-M"] if stats else []), "--no-abbrev",
         "--no-color", "--no-ext-diff", "--no-textconv", "--no-decorate",
         "--format=%x01%H%x00%P%x00%cs%x00%s",
     ]  # fmt: skip
@@ -284,9 +380,10 @@ def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: l
     return args + [f"{pin}..{target}", "--", *pathspec]
 
 
-def _one_stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re) -> Iterator[Commit]:
+def _one_stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re,
+                stats: bool = True) -> Iterator[Commit]:
     """Commits of `pin..target` touching `pathspec`, newest first, from one `git log` through a pipe."""
-    args = _log_args(repo, pin, target, first_parent, pathspec)
+    args = _log_args(repo, pin, target, first_parent, pathspec, stats)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout
@@ -304,7 +401,7 @@ def _fail(repo: Path, stderr: bytes):
     missing = _HEX40.search(stderr)
     if missing and re.search(rb"unable to read|missing|bad object|could not (read|fetch)|not a valid", stderr, re.I):
         sha = missing.group().decode()
-        raise UserError(f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.")
+        raise MissingObject(f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.", sha)
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     raise UserError(f"git log failed in {repo}: {lines[-1] if lines else 'no message'}")
 
