@@ -171,17 +171,20 @@ def print_json(data) -> None:
 @app.command()
 def init(
     root: Annotated[Path, typer.Option("--root", help="Port tree to look at.")] = Path("."),
-    upstream: Annotated[Optional[Path], typer.Option("--upstream", help="Upstream checkout to record.")] = None,
+    upstream: Annotated[Optional[Path], typer.Option("--upstream", help="Upstream checkout: paths and pins are checked against it.")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Upstream name for reports, OWNER/REPO (default: from its origin URL).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing porttrack.toml.")] = False,
 ) -> None:
-    """Write a starter porttrack.toml from what the tree shows (header pins, matrices, mirrored dirs)."""
+    """Propose a porttrack.toml from what the trees show: paths and pins from provenance headers, checked against the upstream."""
     from porttrack import init as init_mod
 
-    path, notes = init_mod.write_starter(root, upstream=upstream, force=force)
-    for note in notes:
+    path, prop = init_mod.write_starter(root, upstream=upstream, name=name, force=force)
+    for note in prop.notes:
         out.print(f"- {note}", markup=False, soft_wrap=True)  # a path or command is never broken across lines
+    for warning in prop.warnings:
+        out.print(f"warning: {warning}", markup=False, soft_wrap=True)
     out.print(f"wrote {path}", markup=False, soft_wrap=True)
-    _next("porttrack queue build --range PIN..TARGET")
+    _next(prop.next_command + ("" if root.resolve() == Path.cwd().resolve() else f" --config {path}"))
 
 
 @app.command()

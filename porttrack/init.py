@@ -1,101 +1,274 @@
-"""porttrack init: a starter porttrack.toml from what the tree shows."""
+"""porttrack init: propose a porttrack.toml from what the trees show, and say what it rests on.
+
+Everything comes from evidence where there is some: the mirrored paths from the upstream files the
+port's provenance headers cite (rolled up to a folder where most of the folder is cited, and
+checked against the upstream checkout), the scopes from where those headers are, the pin from the
+headers (placed in the upstream, or said to be missing), the name from the upstream's origin URL.
+Whatever has no evidence is a default, and a warning says so.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 from collections import Counter
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 import tomlkit
 
-from porttrack import paths as pathrules
+from porttrack import gitio, headers
 from porttrack.config import CONFIG_NAME
 from porttrack.errors import UserError
 
-_PORTED = re.compile(r"(?:Ported from|Ports|Faithful port of)\s*:?\s*`?((?:vllm|tests|csrc)/[\w./-]+)`?(?:\s*@\s*(?:pin\s+)?`?([0-9a-f]{7,40}))?")
-_SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh", ".py", ".sh"}
+_CODE_DIRS = ("src", "include", "csrc", "lib")
+_TEST_DIRS = ("tests", "test")
+MOST = 0.5  # a folder is mirrored whole when more than this share of its files is cited
 
 
-def survey(root: Path, header_lines: int = 40) -> dict:
-    """What the tree shows: code/test dirs, matrix files, upstream roots and pins named in headers."""
-    code = [d for d in ("src", "include", "csrc", "lib") if (root / d).is_dir()]
-    tests = [d for d in ("tests", "test") if (root / d).is_dir()]
-    matrices = sorted(str(p.relative_to(root)) for p in root.glob(".agents/*matrix*.md"))
-    roots: Counter[str] = Counter()
-    pins: Counter[str] = Counter()
-    tree = pathrules.Tree(root)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("third_party", "build", "node_modules")]
-        for name in filenames:
-            if Path(name).suffix not in _SOURCE_SUFFIXES:
-                continue
-            try:
-                text = tree.read_text(Path(dirpath, name).relative_to(root).as_posix(), errors="replace")
-                head = "".join(text.splitlines(keepends=True)[:header_lines])
-            except (OSError, pathrules.Outside):
-                continue
-            for m in _PORTED.finditer(head):
-                roots[m.group(1).split("/")[0] + "/"] += 1
-                if m.group(2):
-                    pins[m.group(2)] += 1
-    return {"code": code, "tests": tests, "matrices": matrices, "roots": roots, "pins": pins}
+@dataclass
+class Proposal:
+    text: str  # the porttrack.toml
+    notes: list[str] = field(default_factory=list)  # what each choice rests on
+    warnings: list[str] = field(default_factory=list)  # choices with no evidence in the trees
+    next_command: str = ""
 
 
-def starter(root: Path, upstream: Path | None = None) -> tuple[str, list[str]]:
-    s = survey(root)
-    notes = []
+def roll_up(cited: set[str], tree: list[str]) -> list[str]:
+    """Mirrored paths for the cited upstream files: the shallowest folder of each file where more
+    than half of the folder's files are cited, else the file itself; nothing inside another."""
+    total: Counter[str] = Counter()
+    for f in tree:
+        for parent in PurePosixPath(f).parents:
+            total[str(parent)] += 1
+    hits: Counter[str] = Counter()
+    for f in cited:
+        for parent in PurePosixPath(f).parents:
+            hits[str(parent)] += 1
+    chosen = set()
+    for f in cited:
+        ancestors = [str(p) for p in reversed(PurePosixPath(f).parents) if str(p) != "."]
+        best = next((d for d in ancestors if hits[d] > MOST * total[d]), None)
+        chosen.add(best + "/" if best else f)
+    out = sorted(chosen)
+    return [p for p in out if not any(p != q and q.endswith("/") and p.startswith(q) for q in out)]
+
+
+def origin_name(repo: Path, depth: int = 3) -> str | None:
+    """`owner/name` from the origin URL (https, ssh or scp-like); a local path is followed to its own origin."""
+    try:
+        url = gitio.git(repo, "config", "--get", "remote.origin.url").decode().strip()
+    except UserError:
+        return None
+    if re.match(r"[a-z][a-z0-9+.-]*://", url) and not url.startswith("file://") or re.match(r"[\w.-]+@[\w.-]+:", url):
+        m = re.search(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
+        return f"{m[1]}/{m[2]}" if m else None
+    local = Path(url.removeprefix("file://"))
+    local = local if local.is_absolute() else repo / local
+    if depth > 0 and local.is_dir() and gitio.is_git_repo(local):
+        return origin_name(local, depth - 1)
+    return None
+
+
+def _merge_prefixes(pins: Counter[str]) -> Counter[str]:
+    """`e24d1b24` and `e24d1b24fe96` are one pin (compared by prefix): counted together under the longer."""
+    out: Counter[str] = Counter()
+    for pin in sorted(pins, key=len, reverse=True):
+        longer = next((k for k in out if k.startswith(pin)), None)
+        out[longer or pin] += pins[pin]
+    return out
+
+
+def _placed(upstream: Path, pins: Counter[str]) -> dict[str, tuple[str, int]]:
+    """pin -> (full sha, commit time) for the pins that are commits of the upstream checkout."""
+    out = {}
+    for pin in pins:
+        sha = gitio.rev_parse(upstream, pin)
+        if sha:
+            out[pin] = (sha, int(gitio.git(upstream, "log", "-1", "--format=%ct", sha).decode().strip() or 0))
+    return out
+
+
+def _scopes(provs: list[headers.Provenance], root: Path) -> tuple[list[str], list[str], bool, bool]:
+    """(code scope, tests scope, code from evidence, tests from evidence): the top folders of the
+    files whose headers cite upstream code, and of those citing upstream tests."""
+    code: Counter[str] = Counter()
+    tests: Counter[str] = Counter()
+    for p in provs:
+        top = p.path.split("/")[0] if "/" in p.path else ""
+        if not top:
+            continue
+        for s in p.sources:
+            (tests if s.upstream.startswith("tests/") or top in _TEST_DIRS else code)[top] += 1
+    rank = {d: i for i, d in enumerate(_CODE_DIRS)}
+    code_dirs = sorted((d for d in code if d not in _TEST_DIRS), key=lambda d: (-code[d], rank.get(d, len(rank)), d))
+    test_dirs = sorted(tests)
+    code_ok, tests_ok = bool(code_dirs), bool(test_dirs)
+    if not code_dirs:
+        code_dirs = [d for d in _CODE_DIRS if (root / d).is_dir()] or ["src", "include"]
+    if not test_dirs:
+        test_dirs = [d for d in _TEST_DIRS if (root / d).is_dir()] or ["tests"]
+    return code_dirs, test_dirs, code_ok, tests_ok
+
+
+def _repo_value(upstream: Path, root: Path) -> tuple[str, str | None]:
+    """The path to write for [upstream] repo: as the user gave it, unless a relative path was given
+    for another folder than the port root (the config reads it relative to itself)."""
+    if upstream.is_absolute() or Path.cwd().resolve() == root.resolve():
+        return upstream.as_posix(), None
+    rel = os.path.relpath(upstream.resolve(), root.resolve())
+    return rel, f"--upstream {upstream} is written as {rel}: porttrack.toml reads it relative to {root}"
+
+
+def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
+    prop = Proposal(text="")
+    notes, warn = prop.notes, prop.warnings
+    provs = headers.scan_headers(root, scan_lines=header_lines)
+    cited_all = {s.upstream for p in provs for s in p.sources}
+    pins = _merge_prefixes(Counter(s.pin for p in provs for s in p.sources if s.pin))
+    ported = sum(1 for p in provs if p.sources)
+    matrices = sorted(p.relative_to(root).as_posix() for p in root.glob(".agents/*matrix*.md"))
+
+    placed = _placed(upstream, pins) if upstream is not None and pins else {}
+    pin = None
+    if pins:
+        common, count = pins.most_common(1)[0]
+        if upstream is None:
+            pin = common
+            warn.append(f"most common header pin {common} ({count} files) is unchecked: no --upstream to place it in")
+        elif common in placed:
+            pin = common
+            notes.append(f"pin {common}: the most common header pin ({count} of {sum(pins.values())} pinned "
+                         f"statements), a commit of {upstream}")
+            others = [f"{p} ({c} files)" for p, c in pins.most_common() if p not in placed]
+            if others:
+                warn.append(f"header pins {', '.join(others[:3])}{' …' if len(others) > 3 else ''} are not commits "
+                            f"of {upstream}: audit cannot place those files' pins until they are fetched")
+        else:
+            missing = ", ".join(f"{p} ({c} files)" for p, c in pins.most_common(3) if p not in placed)
+            warn.append(f"header pins {missing} are not commits of {upstream}: fetch them "
+                        f"(git -C {upstream} fetch origin {common}), or start from a pin it has")
+            if placed:
+                pin = max(placed, key=lambda p: placed[p][1])
+                warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
+    else:
+        warn.append("no provenance header states a pin: choose PIN yourself (the upstream commit the port is at)")
+
+    ref = "HEAD"
+    if upstream is not None:
+        ref = placed[pin][0] if pin in placed else "HEAD"
+        target = gitio.rev_parse(upstream, "HEAD")
+        tree = gitio.git(upstream, "ls-tree", "-r", "--name-only", "-z", ref).decode("utf-8", "replace").split("\0")
+        tree = [t for t in tree if t]
+        present = set(tree)
+        cited = {c for c in cited_all if c in present}
+        gone = sorted(cited_all - cited)
+        if gone:
+            warn.append(f"{len(gone)} cited files are not in {upstream} at {ref[:10]} and do not shape the paths "
+                        f"(other projects, or renamed since): {', '.join(gone[:4])}{' …' if len(gone) > 4 else ''}")
+        paths = roll_up(cited, tree)
+    else:
+        target = None
+        cited = cited_all
+        paths = sorted({c.split("/")[0] + "/" for c in cited})
+        if paths:
+            warn.append("no --upstream: paths are the top folders the headers cite, not measured against the upstream tree")
+    if not paths:
+        paths = ["vllm/"]
+        warn.append('no provenance header cites an upstream file: paths = ["vllm/"] is a guess; list the folders you mirror')
+    else:
+        tests = [p for p in paths if p.startswith("tests/")]
+        notes.append(f"{len(paths)} mirrored paths from {len(cited)} upstream files cited by {ported} port files' "
+                     f"headers (a folder when more than half of it is cited)"
+                     + (f"; {len(tests)} of them under tests/, where the port has ported tests" if tests else
+                        "; no tests/ path: no header cites an upstream test"))
+
+    code, test_scope, code_ok, tests_ok = _scopes(provs, root)
+    (notes if code_ok else warn).append(
+        f"code scope {code}" + ("" if code_ok else ": no header says where ported code lives; a guess")
+        + ("" if all((root / d).is_dir() for d in code) else f" ({', '.join(d for d in code if not (root / d).is_dir())} missing)"))
+    (notes if tests_ok else warn).append(
+        f"tests scope {test_scope}" + ("" if tests_ok else ": no ported test found; a guess"))
+    if matrices:
+        notes.append(f"matrices: {', '.join(matrices)}")
+    else:
+        warn.append("no .agents/*matrix*.md found: owners.matrices is the default glob and matches nothing yet")
+
+    if name is None and upstream is not None:
+        name = origin_name(upstream)
+        if name:
+            notes.append(f"name {name!r}, from the upstream's origin URL")
+        else:
+            name = upstream.resolve().name
+            warn.append(f"name {name!r} is the upstream folder's name: its origin URL names no owner/repo; "
+                        "set [upstream] name (reports write NAME#PR)")
+    elif name is None:
+        name = "upstream"
+        warn.append("name 'upstream' is a placeholder: pass --name OWNER/REPO (reports write NAME#PR)")
+
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("porttrack configuration; see docs/config.md. Written by `porttrack init`."))
+    doc.add(tomlkit.comment("porttrack configuration; see docs/config.md. Proposed by `porttrack init`."))
     up = tomlkit.table()
     if upstream is not None:
-        up["repo"] = os.path.relpath(upstream.resolve(), root.resolve())
+        up["repo"], moved = _repo_value(upstream, root)
+        if moved:
+            notes.append(moved)
     else:
         up["repo"] = "../upstream"
         up["repo"].comment("a local upstream checkout; needed only by queue build / refresh")
-    up["paths"] = sorted(s["roots"]) or ["vllm/", "tests/"]
+        warn.append("no --upstream: [upstream] repo = '../upstream' is a placeholder")
+    up["name"] = name
+    arr = tomlkit.array()
+    arr.extend(paths)
+    arr.multiline(len(paths) > 3)
+    up["paths"] = arr
     up["pr_pattern"] = r"\(#(\d+)\)"
     doc["upstream"] = up
     port = tomlkit.table()
     port["root"] = "."
     scopes = tomlkit.inline_table()
-    scopes["code"] = s["code"] or ["src", "include"]
-    scopes["tests"] = s["tests"] or ["tests"]
+    scopes["code"] = code
+    scopes["tests"] = test_scope
     port["scopes"] = scopes
     port["exclude"] = ["third_party/**"]
-    port["header_scan_lines"] = 40
+    port["header_scan_lines"] = header_lines
     doc["port"] = port
     naming = tomlkit.table()
     naming["strip_leading_underscore"] = True
     naming["renames"] = tomlkit.inline_table()
     doc["naming"] = naming
     owners = tomlkit.table()
-    owners["matrices"] = s["matrices"] or [".agents/*-matrix.md"]
+    owners["matrices"] = matrices or [".agents/*-matrix.md"]
     owners["id_pattern"] = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
     owners["done_states"] = ["DONE"]
     doc["owners"] = owners
-    notes.append(f"code scope {scopes['code']}, tests scope {scopes['tests']}")
-    notes.append(f"{sum(s['roots'].values())} provenance statements name upstream roots {sorted(s['roots']) or 'none'}")
-    if s["pins"]:
-        pin, count = s["pins"].most_common(1)[0]
-        notes.append(f"most common header pin: {pin} ({count} files); use it as PIN in `queue build --range PIN..TARGET`")
-    notes.append(f"matrices: {s['matrices'] or 'none found'}")
-    return tomlkit.dumps(doc), notes
+    prop.text = tomlkit.dumps(doc)
+
+    to = target[:10] if target else "TARGET"
+    prop.next_command = f"porttrack queue build --range {pin or 'PIN'}..{to}"
+    if pin is None and pins and upstream is not None:  # the pin exists once it is fetched
+        common = pins.most_common(1)[0][0]
+        prop.next_command = f"git -C {upstream} fetch origin {common}` then `porttrack queue build --range {common}..{to}"
+    if upstream is not None and pin is not None and pin in placed and target:
+        if placed[pin][0] == target:
+            notes.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
+    return prop
 
 
-def write_starter(root: Path, *, upstream: Path | None = None, force: bool = False) -> tuple[Path, list[str]]:
+def write_starter(root: Path, *, upstream: Path | None = None, name: str | None = None,
+                  force: bool = False) -> tuple[Path, Proposal]:
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory.")
     if upstream is not None:
-        from porttrack import gitio
-
         gitio.require_repo(upstream, "--upstream")  # "--upstream X is not a git repository."
+        if gitio.rev_parse(upstream, "HEAD") is None:
+            raise UserError(f"--upstream {upstream} has no commits.")
     path = root / CONFIG_NAME
     if path.exists() and not force:
         raise UserError(f"{path} already exists; pass --force to overwrite it.")
-    text, notes = starter(root, upstream)
+    prop = propose(root, upstream, name)
     try:
-        path.write_text(text, encoding="utf-8")
+        path.write_text(prop.text, encoding="utf-8")
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror}.") from None
-    return path, notes
+    return path, prop

@@ -4,11 +4,14 @@ mirror that lacks blobs, an existing queue, an empty queue beside a full one."""
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 from pathlib import Path
 
 from conftest import commit_files, git, init_repo, run_cli
 
 from porttrack import queuefile
+from porttrack.config import load_config
 
 CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
 
@@ -108,3 +111,78 @@ def test_an_empty_queue_does_not_make_the_full_one_ambiguous(tmp_path):
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['mixed']}", "--name", "other", cwd=s["port"], check_rc=0)
     proc = run_cli("queue", "show", cwd=s["port"])
     assert proc.returncode == 2 and "several queue files" in proc.stderr and "--queue" in proc.stderr
+
+
+# ---------------------------------------------------------------- init
+
+
+def upstream_tree(tmp_path: Path) -> tuple[Path, str, str]:
+    """An upstream with a core folder the port mirrors whole, a big folder it cites one file of,
+    tests, and docs; a clone of it whose origin is a GitHub-style URL."""
+    up = init_repo(tmp_path / "vllm")
+    files = {f"vllm/core/m{i}.py": f"def f{i}():\n    pass\n" for i in range(4)}
+    files.update({f"vllm/models/model{i}.py": "x = 1\n" for i in range(10)})
+    files.update({"tests/core/test_m0.py": "def test():\n    pass\n", "tests/other/test_x.py": "y = 1\n",
+                  "docs/index.md": "hi\n"})
+    pin = commit_files(up, files, "base (#1)")
+    target = commit_files(up, {"vllm/core/m0.py": "def f0():\n    return 1\n"}, "[Core] f0 (#2)")
+    git(up, "remote", "add", "origin", "https://github.com/acme/vllm.git")
+    return up, pin, target
+
+
+def test_init_proposes_paths_pin_scopes_and_name_from_evidence_and_its_command_works(tmp_path):
+    up, pin, target = upstream_tree(tmp_path)
+    port = init_repo(tmp_path / "port")
+    commit_files(port, {
+        **{f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {pin[:10]}\nint f{i}();\n" for i in range(3)},
+        "src/models/model0.cpp": f"// Ported from: vllm/models/model0.py @ {pin[:10]}\n",
+        "src/glue.cpp": "// Ported from: llama.cpp/glue.cpp @ 1234567\n",  # another project's file
+        "tests/test_m0.cpp": f"// Ports tests/core/test_m0.py @ {pin[:10]}\n",
+        ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
+    }, "port")
+    proc = run_cli("init", "--upstream", "../vllm", cwd=port, check_rc=0)
+    cfg = tomllib.loads((port / "porttrack.toml").read_text())
+    # 3 of 4 core files cited: the folder; 1 of 10 models: the file; tests only where one is ported
+    assert cfg["upstream"]["paths"] == ["tests/core/", "vllm/core/", "vllm/models/model0.py"]
+    assert cfg["upstream"]["repo"] == "../vllm"  # as given
+    assert cfg["upstream"]["name"] == "acme/vllm"  # from the origin URL
+    assert cfg["port"]["scopes"] == {"code": ["src"], "tests": ["tests"]}
+    assert "warning:" in proc.stdout and "llama.cpp/glue.cpp" in proc.stdout  # not in the upstream: said, not mirrored
+    assert "1234567" in proc.stdout  # an unplaceable minority pin is named too
+    command = re.search(r"next: `(porttrack [^`]+)`", proc.stdout)[1]
+    assert command == f"porttrack queue build --range {pin[:10]}..{target[:10]}"
+    built = run_cli(*command.split()[1:], cwd=port, check_rc=0)  # the command it prints runs
+    assert "1 entry" in built.stdout
+
+
+def test_init_in_an_empty_repository_warns_for_every_guess(tmp_path):
+    port = init_repo(tmp_path / "empty")
+    proc = run_cli("init", cwd=port, check_rc=0)
+    warnings = [l for l in proc.stdout.splitlines() if l.startswith("warning:")]
+    text = " ".join(warnings)
+    for guess in ("paths", "code scope", "tests scope", "matrices", "name", "repo", "pin"):
+        assert guess in text, (guess, warnings)
+    assert "src" in text and "missing" in text  # a scope naming folders that do not exist says so
+    assert "PIN..TARGET" in proc.stdout.splitlines()[-1]
+    load_config(port / "porttrack.toml")  # still a valid config
+
+
+def test_init_with_an_unplaceable_pin_says_so_and_offers_the_newest_placeable_one(tmp_path):
+    up, pin, target = upstream_tree(tmp_path)
+    absent = "e" * 12  # no commit of the upstream
+    port = init_repo(tmp_path / "port")
+    commit_files(port, {
+        **{f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {absent}\n" for i in range(3)},
+        "src/core/m3.cpp": f"// Ported from: vllm/core/m3.py @ {pin[:9]}\n",
+    }, "port")
+    proc = run_cli("init", "--upstream", str(up), cwd=port, check_rc=0)
+    assert f"header pins {absent} (3 files)" in proc.stdout and "are not commits of" in proc.stdout
+    assert f"fetch origin {absent}" in proc.stdout
+    assert f"using {pin[:9]} (1 files), the newest header pin" in proc.stdout
+    assert f"next: `porttrack queue build --range {pin[:9]}..{target[:10]}`" in proc.stdout
+    assert tomllib.loads((port / "porttrack.toml").read_text())["upstream"]["repo"] == str(up)  # absolute, as given
+    # no placeable pin at all: the command says to fetch first
+    port2 = init_repo(tmp_path / "port2")
+    commit_files(port2, {"src/core/m0.cpp": f"// Ported from: vllm/core/m0.py @ {absent}\n"}, "port")
+    proc = run_cli("init", "--upstream", str(up), cwd=port2, check_rc=0)
+    assert f"fetch origin {absent}` then `porttrack queue build --range {absent}..{target[:10]}`" in proc.stdout

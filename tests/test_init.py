@@ -35,4 +35,4 @@ def test_init_notes_are_not_wrapped_mid_command(tmp_path):
     env = dict(os.environ, NO_COLOR="1", COLUMNS="60", PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-m", "porttrack", "init"], cwd=port, env=env,
                          capture_output=True, text=True, check=True).stdout
-    assert "e24d1b24 (1 files); use it as PIN in `queue build --range PIN..TARGET`" in out
+    assert "next: `porttrack queue build --range e24d1b24..TARGET`" in out
