@@ -417,7 +417,8 @@ def report(
                              where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
-    text = render(qf.queue, result, command=command, **({"queue_rel": qrel} if kind == "deferral" else {}))
+    text = render(qf.queue, result, command=command, name=cfg.upstream_name,
+                  **({"queue_rel": qrel} if kind == "deferral" else {}))
     if out_file is None:
         sys.stdout.write(text)
         return

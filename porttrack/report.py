@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from porttrack import audit as audit_mod
 from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Queue
 
-_SECTIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
 
 
 @dataclass
@@ -51,9 +50,11 @@ def views(queue: Queue, result: audit_mod.Audit) -> list[View]:
     return out
 
 
-def upstream_name(queue: Queue) -> str:
-    """`vllm-project/vllm`, `../vllm` and a bare clone `vllm.git` all read as `vllm`."""
-    name = queue.meta.upstream.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") if queue.meta.upstream else ""
+def upstream_name(queue: Queue, configured: str = "") -> str:
+    """The `vllm` of `vllm#123`: `[upstream] name` from the config as it is now, else what the queue
+    recorded at build time. `vllm-project/vllm`, `../vllm` and a bare clone `vllm.git` all read as `vllm`."""
+    full = configured or queue.meta.upstream
+    name = full.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") if full else ""
     return name or "upstream"
 
 
@@ -73,13 +74,14 @@ def entry_line(e: Entry, reason: str, repo: str) -> str:
 
 
 def _why(v: View) -> str:
-    """The reason a line gives: verdict, then what was recorded or concluded."""
+    """The reason a line gives: verdict, then what was recorded or concluded, each fact once."""
     text = v.verdict
     if v.reason:
         text += f": {v.reason}"
-    if v.owner:
+    row = v.owner.split(" ", 1)[0]
+    if v.owner and row not in v.reason:
         text += f"; owned by {v.owner}"
-    if v.blocked_by and v.verdict == "blocked":
+    if v.blocked_by and v.verdict == "blocked" and not all(f"entry {b}" in v.reason for b in v.blocked_by):
         text += f"; blocked by {', '.join(map(str, v.blocked_by))}"
     return text
 
@@ -99,27 +101,60 @@ def _grouped(vs: list[View]) -> list[list[View]]:
     return list(out.values())
 
 
-def _cycle_state(vs: list[View]) -> str:
-    tally: dict[str, int] = {}
-    for v in vs:
-        if v.part is None:
-            tally[v.verdict] = tally.get(v.verdict, 0) + 1
-    to_port = tally.get("real-gap", 0)
-    open_ = sum(tally.get(v, 0) for v in UNTRIAGED)
+# Where an entry of the PORT-NOW level goes in the sync report, by its verdict: each entry is
+# listed once, and the header counts what each section holds.
+_CARRY = (("Owned", frozenset({"owned"})), ("Blocked", frozenset({"blocked"})),
+          ("Deferred", DEFERRED - {"owned", "blocked"}))
+
+
+def _section_of(v: View) -> str:
+    if v.entry.disposition != "PORT-NOW":
+        return v.entry.disposition  # INVENTORY or IGNORE: the level a person (or audit) set
+    if v.verdict == "real-gap":
+        return "PORT-NOW"
+    if v.verdict in UNTRIAGED:
+        return "TO TRIAGE"
+    for name, verdicts in _CARRY:
+        if v.verdict in verdicts:
+            return name
+    return "SETTLED"
+
+
+def _cycle_state(counts: dict[str, int]) -> str:
+    to_port, triage = counts.get("PORT-NOW", 0), counts.get("TO TRIAGE", 0)
     head = (
         f"**OPEN**: {to_port} real gap{'s' if to_port != 1 else ''} to port" if to_port
-        else "**OPEN**: entries still to triage" if open_
+        else "**OPEN**: entries still to triage" if triage
         else "**CLOSED**: nothing left to port"
     )
-    detail = ", ".join(f"{k} {tally[k]}" for k in sorted(tally))
-    return f"{head} ({detail})."
+    carry = sum(counts.get(name, 0) for name, _ in _CARRY)
+    parts = [f"to triage {triage}", f"carry-over {carry} (" + ", ".join(
+        f"{name.lower()} {counts.get(name, 0)}" for name, _ in _CARRY) + ")",
+        f"settled {counts.get('SETTLED', 0)}", f"INVENTORY {counts.get('INVENTORY', 0)}",
+        f"IGNORE {counts.get('IGNORE', 0)}"]
+    return f"{head}; " + ", ".join(parts) + "."
 
 
-def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
-    """The sync report of docs/design.md §9.2 for the audited entries."""
+def _carry_reason(g: list[View]) -> str:
+    """An entry waiting on something: why, then what ends the wait."""
+    waits = []
+    for v in g:
+        if v.verdict in DEFERRED:
+            waits.append(f"{v.part + ' ' if v.part else ''}{_why(v)}; until {_gates_text(v)}")
+        else:
+            waits.append(f"{v.part + ' ' if v.part else ''}{_why(v)}")
+    return "; ".join(waits)
+
+
+def sync(queue: Queue, result: audit_mod.Audit, *, command: str, name: str = "") -> str:
+    """The sync report of docs/design.md §9.2 for the audited entries; `name` is `[upstream] name`."""
     vs = views(queue, result)
     groups = _grouped(vs)
-    repo = upstream_name(queue)
+    repo = upstream_name(queue, name)
+    by_section: dict[str, list[list[View]]] = {}
+    for g in groups:
+        by_section.setdefault(_section_of(g[0]), []).append(g)
+    counts = {k: len(v) for k, v in by_section.items()}
     m = queue.meta
     entries = [g[0].entry for g in groups]
     files = sorted({f for e in entries for f in e.files})
@@ -134,27 +169,26 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str) -> str:
         f"- **Range:** `{m.pin[:8]}..{m.target[:8]}` — {range_commits} commits, {len(entries)} queued here "
         f"({audit_mod.entries_label([e.n for e in entries]) or 'none'}), {len(files)} changed files, "
         f"{ins:,} insertions and {dels:,} deletions.",
-        f"- **Cycle state:** {_cycle_state(vs)}",
+        f"- **Cycle state:** {_cycle_state(counts)}",
         f"- **Port commit probed:** `{result.tree}` (scope `{' '.join(result.scope)}`).",
         f"- **Pre-pin gaps:** {_prepin_count(result)}",
         *(f"- **{n.split(':', 1)[0].capitalize()}:**{n.split(':', 1)[1]}" for n in result.notices),
     ]
-    for section in _SECTIONS:
-        chosen = [g for g in groups if g[0].entry.disposition == section]
-        lines += ["", f"## {section}" if section == "PORT-NOW" else f"## {section} ({len(chosen)})", ""]
+    for section in ("PORT-NOW", "TO TRIAGE", "SETTLED", "INVENTORY", "IGNORE"):
+        chosen = by_section.get(section, [])
+        if section in ("TO TRIAGE", "SETTLED") and not chosen:
+            continue
+        lines += ["", f"## {section} ({len(chosen)})", ""]
         lines += [entry_line(g[0].entry, _line_reason(g), repo) for g in chosen] or ["No entries."]
-    carry = [g for g in groups if any(v.verdict in DEFERRED or v.verdict in UNTRIAGED for v in g)]
-    lines += ["", "## Carry-over", ""]
-    for g in carry:
-        waits = []
-        for v in g:
-            if v.verdict in UNTRIAGED:
-                waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict}: triage it")
-            elif v.verdict in DEFERRED:
-                waits.append(f"{v.part + ' ' if v.part else ''}{v.verdict} until {_gates_text(v)}")
-        lines.append(entry_line(g[0].entry, "; ".join(waits), repo))
+    carry = sum(counts.get(name, 0) for name, _ in _CARRY)
+    lines += ["", f"## Carry-over ({carry})"]
+    for name, _ in _CARRY:
+        chosen = by_section.get(name, [])
+        if chosen:
+            lines += ["", f"### {name} ({len(chosen)})", ""]
+            lines += [entry_line(g[0].entry, _carry_reason(g), repo) for g in chosen]
     if not carry:
-        lines.append("Nothing carries over.")
+        lines += ["", "Nothing carries over."]
     pairs = result.prepin.net_zero if result.prepin else []
     if pairs:
         lines += ["", f"## Net-zero pairs ({len(pairs)})", ""]
@@ -230,10 +264,10 @@ def gaps(vs: list[View]) -> list[Gap]:
     return out
 
 
-def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "") -> str:
-    """The deferral report of docs/design.md §9.4."""
+def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
+    """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
     vs = views(queue, result)
-    repo = upstream_name(queue)
+    repo = upstream_name(queue, name)
     # an entry split into parts is judged by its parts
     vs = [v for v in vs if v.part is not None or not v.entry.parts]
     deferred = [v for v in vs if v.verdict in DEFERRED]

@@ -186,3 +186,23 @@ def test_init_with_an_unplaceable_pin_says_so_and_offers_the_newest_placeable_on
     commit_files(port2, {"src/core/m0.cpp": f"// Ported from: vllm/core/m0.py @ {absent}\n"}, "port")
     proc = run_cli("init", "--upstream", str(up), cwd=port2, check_rc=0)
     assert f"fetch origin {absent}` then `porttrack queue build --range {absent}..{target[:10]}`" in proc.stdout
+
+
+# ---------------------------------------------------------------- honest reports
+
+
+def test_report_reads_upstream_name_from_the_config_now_and_counts_agree(tmp_path):
+    s = mirror(tmp_path)
+    port = s["port"]
+    run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
+    before = run_cli("report", "sync", cwd=port, check_rc=0).stdout
+    assert "- up#2 " in before  # the queue recorded the folder's name at build time
+    (port / "porttrack.toml").write_text(CONFIG.replace('paths = ["vllm/"]', 'paths = ["vllm/"]\nname = "acme/vllm"'))
+    after = run_cli("report", "sync", cwd=port, check_rc=0).stdout
+    assert "- vllm#2 " in after and "up#" not in after  # set afterwards, read at report time
+    deferral = run_cli("report", "deferral", cwd=port, check_rc=0).stdout
+    assert "up#" not in deferral
+    from test_report import assert_counts_agree
+
+    counts = assert_counts_agree(after)
+    assert sum(v for k, v in counts.items() if not k.endswith(" seen") and k != "Carry-over") == 3

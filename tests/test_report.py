@@ -37,6 +37,38 @@ def deferral_text(port) -> str:
     return run_cli("report", "deferral", cwd=port, check_rc=0).stdout
 
 
+def assert_counts_agree(text: str) -> dict[str, int]:
+    """Every `## NAME (n)` / `### NAME (n)` holds n entry lines, each entry is listed once, and the
+    header's cycle state gives the same counts: real gaps to port are the PORT-NOW section alone."""
+    import re
+
+    counts: dict[str, int] = {}
+    listed: list[str] = []
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"#{2,3} (.+) \((\d+)\)$", line)
+        if m:
+            current = m[1]
+            counts[current] = int(m[2])
+            continue
+        if line.startswith("## "):
+            current = None
+        if current and line.startswith("- "):
+            counts[current + " seen"] = counts.get(current + " seen", 0) + 1
+            listed.append(line.split(" `")[0])
+    for name in [k for k in counts if not k.endswith(" seen") and k != "Carry-over"]:
+        assert counts.get(name + " seen", 0) == counts[name], name
+    assert counts["Carry-over"] == sum(counts.get(k, 0) for k in ("Owned", "Blocked", "Deferred"))
+    assert len(listed) == len(set(listed)), "an entry is listed twice"
+    state = next(l for l in text.splitlines() if l.startswith("- **Cycle state:**"))
+    gaps = counts["PORT-NOW"]
+    assert (f"{gaps} real gap" in state) if gaps else "real gap" not in state, state
+    assert f"carry-over {counts['Carry-over']} (owned {counts.get('Owned', 0)}, blocked {counts.get('Blocked', 0)}, " \
+           f"deferred {counts.get('Deferred', 0)})" in state, state
+    assert f"INVENTORY {counts['INVENTORY']}" in state and f"IGNORE {counts['IGNORE']}" in state
+    return counts
+
+
 def test_regex_reads_the_real_world_line():
     m = ENTRY_RE.match(REAL_WORLD)
     assert m and m["pr"] == "46853" and m["sha"] == "4c3c64fc"
@@ -54,8 +86,10 @@ def test_entry_line_round_trips_backticks_and_reverts():
 def test_sync_report_sections_and_lines(sync_text, port):
     lines = sync_text.splitlines()
     assert lines[0].startswith("# vllm upstream-sync audit")
-    heads = [l for l in lines if l.startswith("## ")]
-    assert heads == ["## PORT-NOW", "## INVENTORY (0)", "## IGNORE (0)", "## Carry-over"]
+    heads = [l.split(" (")[0] for l in lines if l.startswith("## ")]
+    assert heads[0] == "## PORT-NOW" and heads[-1] == "## Carry-over"
+    assert {"## INVENTORY", "## IGNORE"} <= set(heads)
+    assert_counts_agree(sync_text)
     head = git(port, "rev-parse", "HEAD")
     assert f"- **Port commit probed:** `{head}`" in sync_text
     assert f"- **Current pin:** `{sha(0)}`" in sync_text
