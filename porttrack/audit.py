@@ -302,7 +302,7 @@ def _definition(count) -> str:
 class _Probes:
     """One scan per distinct scope (the whole audit normally has one), judged lazily per symbol."""
 
-    def __init__(self, cfg: Config, scans: dict[tuple[str, ...], tuple[list[str], list[str]]]):
+    def __init__(self, cfg: Config, scans: dict[tuple[str, ...], tuple[list[str], list[str]]], progress=None):
         from porttrack import probe
 
         self._probe = probe
@@ -317,6 +317,7 @@ class _Probes:
                     regexes=tuple(sorted(set(regexes))),
                     scope=list(scope),
                     **probe.config_options(cfg),
+                    progress=progress,
                 )
             except re.error as e:
                 raise UserError(f"a gate regex in scope {' '.join(scope)} does not compile ({e}).") from None
@@ -1138,10 +1139,12 @@ def audit(
     *,
     entries: set[int] | None = None,
     where: Callable[[int], str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Audit:
     """Judge the chosen entries (all by default) and each of their parts.
 
-    `where(n)` gives the queue path:line of entry n, cited by entry-ported gates.
+    `where(n)` gives the queue path:line of entry n, cited by entry-ported gates; `progress(done,
+    total)` hears about the files a cold probe scan indexes (the long part of a first audit).
     """
     if entries is not None:
         missing = sorted(entries - {e.n for e in queue.entries})
@@ -1149,7 +1152,7 @@ def audit(
             raise UserError(f"--entries names no entry of this queue (asked for {entries_label(missing)}).")
     chosen = [e for e in queue.entries if entries is None or e.n in entries]
     rows = owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
-    probes = _Probes(cfg, _plan(cfg, queue, chosen))
+    probes = _Probes(cfg, _plan(cfg, queue, chosen), progress)
     ctx = _Ctx(cfg, queue, probes, rows, where)
     results: list[Result] = []
     for e in chosen:

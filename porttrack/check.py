@@ -12,6 +12,7 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from porttrack import audit, gates, gitio, queuefile
@@ -108,8 +109,10 @@ def finding(code: str, message: str, action: str, path: str, line: int, **kw) ->
 # ---------------------------------------------------------------- the whole check
 
 
-def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.date | None = None) -> CheckResult:
-    """Check the queue at `queue_path` against the port tree at `cfg.port_root`."""
+def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.date | None = None,
+        progress: Callable[[int, int], None] | None = None) -> CheckResult:
+    """Check the queue at `queue_path` against the port tree at `cfg.port_root`; `progress(done, total)`
+    hears about the files a cold probe scan indexes."""
     t0 = time.perf_counter()
     root = cfg.port_root.resolve()
     qf = queuefile.load(queue_path)
@@ -122,6 +125,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
         sha, dirty = gitio.head_state(root, list(dict.fromkeys(cfg.code_scope + cfg.tests_scope)))
         tree = f"{sha or '(no commits)'}{' dirty' if dirty else ''}"
     ctx = _Ctx(cfg, root, qf, qrel)
+    ctx.progress = progress
 
     out: list[Finding] = []
     out += verdict_findings(ctx)
@@ -185,6 +189,7 @@ class _Ctx:
         self.controls: dict[str, str] = {}  # gate check -> the control its judgement used (explicit or chosen)
         self._lines: dict[str, list[str] | None] = {}
         self.index = _QueueIndex(qf.text)
+        self.progress: Callable[[int, int], None] | None = None
 
     def lines(self, rel: str, what: str) -> list[str] | None:
         """The lines of a port file (None when missing or unreadable); escaping the root is refused."""
@@ -452,7 +457,8 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r} regex {sym!r} does not compile ({e}).") from None
                 except UserError as e:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
-        scan = probe.scan(ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg))
+        scan = probe.scan(ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg),
+                          progress=ctx.progress)
         ctx.scans[scope] = scan
         for j in group:
             out += _judge_gate(ctx, j, scan, probe.judge(scan, j.gate.probe, j.gate.control or None))

@@ -148,6 +148,13 @@ def _next(*commands: str) -> None:
     out.print("next: " + " or ".join(f"`{c}`" for c in commands), markup=False, soft_wrap=True)
 
 
+def _scan_progress():
+    """The probe's progress reporter on stderr: a bar on a terminal, plain lines off one."""
+    from porttrack import probe as probe_mod
+
+    return probe_mod.console_progress(err)
+
+
 def _rel(path: Path, root: Path) -> str:
     """path as the user would type it from the port root (absolute when it lies outside)."""
     try:
@@ -362,7 +369,8 @@ def audit(
     cfg, qf, qrel = _queue(config, queue, lock=write)
     try:
         result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
-                                 where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
+                                 where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
+                                 progress=_scan_progress())
         if write:
             changed, notes = audit_mod.write(qf, result, qrel)
             queuefile.save(qf)
@@ -414,7 +422,7 @@ def report(
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
     cfg, qf, qrel = _queue(config, queue)
     result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
-                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}")
+                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}", progress=_scan_progress())
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
     text = render(qf.queue, result, command=command, name=cfg.upstream_name,
@@ -449,7 +457,7 @@ def check(
         raise UserError("check --write rewrites re-anchored citations only; pass --reanchor --write.")
     cfg = config_mod.resolve_config(config)
     qpath = config_mod.queue_path(cfg, queue)
-    result = check_mod.run(cfg, qpath, base=base)
+    result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress())
     if reanchor:
         moved = [r for r in result.reanchors if r.moved]
         for r in result.reanchors:
@@ -459,7 +467,7 @@ def check(
             n = check_mod.reanchor_write(qpath, result.reanchors)
             err.print(f"re-anchored {n} citation(s) in {result.queue_path} ({len(moved)} moved); checking again.",
                       markup=False, soft_wrap=True)
-            result = check_mod.run(cfg, qpath, base=base)
+            result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress())
         else:
             err.print(f"{len(result.reanchors)} citation(s) would be re-anchored ({len(moved)} moved); "
                       "pass --write to rewrite them.", markup=False, soft_wrap=True)

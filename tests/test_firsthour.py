@@ -206,3 +206,28 @@ def test_report_reads_upstream_name_from_the_config_now_and_counts_agree(tmp_pat
 
     counts = assert_counts_agree(after)
     assert sum(v for k, v in counts.items() if not k.endswith(" seen") and k != "Carry-over") == 3
+
+
+# ---------------------------------------------------------------- progress
+
+
+def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monkeypatch):
+    s = mirror(tmp_path)
+    port = s["port"]
+    commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
+    run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
+    qpath = next((port / "queue").glob("*.toml"))
+    text = qpath.read_text()
+    last = text.rindex('verdict = "unclassified"')  # the last entry: deferred, so check re-runs its gate
+    qpath.write_text(text[:last] + 'verdict = "surface-absent"' + text[last + len('verdict = "unclassified"'):])
+    with qpath.open("a") as fh:  # a gate for check to re-run (it scans only for gates)
+        fh.write('\n[[entry.gate]]\nid = "b-absent"\nkind = "absent"\nprobe = "B"\nscope = ["src"]\ncontrol = "f"\n')
+    for i, args in enumerate((["audit"], ["report", "sync"], ["check"])):
+        monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(tmp_path / f"cold{i}"))  # a cold cache each time
+        proc = run_cli(*args, cwd=port)
+        assert proc.returncode in (0, 1), proc.stderr
+        lines = [l for l in proc.stderr.splitlines() if "indexed" in l]
+        assert lines and lines[-1] == "probe: indexed 61/61 files (first scan only)", (args, proc.stderr)
+        assert "\x1b[" not in proc.stderr  # plain lines, no terminal codes
+        warm = run_cli(*args, cwd=port)
+        assert "indexed" not in warm.stderr  # a warm scan reads no file: nothing to report
