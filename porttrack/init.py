@@ -251,7 +251,12 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
         prop.next_command = f"git -C {upstream} fetch origin {common}` then `porttrack queue build --range {common}..{to}"
     if upstream is not None and pin is not None and pin in placed and target:
         if placed[pin][0] == target:
-            notes.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
+            warn.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
+        elif not gitio.is_ancestor(upstream, placed[pin][0], target):
+            warn.append(f"pin {pin} is not an ancestor of {upstream}'s HEAD {to}: check out the branch the port "
+                        "follows, or give queue build a TARGET that descends from the pin")
+        else:
+            notes.append(f"range {pin}..{to}: the pin is an ancestor of {upstream}'s HEAD, so the build below walks it")
     return prop
 
 

@@ -149,6 +149,7 @@ def test_init_proposes_paths_pin_scopes_and_name_from_evidence_and_its_command_w
     assert cfg["port"]["scopes"] == {"code": ["src"], "tests": ["tests"]}
     assert "warning:" in proc.stdout and "llama.cpp/glue.cpp" in proc.stdout  # not in the upstream: said, not mirrored
     assert "1234567" in proc.stdout  # an unplaceable minority pin is named too
+    assert "the pin is an ancestor of" in proc.stdout  # the proposed range is walkable
     command = re.search(r"next: `(porttrack [^`]+)`", proc.stdout)[1]
     assert command == f"porttrack queue build --range {pin[:10]}..{target[:10]}"
     built = run_cli(*command.split()[1:], cwd=port, check_rc=0)  # the command it prints runs
@@ -231,3 +232,14 @@ def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monk
         assert "\x1b[" not in proc.stderr  # plain lines, no terminal codes
         warm = run_cli(*args, cwd=port)
         assert "indexed" not in warm.stderr  # a warm scan reads no file: nothing to report
+
+
+def test_init_warns_when_the_pin_is_not_on_the_upstream_branch(tmp_path):
+    up, pin, target = upstream_tree(tmp_path)
+    git(up, "checkout", "-q", "-b", "side", pin)
+    side = commit_files(up, {"vllm/core/m1.py": "def f1():\n    return 9\n"}, "side (#3)")
+    git(up, "checkout", "-q", "main")
+    port = init_repo(tmp_path / "port")
+    commit_files(port, {"src/m1.cpp": f"// Ported from: vllm/core/m1.py @ {side[:10]}\n"}, "port")
+    proc = run_cli("init", "--upstream", str(up), cwd=port, check_rc=0)
+    assert f"warning: pin {side[:10]} is not an ancestor of" in proc.stdout, proc.stdout
