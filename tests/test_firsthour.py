@@ -243,3 +243,38 @@ def test_init_warns_when_the_pin_is_not_on_the_upstream_branch(tmp_path):
     commit_files(port, {"src/m1.cpp": f"// Ported from: vllm/core/m1.py @ {side[:10]}\n"}, "port")
     proc = run_cli("init", "--upstream", str(up), cwd=port, check_rc=0)
     assert f"warning: pin {side[:10]} is not an ancestor of" in proc.stdout, proc.stdout
+
+
+def test_audit_shows_a_bar_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    s = mirror(tmp_path)
+    port = s["port"]
+    commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
+    run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TERM="xterm",
+               PORTTRACK_CACHE_DIR=str(tmp_path / "cold-tty"))
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "porttrack", "audit"], cwd=port, env=env,
+                            stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 0
+    os.close(master)
+    text = seen.decode("utf-8", "replace")
+    assert "indexing files" in text  # the bar's label, drawn (and then cleared) on the terminal
+    assert "probe: indexed" not in text  # not the plain lines meant for logs
