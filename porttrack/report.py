@@ -136,14 +136,17 @@ def _cycle_state(counts: dict[str, int]) -> str:
 
 
 def _carry_reason(g: list[View]) -> str:
-    """An entry waiting on something: why, then what ends the wait."""
-    waits = []
-    for v in g:
-        if v.verdict in DEFERRED:
-            waits.append(f"{v.part + ' ' if v.part else ''}{_why(v)}; until {_gates_text(v)}")
-        else:
-            waits.append(f"{v.part + ' ' if v.part else ''}{_why(v)}")
-    return "; ".join(waits)
+    """An entry waiting on something: why, then what ends the wait (each part's after its own reason)."""
+    def waits(v: View) -> str:
+        text = _why(v).rstrip(".")
+        sep = ", " if ":" in text else ": "  # `verdict: reason`, the form a report line is read back in
+        return f"{text}{sep}until {_gates_text(v)}" if v.verdict in DEFERRED else text
+
+    main, parts = g[0], g[1:]
+    text = waits(main)
+    if parts:
+        text += "; parts: " + "; ".join(f"{p.part} {waits(p)}" for p in parts)
+    return text
 
 
 def sync(queue: Queue, result: audit_mod.Audit, *, command: str, name: str = "") -> str:

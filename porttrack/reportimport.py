@@ -47,6 +47,9 @@ _ENUM = re.compile(r"^- `(?P<sha>[0-9a-f]{7,40})`\s+(?:(?P<repo>[\w.-]+)#(?P<pr>
 _SYNC = re.compile(r"^- (?P<repo>[\w.-]+)(?:#(?P<pr>\d+)|@[0-9a-f]{7,40})? `(?P<subject>(?:[^`\\]|\\.)*)` "
                    r"\(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+)$")
 _SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(?P<name>PORT-NOW|INVENTORY|IGNORE)\b")
+# porttrack's own sync report lists each entry once: PORT-NOW-level entries it files under these
+# (docs/reports.md), where a hand-written Carry-over only repeats entries listed above it
+_OWN_SECTION = re.compile(r"^(?:##\s+(?:SETTLED|TO TRIAGE)|###\s+(?:Owned|Blocked|Deferred)) \(\d+\)\s*$")
 _CORRECTED = re.compile(r"^\*\*CORRECTED\s+(?P<date>\d{4}-\d{2}-\d{2})\s*\((?P<wave>[^,)]*?)(?:,\s*#(?P<issue>\d+))?\)")
 _STATED = re.compile(r"\b(?:disposition|label)\s+(?:is now|is|becomes|:)\s+\**`?(?P<word>PORT-NOW|INVENTORY|IGNORE|"
                      r"UNCLASSIFIED|NOT_APPLICABLE|ALREADY_SATISFIED|REAL_GAP)\b")
@@ -138,12 +141,16 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
     _header_facts(rep, lines)
     resolver = resolver or PathResolver(set())
     section: str | None = None
+    carry = False  # inside a `## Carry-over` section
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("#"):
             s = _SECTION.match(line)
+            carry = line.startswith("## Carry-over") or (carry and line.startswith("### "))
             section = s.group("name") if s else None
+            if section is None and _OWN_SECTION.match(line) and (carry or line.startswith("## ")):
+                section = "PORT-NOW"
             count = re.search(r"\((\d+)\)\s*$", line)
             if section and count and section not in rep.summary:  # `## INVENTORY (94)`: the report's own count
                 rep.summary[section] = int(count.group(1))
