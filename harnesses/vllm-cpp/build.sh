@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Build the porttrack KV harness against a mudler/vllm.cpp checkout:
+#   harnesses/vllm-cpp/build.sh PORT_DIR [OUT]      (OUT defaults to ./build/vllm-cpp-kv-harness)
+# Compiles kv_harness.cpp with the port's own headers and links the port's own
+# KV-cache sources (the list below), nothing else. If the port has moved, it
+# stops at the first missing file, or the first symbol that no longer links,
+# and names it. CXX overrides the compiler (default g++), JOBS the parallelism.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+  echo "usage: $0 PORT_DIR [OUT]" >&2
+  exit 2
+fi
+port="$(cd "$1" 2>/dev/null && pwd)" || { echo "build.sh: PORT_DIR $1 is not a folder." >&2; exit 2; }
+out="${2:-build/vllm-cpp-kv-harness}"
+cxx="${CXX:-g++}"
+jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+command -v "$cxx" >/dev/null || { echo "build.sh: no C++ compiler ($cxx) on PATH." >&2; exit 2; }
+
+# The port's files the harness needs, in dependency order. Headers are checked
+# so a rename is named here rather than as a compiler error deep in a TU.
+headers=(
+  include/vllm/v1/kv_cache_interface.h
+  include/vllm/v1/core/block_pool.h
+  include/vllm/v1/core/single_type_kv_cache_manager.h
+  include/vllm/v1/core/kv_cache_coordinator.h
+  include/vllm/v1/core/kv_cache_manager.h
+)
+# The KV-cache sources, then what they link against (Request::NumTokens pulls
+# request.cpp, which pulls structured-output and sampling params).
+sources=(
+  src/vllm/v1/kv_cache_interface.cpp
+  src/vllm/v1/kv_cache_spec_registry.cpp
+  src/vllm/v1/core/kv_cache_utils.cpp
+  src/vllm/v1/core/block_pool.cpp
+  src/vllm/v1/core/single_type_kv_cache_manager.cpp
+  src/vllm/v1/core/kv_cache_coordinator.cpp
+  src/vllm/v1/core/kv_cache_manager.cpp
+  src/vllm/v1/request.cpp
+  src/vllm/v1/structured_output/request.cpp
+  src/vllm/sampling_params.cpp
+  src/vt/dtype.cpp
+)
+for f in "${headers[@]}" "${sources[@]}"; do
+  if [[ ! -f "$port/$f" ]]; then
+    echo "build.sh: the port has moved: $f is missing under $port (harnesses/vllm-cpp/README.md lists what each file provides)." >&2
+    exit 1
+  fi
+done
+
+obj="$(dirname "$out")/.$(basename "$out").o"
+mkdir -p "$obj"
+flags=(-std=c++20 -O0 -w -I"$port/include" -I"$port/src" -I"$port/third_party" -I"$here/../cpp")
+log="$obj/build.log"
+: >"$log"
+compile() {  # src -> obj; a failure names the file and its first error line
+  local src="$1" o="$obj/$(echo "$1" | tr / _).o"
+  if ! "$cxx" "${flags[@]}" -c "$src" -o "$o" 2>>"$log.$(basename "$o")"; then
+    echo "build.sh: $(realpath --relative-to="$port" "$src" 2>/dev/null || echo "$src") does not compile: $(grep -m1 -E 'error' "$log.$(basename "$o")")" >&2
+    return 1
+  fi
+}
+pids=()
+fail=0
+for f in "${sources[@]}" ; do
+  compile "$port/$f" & pids+=($!)
+  if (( ${#pids[@]} >= jobs )); then wait "${pids[0]}" || fail=1; pids=("${pids[@]:1}"); fi
+done
+compile "$here/kv_harness.cpp" & pids+=($!)
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+(( fail == 0 )) || exit 1
+
+if ! "$cxx" -o "$out" "$obj"/*.o 2>"$log.link"; then
+  sym="$(grep -m1 -oE "undefined reference to \`[^']+'" "$log.link" | sed -E "s/undefined reference to \`(.*)'/\1/")"
+  if [[ -n "$sym" ]]; then
+    echo "build.sh: the port has moved: $sym no longer links from the sources above." >&2
+  else
+    echo "build.sh: link failed: $(head -1 "$log.link")" >&2
+  fi
+  exit 1
+fi
+rm -rf "$obj"
+echo "$out"
