@@ -505,17 +505,30 @@ def validate_kv(
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.", flag_value="", is_flag=False)] = None,
     cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
+    record: Annotated[bool, typer.Option("--record", help="Write each switch's behavioural evidence into the queue entries of its commit.")] = False,
+    queue: QueueOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Drive a port's harness over the conformance protocol and compare with kvref."""
-    from porttrack import validate
+    from porttrack import behaviour, validate
 
+    qpath = behaviour.recorded_queue(queue) if record else None  # a bad --queue stops before the harness runs
     report = validate.validate(impl, as_of or None, cases, seed, detect=as_of == "",
                                progress=validate.console_progress(err))
+    rec = behaviour.record(qpath, report, report.evidence) if qpath is not None else None
     if as_json:
-        print_json(validate.as_json(report))
+        data = validate.as_json(report)
+        if rec is not None:
+            data["recorded"] = {"queue": str(rec.queue), "written": [list(w) for w in rec.written],
+                                "unchanged": rec.unchanged, "no_entry": rec.no_entry, "undetermined": rec.undetermined}
+        print_json(data)
     else:
         validate.render(report, out)
+        if rec is not None:
+            for n, sw, result in rec.written:
+                out.print(f"recorded: entry {n} behaviour.result = {result} ({sw}) in {rec.queue}", markup=False)
+            out.print(f"recorded {len(rec.written)} entries ({rec.unchanged} unchanged); switches with evidence but "
+                      f"no queue entry: {', '.join(rec.no_entry) or 'none'}", markup=False)
     raise typer.Exit(1 if report.failed else 0)
 
 

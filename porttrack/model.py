@@ -121,6 +121,44 @@ class Part:
     gate_text: str = ""  # an imported `inert:<gate>` gate, in the report's words
 
 
+BEHAVIOUR_RESULTS = ("matches", "lacks", "mixed")
+
+
+@dataclass
+class Behaviour:
+    """What the port's harness did on the kvref switch this entry's commit made (`validate kv --record`)."""
+
+    result: str  # matches (supports ported) | lacks (supports real-gap) | mixed
+    switch: str  # kvref's name for the switch
+    semantics: str = ""  # the semantics the switch was toggled around
+    harness: str = ""  # the name the harness gave in hello
+    impl: str = ""  # the command that ran it
+    cases: int = 0  # random cases after the edge cases, and their seed: the run can be repeated
+    seed: int = 0
+    agree: int = 0  # cases that tell the switch apart, answered as with it
+    lack: int = 0  # ... as without it
+    other: int = 0  # ... as neither
+    case: int | None = None  # the case cited
+    field: str = ""  # where its reply differs from kvref with the switch on
+    expected: str = ""  # JSON
+    got: str = ""  # JSON
+    recorded: dt.date | None = None
+
+    @property
+    def supports(self) -> str:
+        return {"matches": "ported", "lacks": "real-gap"}.get(self.result, "")
+
+    def as_dict(self) -> dict:
+        """The [entry.behaviour] table: empty citations and dates left out."""
+        return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
+
+    def same_observation(self, other: "Behaviour") -> bool:
+        mine, theirs = self.as_dict(), other.as_dict()
+        mine.pop("recorded", None)
+        theirs.pop("recorded", None)
+        return mine == theirs
+
+
 @dataclass
 class Entry:
     n: int
@@ -155,6 +193,7 @@ class Entry:
     history: list[str] = field(default_factory=list)  # earlier reports' readings, oldest first
     upstream_missing: bool = False  # the sha was not found in the upstream checkout at import
     citations: list[Citation] = field(default_factory=list)
+    behaviour: Behaviour | None = None  # written by validate kv --record
 
     @property
     def short(self) -> str:

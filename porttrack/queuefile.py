@@ -30,8 +30,10 @@ from porttrack.model import (
     DISPOSITIONS,
     GATE_KINDS,
     VERDICT_BY,
+    BEHAVIOUR_RESULTS,
     VERDICTS,
     Ack,
+    Behaviour,
     Citation,
     Entry,
     Gate,
@@ -349,6 +351,27 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
     return g
 
 
+def _behaviour(raw: Any, where, owner: str) -> Behaviour:
+    """[entry.behaviour]: what validate kv --record observed (docs/harness.md)."""
+    _expect(raw, dict, where("behaviour"), f"{owner} behaviour", "a table")
+    here = where("result")
+    if raw.get("result") not in BEHAVIOUR_RESULTS:
+        raise UserError(f"{here}: {owner} behaviour.result must be one of {', '.join(BEHAVIOUR_RESULTS)}, "
+                        f"not {raw.get('result')!r}.")
+    b = Behaviour(result=raw["result"], switch=_expect(raw.get("switch", ""), str, here, f"{owner} behaviour.switch", "a string"))
+    for key in ("semantics", "harness", "impl", "field", "expected", "got"):
+        if key in raw:
+            setattr(b, key, _expect(raw[key], str, here, f"{owner} behaviour.{key}", "a string"))
+    for key in ("cases", "seed", "agree", "lack", "other", "case"):
+        if key in raw:
+            setattr(b, key, _expect(raw[key], int, here, f"{owner} behaviour.{key}", "an integer"))
+    if "recorded" in raw:
+        d = raw["recorded"]
+        b.recorded = _expect(d.date() if isinstance(d, dt.datetime) else d, dt.date, here,
+                             f"{owner} behaviour.recorded", "a date (YYYY-MM-DD)")
+    return b
+
+
 def _tables(value: Any, where: str, what: str) -> list[dict]:
     """An array of tables, each element checked to be a table."""
     _expect(value, list, where, what, "an array of tables")
@@ -501,6 +524,8 @@ def _to_model(qf: QueueFile) -> Queue:
         for f in fields(Symbols):
             if any(not name.strip() for name in getattr(e.symbols, f.name)):
                 raise UserError(f"{where('symbols')}: {label} symbols.{f.name} holds an empty name.")
+        if "behaviour" in raw:
+            e.behaviour = _behaviour(raw["behaviour"], lambda key, i=i: w.at("entry", i, key), label)
         _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
         for k, part in enumerate(_tables(raw.get("part", []), where("part"), f"{label} part")):
             def pwhere(key=None, i=i, k=k):  # a key inside this [[entry.part]], not the entry's own
@@ -600,6 +625,10 @@ def _toml_value(key: str, value: Any) -> Any:
         for f in fields(Symbols):
             t[f.name] = list(getattr(value, f.name))
         return t
+    if key == "behaviour" and isinstance(value, Behaviour):
+        t = tomlkit.table()
+        t.update(value.as_dict())
+        return t
     if key in ("renames", "stat"):
         t = tomlkit.inline_table()
         t.update(value)
@@ -645,7 +674,7 @@ def _set_fields(table: Table, values: dict[str, Any]) -> None:
         if key == "parts":
             raise ValueError("parts are edited one at a time with set_entry(..., part=name)")
         current = table.get(key)
-        plain = value.__dict__ if isinstance(value, Symbols) else value
+        plain = value.__dict__ if isinstance(value, Symbols) else value.as_dict() if isinstance(value, Behaviour) else value
         if current is not None and (current.unwrap() if hasattr(current, "unwrap") else current) == plain:
             continue
         if value is None:

@@ -19,10 +19,12 @@ import subprocess
 import threading
 import time
 from collections import Counter
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from porttrack import behaviour
 from porttrack.errors import UserError
 
 DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
@@ -232,11 +234,12 @@ def compare(expected: dict, reply: dict) -> tuple[str | None, Any, Any]:
 class CaseResult:
     id: int
     op: str
-    status: str  # passed | failed | skipped | n/a
+    status: str  # passed | failed | skipped | n/a | not-ported
     field: str | None = None
     expected: Any = None
     got: Any = None
     note: str = ""
+    switches: list[str] = dataclasses.field(default_factory=list)  # `field` is taken above; a failure: the switches that alone explain it
 
 
 @dataclass
@@ -249,6 +252,8 @@ class Report:
     results: list[CaseResult] = field(default_factory=list)
     as_of: dict | None = None  # what --as-of without a revision found
     stopped: str | None = None  # why the run stopped before sending every case (deadline, hung harness)
+    sent: list[tuple[dict, Any]] = field(default_factory=list, repr=False)  # (case, reply) of every case sent
+    evidence: list = field(default_factory=list)  # behaviour.SwitchEvidence per switch, around `semantics`
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, Counter] = {}
@@ -387,6 +392,8 @@ def _judge(case: dict, expected: dict | None, reply: Any, supported: bool) -> Ca
         return CaseResult(case["id"], case["op"], "n/a", note="op does not exist at this semantics")
     if isinstance(reply, str):
         return CaseResult(case["id"], case["op"], "failed", "(harness)", note=reply)
+    if behaviour.is_not_ported(reply):
+        return CaseResult(case["id"], case["op"], "not-ported", note=str(reply.get("message", ""))[:200])
     fld, exp, got = compare(expected, reply)
     if fld is None:
         return CaseResult(case["id"], case["op"], "passed")
@@ -409,9 +416,13 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
     if detect:
         as_of_report, sem = _detect(cases, replies, supported, kcases, semantics)
     report = Report(impl, info, sem.label, n, seed, stopped=stopped[0] if stopped else None)
+    report.sent = [(c, replies[c["id"]]) for c in cases if c["id"] in replies]
     for case in cases:
-        report.results.append(_judge(case, kcases.answer(case, sem), replies.get(case["id"]),
-                                     case["op"] in supported))
+        res = _judge(case, kcases.answer(case, sem), replies.get(case["id"]), case["op"] in supported)
+        if res.status == "failed" and res.field != "(harness)":
+            res.switches = behaviour.failure_switches(case, replies[case["id"]], sem, kcases, semantics)
+        report.results.append(res)
+    report.evidence = behaviour.switch_evidence(report.sent, sem, kcases, semantics)
     if detect:
         report.as_of = as_of_report
     return report
@@ -451,6 +462,8 @@ def _detect(cases, replies, supported, kcases, semantics):
                 continue
             exp = kcases.answer(c, p)
             reply = replies.get(c["id"])
+            if behaviour.is_not_ported(reply):
+                continue  # an input the port cannot express says nothing about its semantics
             if exp is None or isinstance(reply, str) or reply is None or compare(exp, reply)[0] is not None:
                 bad += 1
         scores.append(bad)
@@ -542,6 +555,8 @@ def as_json(report: Report) -> dict:
         "impl": report.impl, "harness": report.harness, "semantics": report.semantics,
         "cases": report.cases, "seed": report.seed, "ok": not report.failed, "counts": report.counts(),
         "failures": [r.__dict__ for r in report.results if r.status == "failed"],
+        "not_ported": [{"id": r.id, "op": r.op, "note": r.note} for r in report.results if r.status == "not-ported"],
+        "switches": [e.as_json() for e in report.evidence],
         "as_of": report.as_of, "stopped": report.stopped,
     }
 
@@ -554,30 +569,50 @@ def render(report: Report, console) -> None:
                   f"{report.cases} random cases from seed {report.seed} after the edge cases", markup=False)
     if report.as_of is None:
         console.print(f"expected behaviour: upstream as of {report.semantics}", markup=False)
-    table = Table("op", "passed", "failed", "skipped", "n/a")
+    table = Table("op", "passed", "failed", "not-ported", "skipped", "n/a")
     for op, c in report.counts().items():
-        table.add_row(op, *(str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "n/a")))
+        table.add_row(op, *(str(c.get(k, 0)) for k in ("passed", "failed", "not-ported", "skipped", "n/a")))
     console.print(table)
     fails = [r for r in report.results if r.status == "failed"]
     for r in fails[:20]:
         what = r.note if r.field == "(harness)" else f"{r.field}: expected {r.expected!r}, got {r.got!r}"
-        console.print(f"  case {r.id} {r.op}: {what}", markup=False)
+        console.print(f"  case {r.id} {r.op}: {what}{_belongs(r)}", markup=False)
     if len(fails) > 20:
         console.print(f"  … and {len(fails) - 20} more failures (--json lists all)", markup=False)
     if report.stopped:
         not_run = sum(r.note.startswith("not run:") for r in fails)
         console.print(f"stopped early: {report.stopped}; {not_run} cases were not run.", markup=False)
+    if fails:
+        by: Counter = Counter(", ".join(r.switches) or "(no single switch)" for r in fails)
+        console.print("failures by switch: " + "; ".join(f"{k}: {v}" for k, v in sorted(by.items())), markup=False)
+    notp = Counter(r.note for r in report.results if r.status == "not-ported")
+    for note, k in sorted(notp.items()):
+        console.print(f"  not-ported ({k} cases): {note}", markup=False)
+    decided = [e for e in report.evidence if e.result != "undetermined"]
+    if decided:
+        console.print(f"switch by switch, toggled around {report.semantics}:", markup=False)
+        for e in decided:
+            cite = f"; case {e.case}" + (f" {e.field}" if e.field and e.result != "matches" else "") if e.case else ""
+            console.print(f"  {e.result}: {e.sha or '(no sha)'} {e.switch} ({e.agree} as with it, {e.lack} as without, "
+                          f"{e.other} neither{cite})", markup=False)
     if report.as_of is not None:
         a = report.as_of
         best = ", ".join(a["matching"])
         head = "matches" if a["matches"] else f"matches no point exactly; closest ({a['mismatches_at_best']} mismatches)"
         console.print(f"as-of: the harness {head}: {best}", markup=False)
+        if not a["matches"] and any(e.result != "undetermined" for e in report.evidence):
+            console.print("  (no point matches exactly: the switch-by-switch lines above are the evidence per switch)",
+                          markup=False)
         for key, title in (("included", "includes"), ("not_included", "does not include"),
                            ("undetermined", "cannot tell (not observable by these ops)")):
             for s in a[key]:
                 entries = a["queue"].get(s["name"])
                 where = f" (queue entries {', '.join(map(str, entries))})" if entries else ""
                 console.print(f"  {title}: {s['sha'] or '(no sha)'} {s['name']}{where}", markup=False)
+
+
+def _belongs(r: CaseResult) -> str:
+    return f" [switch: {', '.join(r.switches)}]" if r.switches else " [no single switch]"
 
 
 def console_progress(console) -> Callable[[int, int], None]:
