@@ -400,6 +400,11 @@ def _pin_position(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool | N
     return None
 
 
+def pin_at_or_past(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool:
+    """True when a header's pin is placed at or past the entry (False when before, or not placeable)."""
+    return bool(_pin_position(pin, queue, cfg, entry))
+
+
 class _Ctx:
     def __init__(self, cfg: Config, queue: Queue, probes: _Probes, rows, where: Callable[[int], str] | None):
         self.cfg = cfg

@@ -136,7 +136,7 @@ def entries_for(entries: list[Entry], sha: str, pr: int | None) -> list[Entry]:
 
 
 def _json(value: Any) -> str:
-    return "" if value is None else json.dumps(value, sort_keys=True)
+    return json.dumps(value, sort_keys=True)  # None is `null`: a reply's missing list is a value here
 
 
 def behaviour_of(ev: SwitchEvidence, report, today: dt.date) -> Behaviour:

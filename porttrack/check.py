@@ -42,6 +42,7 @@ CODES: dict[str, tuple[str, str]] = {
     "pre-pin-gap-unowned": ("warning", "Two or more entries point at a pre-pin gap and no matrix row owns it"),
     "ack-expired": ("error", "An acknowledgement is past its expiry date"),
     "ack-unused": ("warning", "An acknowledgement matches no finding any more"),
+    "behaviour-behind-pin": ("error", "A port header claims a pin at or past a kvref switch its harness was seen to lack"),
 }
 
 
@@ -147,6 +148,7 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     out += owner_findings(ctx)
     out += actionable_findings(ctx, already={(f.entry, f.part) for f in gate_out if f.code == "gate-live"})
     out += prepin_findings(ctx)
+    out += behaviour_findings(ctx)
 
     kept, acked, ack_out = apply_acks(ctx, out, today or dt.date.today())
     kept += ack_out
@@ -862,6 +864,46 @@ def reanchor_write(queue_path: Path, reanchors: list[Reanchor]) -> int:
     queuefile.rebuild(qf)
     queuefile.save(qf)
     return len(reanchors)
+
+
+# ---------------------------------------------------------------- behaviour against the claimed pin
+
+
+def behaviour_findings(ctx: _Ctx) -> list[Finding]:
+    """An entry whose recorded behaviour lacks its switch, while a port header claims upstream at or past it.
+
+    The evidence is what `validate kv --record` wrote ([entry.behaviour]); the claim is a
+    provenance header of a port file mapped from the entry's files whose pin the queue (or the
+    upstream repo) places at or past the entry's commit.
+    """
+    lacking = [e for e in ctx.q.entries if e.behaviour is not None and e.behaviour.result == "lacks"]
+    if not lacking:
+        return []
+    from porttrack import headers
+
+    scopes = sorted({s for paths in ctx.cfg.scopes.values() for s in paths})
+    provs = headers.scan_headers(ctx.root, scan_lines=ctx.cfg.header_scan_lines, scopes=scopes)
+    out = []
+    for e in lacking:
+        b = e.behaviour
+        label = f"entry {e.n} behaviour"
+        ctx.checks.add(label)
+        claims = [(p.path, src) for p in provs for src in p.sources
+                  if src.pin and src.upstream in e.files and audit.pin_at_or_past(src.pin, ctx.q, ctx.cfg, e)]
+        if not claims:
+            continue
+        (path, src), more = claims[0], claims[1:]
+        cite = f"; case {b.case} {b.field}: expected {b.expected}, got {b.got}" if b.field else ""
+        out.append(finding(
+            "behaviour-behind-pin",
+            f"entry {e.n} ({e.short} {e.subject}) is kvref switch {b.switch}; the port's harness "
+            f"({b.harness}) answered {b.lack} case(s) as without it and {b.agree} as with it "
+            f"(validate kv --as-of {b.semantics} --cases {b.cases} --seed {b.seed}{cite}), yet {path}:{src.line} "
+            f"claims {src.upstream} @ {src.pin}, at or past it.",
+            f"Port {e.short}'s change into {path} (or correct its pin), then re-run validate kv --record.",
+            path, src.line, entry=e.n, check=label,
+            related=[f"{p}:{s.line}" for p, s in more] + [f"{ctx.qrel}:{ctx.entry_line(e.n)}"]))
+    return out
 
 
 # ---------------------------------------------------------------- owners and blocked entries
