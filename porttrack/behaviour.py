@@ -126,13 +126,8 @@ def failure_switches(case: dict, reply: Any, sem, kcases, semantics) -> list[str
 
 def entries_for(entries: list[Entry], sha: str, pr: int | None) -> list[Entry]:
     """Queue entries whose upstream commit is a switch's: same sha prefix, or the same PR."""
-    out = []
-    for e in entries:
-        if sha and e.sha and (e.sha.startswith(sha) or sha.startswith(e.sha)):
-            out.append(e)
-        elif pr is not None and e.pr == pr:
-            out.append(e)
-    return out
+    return [e for e in entries
+            if (sha and e.sha and (e.sha.startswith(sha) or sha.startswith(e.sha))) or (pr is not None and e.pr == pr)]
 
 
 def _json(value: Any) -> str:

@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import ROOT, commit_files, git, init_repo, run_cli
 
 pytest.importorskip("torch")  # kvref's answers (the zeroer) need it
-from kvref.semantics import SWITCHES  # noqa: E402
+from kvref.semantics import SWITCHES
 
 BUILD = ROOT / "harnesses" / "vllm-cpp" / "build.sh"
 MINI = Path(__file__).parent / "harness_port"
@@ -33,6 +33,10 @@ CASES = "40"
 def _needs_gxx() -> None:
     if shutil.which("g++") is None:
         pytest.skip("no C++ compiler (g++) on this machine")
+
+
+def _build(port: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(BUILD), str(port), str(out)], check=False, capture_output=True, text=True)
 
 
 def _upstream(tmp: Path) -> dict[str, str]:
@@ -72,7 +76,7 @@ def harness(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("build")
     port = _port(tmp, "0" * 8)  # the pin does not matter to the build
     exe = tmp / "out" / "kv_harness"
-    proc = subprocess.run(["bash", str(BUILD), str(port), str(exe)], capture_output=True, text=True)
+    proc = _build(port, exe)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(exe) and exe.is_file()
     return exe
@@ -89,8 +93,8 @@ def _entry_of(qdata: dict, sha: str) -> dict:
 
 
 def test_hello_lists_only_the_ops_the_port_has(harness):
-    reply = subprocess.run([str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', capture_output=True,
-                           text=True).stdout
+    reply = subprocess.run([str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', check=True,
+                           capture_output=True, text=True).stdout
     assert json.loads(reply)["result"]["ops"] == ["needs_kv_cache_zeroing", "record_new_block_ids"]
 
 
@@ -169,7 +173,7 @@ def test_build_names_the_first_missing_file(tmp_path):
     _needs_gxx()
     port = _port(tmp_path, "0" * 8)
     (port / "src/vllm/v1/core/block_pool.cpp").unlink()
-    proc = subprocess.run(["bash", str(BUILD), str(port), str(tmp_path / "h")], capture_output=True, text=True)
+    proc = _build(port, tmp_path / "h")
     assert proc.returncode == 1
     assert "src/vllm/v1/core/block_pool.cpp is missing" in proc.stderr
 
@@ -181,7 +185,7 @@ def test_build_names_the_first_symbol_that_no_longer_links(tmp_path):
     text = src.read_text().replace("std::vector<int> KVCacheManager::take_new_block_ids()", "#if 0  // moved away\n&", 1)
     src.write_text(text.replace("}  // namespace vllm::v1", "#endif\n}  // namespace vllm::v1").replace(
         "\n&", "\nstd::vector<int> KVCacheManager::take_new_block_ids()"))
-    proc = subprocess.run(["bash", str(BUILD), str(port), str(tmp_path / "h")], capture_output=True, text=True)
+    proc = _build(port, tmp_path / "h")
     assert proc.returncode == 1
     assert "KVCacheManager::take_new_block_ids() no longer links" in proc.stderr
 
@@ -191,6 +195,6 @@ def test_build_names_the_file_that_no_longer_compiles(tmp_path):
     port = _port(tmp_path, "0" * 8)
     hdr = port / "include/vllm/v1/core/kv_cache_manager.h"
     hdr.write_text(hdr.read_text().replace("std::unique_ptr<KVCacheCoordinator> coordinator;", ""))
-    proc = subprocess.run(["bash", str(BUILD), str(port), str(tmp_path / "h")], capture_output=True, text=True)
+    proc = _build(port, tmp_path / "h")
     assert proc.returncode == 1
     assert "does not compile" in proc.stderr and "coordinator" in proc.stderr
