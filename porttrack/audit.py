@@ -616,6 +616,28 @@ class AuditRule:
     records: str
 
 
+def _behaviour(rule: AuditRule, s: Subject) -> bool:
+    """What the port's own code did (validate kv --record) decides before any static probe.
+
+    An entry whose commit is a kvref switch carries [entry.behaviour]: the harness answered
+    the cases that tell the switch apart as with it (ported) or as without it (real-gap).
+    Mixed answers decide nothing and leave the entry to the static rules.
+    """
+    b = s.e.behaviour
+    if b is None or s.obj is not s.e:
+        return False
+    s.ev.append(f"behaviour: harness {b.harness!r} ({b.impl}), validate kv --as-of {b.semantics} --cases {b.cases} "
+                f"--seed {b.seed}: {b.agree} case(s) as with kvref switch {b.switch}, {b.lack} as without, "
+                f"{b.other} as neither" + (f" (recorded {b.recorded})" if b.recorded else ""))
+    if b.result == "matches":
+        return s.fire(rule, f"the port's harness answers as with kvref switch {b.switch} ({b.agree} cases, case {b.case})",
+                      verdict="ported")
+    if b.result == "lacks":
+        return s.fire(rule, f"the port's harness answers as without kvref switch {b.switch}: case {b.case} "
+                            f"{b.field} expected {b.expected}, got {b.got}", verdict="real-gap")
+    return False
+
+
 def _ignore(rule: AuditRule, s: Subject) -> bool:
     """Nothing a port could need: outside the mirrored subtrees, or files under them that no
     [[map]] or provenance header gives a counterpart and that are no code (CI config, docs, tests)."""
@@ -984,6 +1006,10 @@ def _real_gap(rule: AuditRule, s: Subject) -> bool:
 
 # The rules in the order they are tried. docs/audit.md lists them in this order (a test checks).
 RULES: tuple[AuditRule, ...] = (
+    AuditRule("behaviour", "ported or real-gap", _behaviour,
+              "the entry's commit is a kvref switch and `validate kv --record` saw the port's harness answer as "
+              "with it (ported) or as without it (real-gap); above every static probe",
+              "the harness, the run that repeats it, the case counts and the case that decides"),
     AuditRule("ignore", "ignore", _ignore,
               "no file of the entry lies under the mirrored paths, or those that do have no port counterpart and are no code",
               "the files and the mirrored paths"),

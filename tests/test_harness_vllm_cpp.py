@@ -137,6 +137,14 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
                     "--json", cwd=port)
     assert json.loads(again.stdout)["recorded"]["written"] == [] and qpath.read_text() == after
 
+    # Audit reads the evidence before any static probe, and says which rule fired.
+    verdicts = {r["entry"]: (r["verdict"], r["rule"], r["reason"])
+                for r in json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)["results"]}
+    mla_n, free_n = _entry_of(data, shas["mla-records"])["n"], _entry_of(data, shas["free-uncached-first"])["n"]
+    assert verdicts[mla_n][:2] == ("real-gap", "behaviour") and f"case {b['case']}" in verdicts[mla_n][2]
+    assert verdicts[free_n][:2] == ("ported", "behaviour")
+    assert verdicts[_entry_of(data, shas["later"])["n"]][1] != "behaviour"
+
     git(port, "add", "-A")
     git(port, "commit", "-qm", "queue")
     chk = run_cli("check", "--format", "json", cwd=port)
