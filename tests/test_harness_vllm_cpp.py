@@ -177,32 +177,30 @@ def test_detection_records_too(harness, tmp_path):
     assert b["result"] == "lacks" and b["semantics"] != "G1"
 
 
-def test_build_names_the_first_missing_file(tmp_path):
-    _needs_gxx()
-    port = _port(tmp_path, "0" * 8)
+def _unlink_pool(port: Path) -> None:
     (port / "src/vllm/v1/core/block_pool.cpp").unlink()
-    proc = _build(port, tmp_path / "h")
-    assert proc.returncode == 1
-    assert "src/vllm/v1/core/block_pool.cpp is missing" in proc.stderr
 
 
-def test_build_names_the_first_symbol_that_no_longer_links(tmp_path):
-    _needs_gxx()
-    port = _port(tmp_path, "0" * 8)
+def _move_take(port: Path) -> None:
     src = port / "src/vllm/v1/core/kv_cache_manager.cpp"
     text = src.read_text().replace("std::vector<int> KVCacheManager::take_new_block_ids()", "#if 0  // moved away\n&", 1)
     src.write_text(text.replace("}  // namespace vllm::v1", "#endif\n}  // namespace vllm::v1").replace(
         "\n&", "\nstd::vector<int> KVCacheManager::take_new_block_ids()"))
-    proc = _build(port, tmp_path / "h")
-    assert proc.returncode == 1
-    assert "KVCacheManager::take_new_block_ids() no longer links" in proc.stderr
 
 
-def test_build_names_the_file_that_no_longer_compiles(tmp_path):
-    _needs_gxx()
-    port = _port(tmp_path, "0" * 8)
+def _drop_coordinator(port: Path) -> None:
     hdr = port / "include/vllm/v1/core/kv_cache_manager.h"
     hdr.write_text(hdr.read_text().replace("std::unique_ptr<KVCacheCoordinator> coordinator;", ""))
+
+
+@pytest.mark.parametrize(("move", "said"), [
+    (_unlink_pool, "src/vllm/v1/core/block_pool.cpp is missing"),
+    (_move_take, "KVCacheManager::take_new_block_ids() no longer links"),
+    (_drop_coordinator, "kv_cache_manager.cpp does not compile"),
+])
+def test_build_names_what_moved(tmp_path, move, said):
+    _needs_gxx()
+    port = _port(tmp_path, "0" * 8)
+    move(port)
     proc = _build(port, tmp_path / "h")
-    assert proc.returncode == 1
-    assert "does not compile" in proc.stderr and "coordinator" in proc.stderr
+    assert proc.returncode == 1 and said in proc.stderr, proc.stderr
