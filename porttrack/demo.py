@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from rich.console import Console
@@ -289,328 +291,34 @@ UPSTREAM = [
 # ---------------------------------------------------------------- the port
 
 
+# The port's files and the consumer live under porttrack/data/demo/ as package data, C++ as C++;
+# @PIN@ (ten hex digits), @PIN8@ and @RECORDED@ stand for the upstream shas they cite.
+CONSUMER_PATH = "src/vllm/v1/core/sched/scheduler.cpp"
+
+
+def _data_files(folder: str) -> dict[str, str]:
+    """Every file under porttrack/data/demo/<folder>, by its path relative to that folder."""
+    out: dict[str, str] = {}
+
+    def walk(node: Traversable, rel: str) -> None:
+        for child in sorted(node.iterdir(), key=lambda c: c.name):
+            if child.is_dir():
+                walk(child, f"{rel}{child.name}/")
+            else:
+                out[f"{rel}{child.name}"] = child.read_text(encoding="utf-8")
+
+    walk(resources.files("porttrack").joinpath("data", "demo", folder), "")
+    return out
+
+
+def _cite(text: str, pin: str, recorded: str) -> str:
+    return text.replace("@PIN8@", pin[:8]).replace("@PIN@", pin[:10]).replace("@RECORDED@", recorded[:10])
+
+
 def _port_files(pin: str, recorded: str) -> dict[str, str]:
     """The C++ port as of now: mirrors the pin, plus #35219's block-id recording."""
-    p, r = pin[:10], recorded[:10]
-    return {
-        "porttrack.toml": f'''# porttrack configuration for the demo port
-[upstream]
-repo = "../upstream"
-name = "vllm-project/vllm"
-paths = ["vllm/", ".buildkite/"]
-pr_pattern = '\\(#(\\d+)\\)'
+    return {rel: _cite(text, pin, recorded) for rel, text in _data_files("port").items()}
 
-[port]
-root = "."
-scopes = {{ code = ["src", "include"], tests = ["tests"] }}
-exclude = ["third_party/**"]
-header_scan_lines = 40
-
-[[map]]
-upstream = 'vllm/(?P<rest>.+)\\.py'
-port = ["src/vllm/{{rest}}.cpp", "include/vllm/{{rest}}.h"]
-
-[naming]
-strip_leading_underscore = true
-renames = {{ hash_block_size = "prefix_match_unit" }}
-
-[owners]
-matrices = [".agents/*-matrix.md"]
-done_states = ["DONE"]
-
-[queue]
-file = "queue/demo.toml"
-''',
-        ".agents/engine-matrix.md": f'''# Engine matrix
-
-| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |
-|---|---|---|---|---|---|---|---|---|
-| KV-BLOCK-POOL | Block pool and per-group managers | T0 | `vllm/v1/core/single_type_kv_cache_manager.py:1-40` @ `{p[:8]}` | `include/vllm/v1/core/single_type_kv_cache_manager.h:8` | `tests/test_single_type_kv_cache_manager.cpp:6` | — | `DONE` | kv |
-| KV-HYBRID-COORD | Hybrid prefix-cache coordinator: cache-hit length across groups | T1 | `vllm/v1/core/kv_cache_coordinator.py:4-16` @ `{p[:8]}` | `include/vllm/v1/core/kv_cache_coordinator.h:9` | — | spike: LCM capping | `ACTIVE` | kv |
-| KV-ZEROING-GPU | Zero recycled blocks on the GPU | T2 | upstream KV block zeroing (not yet cited) | — | — | waits on a GPU backend | `INVENTORIED` | — |
-''',
-        "include/vllm/v1/kv_cache_interface.h": f'''// Ported from: vllm/v1/kv_cache_interface.py @ {p}
-#pragma once
-
-#include <cstdint>
-#include <string>
-
-namespace vllm::v1 {{
-
-struct KVCacheSpec {{
-  int block_size = 16;
-  virtual ~KVCacheSpec() = default;
-  virtual int64_t page_size_bytes() const = 0;
-}};
-
-struct AttentionSpec : KVCacheSpec {{
-  int num_kv_heads = 0;
-  int head_size = 0;
-  int dtype_bytes = 2;
-  int64_t page_size_bytes() const override {{
-    return 2LL * block_size * num_kv_heads * head_size * dtype_bytes;
-  }}
-}};
-
-struct FullAttentionSpec : AttentionSpec {{}};
-
-struct MambaSpec : KVCacheSpec {{
-  int64_t state_bytes = 0;
-  std::string mamba_cache_mode = "none";
-  int64_t page_size_bytes() const override {{ return state_bytes; }}
-}};
-
-}}  // namespace vllm::v1
-''',
-        "include/vllm/v1/core/kv_cache_utils.h": f'''// Ported from: vllm/v1/core/kv_cache_utils.py @ {p}
-#pragma once
-
-#include <cstdint>
-#include <memory>
-#include <vector>
-
-#include "vllm/v1/kv_cache_interface.h"
-
-namespace vllm::v1 {{
-
-struct KVCacheConfig {{
-  int64_t num_blocks = 0;
-  std::vector<std::vector<std::shared_ptr<KVCacheSpec>>> groups;
-}};
-
-int64_t get_num_blocks(int64_t available_memory, int64_t page_size, int num_layers);
-
-KVCacheConfig get_kv_cache_config(const std::vector<std::shared_ptr<KVCacheSpec>>& specs,
-                                  int64_t available_memory);
-
-}}  // namespace vllm::v1
-''',
-        "src/vllm/v1/core/kv_cache_utils.cpp": '''// See include/vllm/v1/core/kv_cache_utils.h
-#include "vllm/v1/core/kv_cache_utils.h"
-
-namespace vllm::v1 {
-
-int64_t get_num_blocks(int64_t available_memory, int64_t page_size, int num_layers) {
-  return available_memory / page_size / num_layers;
-}
-
-KVCacheConfig get_kv_cache_config(const std::vector<std::shared_ptr<KVCacheSpec>>& specs,
-                                  int64_t available_memory) {
-  KVCacheConfig config;
-  const int64_t page_size = specs.front()->page_size_bytes();
-  config.num_blocks = get_num_blocks(available_memory, page_size, static_cast<int>(specs.size()));
-  config.groups.push_back(specs);  // one group per spec type: the engine never mixes types
-  return config;
-}
-
-}  // namespace vllm::v1
-''',
-        "include/vllm/v1/core/single_type_kv_cache_manager.h": f'''// Ported from: vllm/v1/core/single_type_kv_cache_manager.py @ {r}
-#pragma once
-
-#include <string>
-#include <unordered_map>
-#include <vector>
-
-namespace vllm::v1 {{
-
-class BlockPool;
-struct KVCacheSpec;
-
-class SingleTypeKVCacheManager {{
- public:
-  SingleTypeKVCacheManager(const KVCacheSpec& kv_cache_spec, BlockPool& block_pool);
-
-  std::vector<int> allocate_new_blocks(const std::string& request_id, int num_tokens);
-  void free(const std::string& request_id);
-
-  // Drains the ids recorded since the last call (upstream vllm#35219).
-  std::vector<int> take_new_block_ids();
-
- private:
-  const KVCacheSpec& kv_cache_spec_;
-  BlockPool& block_pool_;
-  std::unordered_map<std::string, std::vector<int>> req_to_blocks_;
-  std::vector<int> new_block_ids_;
-}};
-
-}}  // namespace vllm::v1
-''',
-        "src/vllm/v1/core/single_type_kv_cache_manager.cpp": f'''// Ported from: vllm/v1/core/single_type_kv_cache_manager.py @ {r}
-#include "vllm/v1/core/single_type_kv_cache_manager.h"
-
-#include "vllm/v1/core/block_pool.h"
-#include "vllm/v1/kv_cache_interface.h"
-
-namespace vllm::v1 {{
-
-SingleTypeKVCacheManager::SingleTypeKVCacheManager(const KVCacheSpec& kv_cache_spec,
-                                                   BlockPool& block_pool)
-    : kv_cache_spec_(kv_cache_spec), block_pool_(block_pool) {{}}
-
-std::vector<int> SingleTypeKVCacheManager::allocate_new_blocks(const std::string& request_id,
-                                                               int num_tokens) {{
-  const int num_blocks = (num_tokens + kv_cache_spec_.block_size - 1) / kv_cache_spec_.block_size;
-  std::vector<int> blocks = block_pool_.get_new_blocks(num_blocks);
-  auto& held = req_to_blocks_[request_id];
-  held.insert(held.end(), blocks.begin(), blocks.end());
-  new_block_ids_.insert(new_block_ids_.end(), blocks.begin(), blocks.end());
-  return blocks;
-}}
-
-void SingleTypeKVCacheManager::free(const std::string& request_id) {{
-  auto it = req_to_blocks_.find(request_id);
-  if (it == req_to_blocks_.end()) return;
-  block_pool_.free_blocks(it->second);
-  req_to_blocks_.erase(it);
-}}
-
-std::vector<int> SingleTypeKVCacheManager::take_new_block_ids() {{
-  std::vector<int> ids;
-  ids.swap(new_block_ids_);
-  return ids;
-}}
-
-}}  // namespace vllm::v1
-''',
-        "include/vllm/v1/core/kv_cache_manager.h": f'''// Ported from: vllm/v1/core/kv_cache_manager.py @ {r}
-#pragma once
-
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "vllm/v1/core/single_type_kv_cache_manager.h"
-
-namespace vllm::v1 {{
-
-class KVCacheManager {{
- public:
-  explicit KVCacheManager(std::vector<std::unique_ptr<SingleTypeKVCacheManager>> managers);
-
-  std::vector<std::vector<int>> allocate_slots(const std::string& request_id, int num_tokens);
-  std::vector<int> take_new_block_ids();
-
- private:
-  std::vector<std::unique_ptr<SingleTypeKVCacheManager>> managers_;
-}};
-
-}}  // namespace vllm::v1
-''',
-        "src/vllm/v1/core/kv_cache_manager.cpp": f'''// Ported from: vllm/v1/core/kv_cache_manager.py @ {r}
-#include "vllm/v1/core/kv_cache_manager.h"
-
-namespace vllm::v1 {{
-
-KVCacheManager::KVCacheManager(std::vector<std::unique_ptr<SingleTypeKVCacheManager>> managers)
-    : managers_(std::move(managers)) {{}}
-
-std::vector<std::vector<int>> KVCacheManager::allocate_slots(const std::string& request_id,
-                                                             int num_tokens) {{
-  std::vector<std::vector<int>> out;
-  for (auto& m : managers_) out.push_back(m->allocate_new_blocks(request_id, num_tokens));
-  return out;
-}}
-
-std::vector<int> KVCacheManager::take_new_block_ids() {{
-  std::vector<int> ids;
-  for (auto& m : managers_) {{
-    std::vector<int> part = m->take_new_block_ids();
-    ids.insert(ids.end(), part.begin(), part.end());
-  }}
-  return ids;
-}}
-
-}}  // namespace vllm::v1
-''',
-        "include/vllm/v1/core/kv_cache_coordinator.h": f'''// Ported from: vllm/v1/core/kv_cache_coordinator.py @ {p}
-#pragma once
-
-#include <cstdint>
-#include <vector>
-
-namespace vllm::v1 {{
-
-class HybridKVCacheCoordinator {{
- public:
-  int find_longest_cache_hit(const std::vector<uint64_t>& block_hashes, int max_length) const;
-}};
-
-}}  // namespace vllm::v1
-''',
-        "src/vllm/v1/worker/utils.cpp": f'''// Ported from: vllm/v1/worker/utils.py::bind_kv_cache @ {p}
-// Only bind_kv_cache is ported; the block zeroer waits on a GPU backend (KV-ZEROING-GPU).
-#include <map>
-#include <string>
-
-namespace vllm::v1 {{
-
-struct Tensor {{}};
-struct LayerContext {{ Tensor* kv_cache = nullptr; }};
-
-void bind_kv_cache(std::map<std::string, Tensor>& kv_caches,
-                   std::map<std::string, LayerContext>& forward_context) {{
-  for (auto& [name, cache] : kv_caches) forward_context[name].kv_cache = &cache;
-}}
-
-}}  // namespace vllm::v1
-''',
-        "src/vllm/v1/engine/core.cpp": '''// vllm.cpp original: the engine loop that sizes and drives the KV cache.
-#include "vllm/v1/core/kv_cache_coordinator.h"
-#include "vllm/v1/core/kv_cache_manager.h"
-#include "vllm/v1/core/kv_cache_utils.h"
-
-namespace vllm::v1 {
-
-int cached_prefix(const HybridKVCacheCoordinator& coordinator, const std::vector<uint64_t>& hashes, int n) {
-  return coordinator.find_longest_cache_hit(hashes, n);
-}
-
-int64_t size_kv_cache(const std::vector<std::shared_ptr<KVCacheSpec>>& specs, int64_t memory) {
-  const KVCacheConfig config = get_kv_cache_config(specs, memory);
-  return config.num_blocks;
-}
-
-void schedule_step(KVCacheManager& kv_cache_manager, const std::string& request_id, int num_tokens) {
-  kv_cache_manager.allocate_slots(request_id, num_tokens);
-}
-
-}  // namespace vllm::v1
-''',
-        "tests/test_single_type_kv_cache_manager.cpp": f'''// Ports tests/v1/core/test_single_type_kv_cache_manager.py @ {r}
-#include <cassert>
-
-#include "vllm/v1/core/single_type_kv_cache_manager.h"
-
-void test_take_new_block_ids_drains(vllm::v1::SingleTypeKVCacheManager& manager) {{
-  manager.allocate_new_blocks("req-0", 32);
-  assert(manager.take_new_block_ids().size() == 2);
-  assert(manager.take_new_block_ids().empty());
-}}
-''',
-        "tests/test_kv_cache_utils.cpp": f'''// Ports tests/v1/core/test_kv_cache_utils.py @ {p}
-#include <cassert>
-
-#include "vllm/v1/core/kv_cache_utils.h"
-
-void test_get_num_blocks() {{ assert(vllm::v1::get_num_blocks(1 << 20, 4096, 2) == 128); }}
-''',
-    }
-
-
-# The consumer a port adds the day it starts zeroing blocks: it makes the inert entry real.
-CONSUMER_PATH = "src/vllm/v1/core/sched/scheduler.cpp"
-CONSUMER = '''// Ported from: vllm/v1/core/sched/scheduler.py @ {pin}
-#include "vllm/v1/core/kv_cache_manager.h"
-
-namespace vllm::v1 {{
-
-std::vector<int> blocks_to_zero(KVCacheManager& kv_cache_manager) {{
-  return kv_cache_manager.take_new_block_ids();
-}}
-
-}}  // namespace vllm::v1
-'''
 
 NO_OP_REASON = "the port builds one group per spec type, so every group already holds a single spec"
 
@@ -662,7 +370,7 @@ def build_port(root: Path, shas: list[str]) -> None:
     root.mkdir(parents=True)
     _git(root, "init", "-q", "-b", "main")
     files = _port_files(shas[0], shas[1])
-    first = {k: v for k, v in _port_files(shas[0], shas[0]).items()}
+    first = _port_files(shas[0], shas[0])
     _write(root, first)
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", f"Port the KV cache core at upstream {shas[0][:10]}", date="2026-07-02")
@@ -675,7 +383,8 @@ def add_consumer(port: Path, pin: str) -> Path:
     """Give take_new_block_ids its first non-test consumer, as a port does when it starts zeroing."""
     path = port / CONSUMER_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(CONSUMER.format(pin=pin[:10]), encoding="utf-8")
+    # the consumer a port adds the day it starts zeroing blocks: it makes the inert entry real
+    path.write_text(_cite(_data_files("consumer")[CONSUMER_PATH], pin, pin), encoding="utf-8")
     return path
 
 
