@@ -502,7 +502,7 @@ def headers(
 @validate_app.command("kv")
 def validate_kv(
     impl: Annotated[str, typer.Option("--impl", help="Command that starts the port's harness.")],
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.", flag_value="", is_flag=False)] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.")] = None,
     cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
     record: Annotated[bool, typer.Option("--record", help="Write each switch's behavioural evidence into the queue entries of its commit.")] = False,

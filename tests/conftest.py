@@ -1,7 +1,11 @@
-"""Shared test helpers: real git repositories in tmp folders and the real CLI in a subprocess."""
+"""Shared test helpers: real git repositories in tmp folders and the real CLI, run in-process through
+its entry point `porttrack.cli.main` (a subprocess per call cost ~1 s of imports; `run_cli_process`
+keeps the true entry point for the few tests that need a real process)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -49,14 +53,66 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
     return git(repo, "rev-parse", "HEAD")
 
 
-def run_cli(*args: str, cwd: Path, check_rc: int | None = None) -> subprocess.CompletedProcess:
-    """Run the real `porttrack` CLI in a subprocess, as a user would."""
-    env = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True)
+CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def _check(proc: subprocess.CompletedProcess, check_rc: int | None) -> subprocess.CompletedProcess:
     if check_rc is not None:
         assert proc.returncode == check_rc, f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc
+
+
+@contextlib.contextmanager
+def _environ(env: dict[str, str]):
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def run_cli(*args: str, cwd: Path, check_rc: int | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the real `porttrack` CLI in this process, as a user would: `main()` with this argv, cwd and
+    environment (NO_COLOR, COLUMNS and `env` on top of ours), its stdout, stderr and exit code captured."""
+    from rich.console import Console
+
+    from porttrack import cli
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved = (sys.argv, os.getcwd(), cli.out, cli.err)
+    with _environ({**CLI_ENV, **(env or {})}), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        # the consoles read NO_COLOR and COLUMNS when they are made: make them under this environment
+        cli.out, cli.err = Console(highlight=False), Console(stderr=True, highlight=False)
+        sys.argv = ["porttrack", *args]
+        os.chdir(cwd)
+        try:
+            cli.main()
+            code: object = 0
+        except SystemExit as e:
+            code = e.code
+        finally:
+            sys.argv, cwd_was, cli.out, cli.err = saved[0], saved[1], saved[2], saved[3]
+            os.chdir(cwd_was)
+    if code is None:
+        rc = 0
+    elif isinstance(code, int):
+        rc = code
+    else:  # sys.exit("message"): printed to stderr, exit 1, as the interpreter does
+        stderr.write(f"{code}\n")
+        rc = 1
+    return _check(subprocess.CompletedProcess(["porttrack", *args], rc, stdout.getvalue(), stderr.getvalue()), check_rc)
+
+
+def run_cli_process(*args: str, cwd: Path, check_rc: int | None = None, env: dict[str, str] | None = None,
+                    **kw) -> subprocess.CompletedProcess:
+    """Run `python -m porttrack` in a subprocess: for the entry point itself, and what needs a real process."""
+    full = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT), **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=cwd, env=full,
+                          capture_output=True, text=True, **kw)
+    return _check(proc, check_rc)
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from porttrack import check
 from porttrack.config import load_config
@@ -174,7 +175,7 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "porttrack", "check", *args], cwd=root, capture_output=True, text=True)
+    return run_cli("check", *args, cwd=root)
 
 
 def test_clean_queue_passes(port):

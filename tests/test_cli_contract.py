@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from conftest import ROOT, commit_files, init_repo, run_cli
+from conftest import ROOT, commit_files, init_repo, run_cli, run_cli_process
 
 import porttrack
 
@@ -49,6 +49,14 @@ def test_version_has_one_source_and_prints(tmp_path):
     assert "version" not in project and "version" in project["dynamic"]
     assert project["license"] == "Apache-2.0"
     assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0" in (ROOT / "LICENSE").read_text()
+
+
+def test_the_entry_point_in_a_real_process(tmp_path):
+    """`python -m porttrack` itself (the other tests call main() in-process): prints, and exits 2 on bad input."""
+    proc = run_cli_process("--version", cwd=tmp_path, check_rc=0)
+    assert proc.stdout.strip() == f"porttrack {porttrack.__version__}"
+    bad = run_cli_process("audit", "--config", str(tmp_path / "missing.toml"), cwd=tmp_path, check_rc=2)
+    assert bad.stderr.startswith("porttrack: ") and "missing.toml" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_dash_h_is_help_everywhere(tmp_path):

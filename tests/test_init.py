@@ -24,15 +24,7 @@ def test_init_writes_a_starter_from_the_tree(tmp_path):
 
 
 def test_init_notes_are_not_wrapped_mid_command(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
     port = init_repo(tmp_path / "port")
     commit_files(port, {"src/a.cpp": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\n"}, "port")
-    env = dict(os.environ, NO_COLOR="1", COLUMNS="60", PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "porttrack", "init"], cwd=port, env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = run_cli("init", cwd=port, env={"COLUMNS": "60"}, check_rc=0).stdout
     assert "next: `porttrack queue build --range e24d1b24..TARGET`" in out

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "tests" / "kvref" / "harness"
@@ -24,9 +25,8 @@ PY = f"{shlex.quote(sys.executable)} {shlex.quote(str(HARNESS / 'py_harness.py')
 
 
 def porttrack(*args: str, timeout: float = 30.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PORTTRACK_KV_TIMEOUT=str(timeout), NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "porttrack", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd or ROOT, timeout=300)
+    # the CLI in-process; the harnesses it drives are real processes
+    return run_cli(*args, cwd=cwd or ROOT, env={"PORTTRACK_KV_TIMEOUT": str(timeout)})
 
 
 @pytest.fixture(scope="module")

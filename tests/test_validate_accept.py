@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 
 HELLO = ('import sys, json\n'
@@ -26,10 +28,9 @@ def harness(tmp_path: Path, ops: str, reply: str = "pass") -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
 
 
-def porttrack(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="30", NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "porttrack", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)
+def porttrack(*args: str, cwd: Path = ROOT, timeout: str = "30") -> subprocess.CompletedProcess:
+    # the CLI in-process; the harnesses it drives are real processes
+    return run_cli(*args, cwd=cwd, env={"PORTTRACK_KV_TIMEOUT": timeout})
 
 
 def test_hello_listing_ops_that_are_not_names_is_exit_2(tmp_path):
@@ -74,9 +75,7 @@ def test_as_of_a_revision_of_an_upstream_without_kvrefs_commits_is_exit_2(tmp_pa
     commit_files(up, {"vllm/a.py": "x = 1\n"}, "init")
     port = _port_with_upstream(tmp_path, up)
     impl = f"{shlex.quote(sys.executable)} {shlex.quote(str(PY_HARNESS))} G1 {LIGHT}"
-    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="5", NO_COLOR="1")
-    r = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl, "--as-of", "HEAD",
-                        "--cases", "0"], capture_output=True, text=True, env=env, cwd=port, timeout=300)
+    r = porttrack("validate", "kv", "--impl", impl, "--as-of", "HEAD", "--cases", "0", cwd=port, timeout="5")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "holds none of the commits kvref knows" in r.stderr
 
@@ -95,9 +94,7 @@ def test_as_of_a_revision_placed_in_a_real_upstream(tmp_path, monkeypatch):
 
 
 def test_bad_timeout_and_case_counts_are_one_sentence(tmp_path):
-    env = dict(os.environ, PORTTRACK_KV_TIMEOUT="abc", NO_COLOR="1")
-    r = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", "true", "--cases", "0"],
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    r = porttrack("validate", "kv", "--impl", "true", "--cases", "0", timeout="abc")
     assert r.returncode == 2 and "PORTTRACK_KV_TIMEOUT='abc' must be a number of seconds" in r.stderr
     for args in (["validate", "kv", "--impl", "true"], ["kvref", "vectors", "--out", str(tmp_path / "v")]):
         r = porttrack(*args, "--cases", "99999999999999999999")
