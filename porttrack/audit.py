@@ -178,10 +178,6 @@ def rule_matches(rule: Rule, files: list[str]) -> bool:
     return bool(files) and all(globs.match(rule.upstream, f) for f in files)
 
 
-def rule_entries(queue: Queue, rule: Rule) -> list[int]:
-    return [e.n for e in queue.entries if rule_matches(rule, e.files)]
-
-
 # ---------------------------------------------------------------- results
 
 
@@ -268,10 +264,6 @@ class Audit:
     entries: list[int]  # the entries judged
     prepin: Any = None  # prepin.Outcome: pre-pin gaps and net-zero pairs (docs/audit.md)
     notices: list[str] = field(default_factory=list)  # said once, loudly: e.g. pins the upstream lacks
-
-    def for_entry(self, n: int) -> list[Result]:
-        return [r for r in self.results if r.n == n]
-
 
 # ---------------------------------------------------------------- probing
 
@@ -1261,14 +1253,6 @@ def _prepin(cfg: Config, queue: Queue, out: Audit, ctx: _Ctx):
         return ctx.probes.judge(symbol).status == "absent" and _code(ctx.probes.count(symbol)) == 0
 
     return prepin.run(cfg, queue, out, pins_for=pins_for, absent=absent, rows=ctx.rows)
-
-
-def gate_probe(result: Audit, g: Gate):
-    """The probe that judged a gate in this audit, or None (entry-ported gates, or gates not probed)."""
-    for p in result.probes:
-        if p.symbol == g.probe and list(p.scope) == list(g.scope or result.scope) and (not g.control or p.control == g.control):
-            return p
-    return None
 
 
 # ---------------------------------------------------------------- --write

@@ -19,7 +19,7 @@ from porttrack import audit, gates, gitio, queuefile
 from porttrack import paths as pathrules
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
-from porttrack.model import DEFERRED, NEEDS_GATE, NEEDS_REASON, SETTLED, SEVERITIES, UNTRIAGED, Entry, Gate, Part, Queue, Rule
+from porttrack.model import DEFERRED, NEEDS_GATE, NEEDS_REASON, SETTLED, SEVERITIES, UNTRIAGED, Entry, Gate, Part, Queue
 
 # The stable catalogue: code -> (severity, one-line title). docs/ci.md documents each code;
 # codes are never renamed or reused, so config filters and acknowledgements keep working.
@@ -212,9 +212,6 @@ class _Ctx:
     def citation_line(self, n: int, k: int) -> int:
         lines = self.index.citations.get(n, [])
         return lines[k] if k < len(lines) else self.entry_line(n)
-
-    def rule_line(self, index: int, key: str = "upstream") -> int:
-        return self.index.line(("rule", index, None), key)
 
     def ack_line(self, index: int) -> int:
         return self.index.line(("ack", index, None), "code")

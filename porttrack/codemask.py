@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor, QueryError
 
 from porttrack.parse import language, language_for, parser
 
@@ -106,7 +106,7 @@ def _query(lang: str, patterns: tuple[str, ...]) -> Query | None:
         try:
             Query(lang_obj, p)
             ok.append(p)
-        except Exception:  # the node type does not exist in this grammar
+        except QueryError:  # the node type does not exist in this grammar
             pass
     return Query(lang_obj, "\n".join(ok)) if ok else None
 

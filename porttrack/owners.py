@@ -225,8 +225,3 @@ def find_owner(
         elif any(cites_change(r.upstream, p, changed_lines.get(p, []), symbols) for p in paths):
             return r
     return None
-
-
-def cited_by(rows: list[Row], path: str) -> list[Row]:
-    """Rows (any state) whose upstream cell cites an upstream path."""
-    return [r for r in rows if cites_path(r.upstream, path)]

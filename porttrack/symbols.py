@@ -573,22 +573,6 @@ class Extractor:
         self._kept_bytes = 0
         self._puts: list[tuple[str, str, object]] | None = None  # a worker hands its results back instead
 
-    def file_changes(self, changes: list[tuple[str, str | None, str | None]]) -> list[FileDiff]:
-        """`file_change` for several changes, fetching the blobs they need in one batch."""
-        if self.read_many is not None:
-            need = {
-                sha
-                for lang, old, new in changes
-                if self._get("pair", pair_key(lang, old, new)) is None
-                for sha in (old, new)
-                if sha and sha not in self._recent
-            }
-            self._fetched = self.read_many(sorted(need)) if need else {}
-        try:
-            return [self.file_change(*change) for change in changes]
-        finally:
-            self._fetched = {}
-
     def extract(
         self,
         changes: list[tuple[str, str | None, str | None]],

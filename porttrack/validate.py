@@ -497,7 +497,7 @@ def _queue_entries(switches) -> dict[str, list[int]]:
 
         cfg = config_mod.resolve_config(None)
         qf = queuefile.load(config_mod.queue_path(cfg, None))
-    except Exception:
+    except UserError:  # no porttrack.toml here, no queue, or one that does not load: no entries to name
         return {}
     out = {}
     for s in switches:
