@@ -33,8 +33,13 @@ app.add_typer(queue_app, name="queue")
 app.add_typer(validate_app, name="validate")
 app.add_typer(kvref_app, name="kvref")
 
-out = Console(highlight=False, emoji=False)  # ":100:" in "file:100: ..." is a line, not an emoji
-err = Console(stderr=True, highlight=False, emoji=False)
+def console(stderr: bool = False) -> Console:
+    """The CLI's console; it reads NO_COLOR and COLUMNS when it is made."""
+    return Console(stderr=stderr, highlight=False, emoji=False)  # ":100:" in "file:100: ..." is a line, not an emoji
+
+
+out = console()
+err = console(stderr=True)
 
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")]
 QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: the file named by queue.file in porttrack.toml, or the only queue/*.toml).")]

@@ -77,15 +77,13 @@ def run_cli(*args: str, cwd: Path, check_rc: int | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run the real `porttrack` CLI in this process, as a user would: `main()` with this argv, cwd and
     environment (NO_COLOR, COLUMNS and `env` on top of ours), its stdout, stderr and exit code captured."""
-    from rich.console import Console
-
     from porttrack import cli
 
     stdout, stderr = io.StringIO(), io.StringIO()
     saved = (sys.argv, os.getcwd(), cli.out, cli.err)
     with _environ({**CLI_ENV, **(env or {})}), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         # the consoles read NO_COLOR and COLUMNS when they are made: make them under this environment
-        cli.out, cli.err = Console(highlight=False), Console(stderr=True, highlight=False)
+        cli.out, cli.err = cli.console(), cli.console(stderr=True)
         sys.argv = ["porttrack", *args]
         os.chdir(cwd)
         try:
