@@ -133,10 +133,10 @@ def blocked_graph(queue: Queue) -> dict[int, list[int]]:
     ported, plus recorded blocked_by (of the entry or its parts). Use `closure` for the transitive set."""
     ported = {e.n for e in queue.entries if e.verdict == "ported"}
     out: dict[int, set[int]] = {}
-    for n, by in symbol_edges(queue).items():
-        out.setdefault(n, set()).update(b for b in by if b not in ported)
-    for n, by in series_edges(queue).items():
-        out.setdefault(n, set()).update(b for b in by if b not in ported)
+    for n, adders in symbol_edges(queue).items():
+        out.setdefault(n, set()).update(b for b in adders if b not in ported)
+    for n, stages in series_edges(queue).items():
+        out.setdefault(n, set()).update(b for b in stages if b not in ported)
     for e in queue.entries:
         rec = set(e.blocked_by).union(*(p.blocked_by for p in e.parts)) if e.parts else set(e.blocked_by)
         out.setdefault(e.n, set()).update(b for b in rec if b not in ported)
@@ -162,7 +162,7 @@ def actionable(queue: Queue) -> list[tuple[int, list[int]]]:
     out = []
     for e in queue.entries:
         blockers: set[int] = set()
-        for obj in [e, *e.parts]:
+        for obj in e.and_parts:
             if obj.verdict == "blocked":
                 blockers.update(obj.blocked_by)
         if blockers and blockers <= ported:
@@ -409,10 +409,10 @@ class _Ctx:
         self.adders = adders(queue)
         self.series_edges = series_edges(queue)
         self.graph = blocked_graph(queue)
-        self._provs = None
+        self._provs: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
         self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
-        self._records = None
+        self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._siblings: dict[str, list[str]] | None = None
 
@@ -452,7 +452,7 @@ class _Ctx:
         if key not in self._hunks:
             repo = self.cfg.upstream_repo
             ok = repo is not None and Path(repo).is_dir() and bool(e.sha)
-            self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths)) if ok else None
+            self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths)) if ok and repo is not None else None
         return self._hunks[key]
 
     def is_code(self, upstream: str) -> bool:
@@ -828,7 +828,7 @@ def _blocked(rule: AuditRule, s: Subject) -> bool:
         return False
     res.blocked_by = sorted(blockers)
     for b, why in sorted(blockers.items()):
-        other = ctx.queue.entry(b)
+        other = ctx.queue.entry_of(b)
         s.ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
         res.gates.append(
             Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
@@ -909,7 +909,7 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     waiting = [x for x in changed if x in s.linked]
     if waiting:  # an earlier entry of the queue adds it: the entry waits on that one, see blocked
         return False
-    grows = [x for x in s.syms.added if _owner_class(x) and _code(s.ctx.probes.count(_owner_class(x))) > 0]
+    grows = [x for x in s.syms.added if (cls := _owner_class(x)) and _code(s.ctx.probes.count(cls)) > 0]
     if grows:
         s.ev.append(f"adds {', '.join(grows)} to a class the port has, so the surface is there")
         return False
@@ -1145,7 +1145,7 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
     symbols.update(sp for x in list(symbols) for sp in naming.spellings(x))
     plan[code][0].extend(sorted(symbols))
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
-    recorded = [g for e in chosen for obj in [e, *e.parts] for g in obj.gates]
+    recorded = [g for e in chosen for obj in e.and_parts for g in obj.gates]
     for g in [*recorded, *(g for rule in queue.rules for g in rule.gates)]:
         if g.kind == "entry-ported" or not g.probe:
             continue
@@ -1184,14 +1184,14 @@ def audit(
             results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
     # recorded gates are judged here so that reports can cite their counts
     for e in chosen:
-        for obj in [e, *e.parts]:
+        for obj in e.and_parts:
             for g in obj.gates:
                 if g.kind != "entry-ported" and g.probe:
                     try:
                         probes.judge(g.probe, g.control or None, tuple(g.scope or ctx.scope))
                     except ValueError:  # a word control for a regex probe: check reports that mismatch
                         pass
-    counts = {}
+    counts: dict[str, Any] = {}
     for scope in sorted(probes.scans, key=lambda sc: sc != ctx.scope):
         for k, v in probes.scans[scope].counts.items():
             counts.setdefault(k, v)

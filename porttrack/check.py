@@ -11,6 +11,7 @@ import datetime as dt
 import re
 import subprocess
 import time
+from typing import Any
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
@@ -186,7 +187,7 @@ class _Ctx:
     def __init__(self, cfg: Config, root: Path, qf: queuefile.QueueFile, qrel: str):
         self.cfg, self.root, self.qf, self.q, self.qrel = cfg, root, qf, qf.queue, qrel
         self.checks: set[str] = set()
-        self.scans: dict[tuple[str, ...], object] = {}  # scope -> probe.Scan, reused by the citation checks
+        self.scans: dict[tuple[str, ...], Any] = {}  # scope -> probe.Scan, reused by the citation checks
         self.evidence: dict[str, str] = {}  # check -> the counts behind its verdict, pass or fail
         self.controls: dict[str, str] = {}  # gate check -> the control its judgement used (explicit or chosen)
         self._lines: dict[str, list[str] | None] = {}
@@ -481,7 +482,7 @@ def _to_port(j: GateJob) -> str:
 def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     waited = ctx.q.entry(j.gate.entry) if j.gate.entry is not None else None
     ctx.evidence[_job_subject(j)] = f"entry {j.gate.entry} is {waited.verdict if waited else 'missing'} in {ctx.qrel}"
-    if gates.entry_state(j.gate, waited).state == gates.HOLDS:
+    if waited is None or gates.entry_state(j.gate, waited).state == gates.HOLDS:  # a missing entry: it holds
         return []
     return [finding(
         "gate-live",
@@ -532,8 +533,8 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
         where_hits = f" at {', '.join(hits)}" if hits else ""
         # look first at the new hit (a PR annotation lands on the line that made the gate live)
         if hits:
-            path, line = hits[0].rsplit(":", 1)
-            line, related = int(line), hits[1:] + [f"{ctx.qrel}:{j.qline}"]
+            path, at = hits[0].rsplit(":", 1)
+            line, related = int(at), [*hits[1:], f"{ctx.qrel}:{j.qline}"]
         else:
             path, line, related = ctx.qrel, j.qline, []
         return [finding(
@@ -818,6 +819,7 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
                             ctx.qrel, qline, **kw)
                 out.append(_soften(f) if best_effort else f)
                 continue
+            assert now is not None  # only a vanished citation has no line
             length = c.last - c.line
             if found == "moved":
                 new = f"{c.path}:{now}" + (f"-{now + length}" if length else "")
@@ -852,8 +854,7 @@ def reanchor_write(queue_path: Path, reanchors: list[Reanchor]) -> int:
         return 0
     qf = queuefile.load(queue_path)
     for r in reanchors:
-        e = qf.queue.entry(r.entry)
-        c = e.citations[r.index]
+        c = qf.queue.entry_of(r.entry).citations[r.index]
         queuefile.set_citation(qf, r.entry, r.index, {
             "line": r.line, "end": r.end, "tree": r.tree,
             "previous": list(c.previous) + ([r.old] if r.old not in c.previous else []),
@@ -873,7 +874,7 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
     provenance header of a port file mapped from the entry's files whose pin the queue (or the
     upstream repo) places at or past the entry's commit.
     """
-    lacking = [e for e in ctx.q.entries if e.behaviour is not None and e.behaviour.result == "lacks"]
+    lacking = [(e, e.behaviour) for e in ctx.q.entries if e.behaviour is not None and e.behaviour.result == "lacks"]
     if not lacking:
         return []
     from porttrack import headers
@@ -881,8 +882,7 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
     scopes = sorted({s for paths in ctx.cfg.scopes.values() for s in paths})
     provs = headers.scan_headers(ctx.root, scan_lines=ctx.cfg.header_scan_lines, scopes=scopes)
     out = []
-    for e in lacking:
-        b = e.behaviour
+    for e, b in lacking:
         label = f"entry {e.n} behaviour"
         ctx.checks.add(label)
         claims = [(p.path, src) for p in provs for src in p.sources
@@ -914,7 +914,7 @@ def owner_findings(ctx: _Ctx) -> list[Finding]:
         return []
     from porttrack import owners
 
-    rows = {}
+    rows: dict[str, owners.Row] = {}
     for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern):
         rows.setdefault(r.id, r)
     done = {s.upper() for s in ctx.cfg.done_states}
@@ -948,7 +948,7 @@ def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
                 ctx.checks.add(f"{label} blocked_by")
     out = []
     for n, blockers in audit.actionable(ctx.q):
-        e = ctx.q.entry(n)
+        e = ctx.q.entry_of(n)
         # point at the blocked_by that says so: the entry's own, else its first blocked part's
         part = next((p.name for p in e.parts if p.verdict == "blocked"), None) if e.verdict != "blocked" else None
         if (n, part or "") in already or (n, "") in already:
@@ -1015,7 +1015,7 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
             continue
         used[hit] = True
         a = ctx.q.acks[hit]
-        if a.expires < today:
+        if a.expires is not None and a.expires < today:  # (None was refused above)
             kept.append(f)  # an expired ack stops covering: the finding shows again
         else:
             acked.append((f, a.reason))
@@ -1025,7 +1025,7 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
         who = f"[[ack]] {a.code}" + (f" entry {a.entry}" if a.entry is not None else "") + (f" gate {a.gate}" if a.gate else "")
         chk = f"ack {i + 1} ({who})"
         ctx.checks.add(chk)
-        if a.expires < today:
+        if a.expires is not None and a.expires < today:
             out.append(finding(
                 "ack-expired", f"{who} expired on {a.expires.isoformat()} (reason was: {a.reason}).",
                 "Fix what it acknowledged, or renew it with a new expires date and a current reason.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 from porttrack.errors import UserError
 
@@ -134,7 +134,7 @@ class CatFile:
             self._proc.stdin.close()
             self._proc.wait()
 
-    def __enter__(self) -> "CatFile":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -199,6 +199,11 @@ class Entry:
     def short(self) -> str:
         return self.sha[:8]
 
+    @property
+    def and_parts(self) -> list[Entry | Part]:
+        """The entry, then its parts: everything that carries a verdict."""
+        return [self, *self.parts]
+
 
 @dataclass
 class Rule:
@@ -240,6 +245,13 @@ class Queue:
 
     def entry(self, n: int) -> Entry | None:
         return next((e for e in self.entries if e.n == n), None)
+
+    def entry_of(self, n: int) -> Entry:
+        """The entry numbered n, which the caller took from this queue (a KeyError otherwise)."""
+        e = self.entry(n)
+        if e is None:
+            raise KeyError(f"entry {n} is not in queue {self.meta.name!r}")
+        return e
 
     @property
     def next_n(self) -> int:

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from porttrack import audit as audit_mod
-from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Queue
+from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Part, Queue
 
 
 
@@ -38,8 +38,9 @@ def views(queue: Queue, result: audit_mod.Audit) -> list[View]:
     by_key = {(r.n, r.part): r for r in result.results}
     out = []
     for n in result.entries:
-        e = queue.entry(n)
-        for obj, part in [(e, None), *((p, p.name) for p in e.parts)]:
+        e = queue.entry_of(n)
+        rows: list[tuple[Entry | Part, str | None]] = [(e, None), *((p, p.name) for p in e.parts)]
+        for obj, part in rows:
             r = by_key.get((n, part))
             if obj.verdict not in ("", "unclassified") or r is None:
                 out.append(View(e, part, obj.verdict, obj.reason, obj.owner, list(obj.blocked_by), list(obj.gates),
@@ -280,7 +281,7 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
     lines = [title, "", f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.", ""]
 
-    rows = {}
+    rows: dict[str, list[str]] = {}
     for v in deferred:
         if v.owner:
             rows.setdefault(v.owner, []).append(v.label)
@@ -292,7 +293,8 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
 
     lines += ["", "## Deferred entries", "", "| entry | upstream | gate that makes it real | established at |", "|---|---|---|---|"]
     for v in gated:
-        for g in v.gates or [None]:
+        gates: list[Gate | None] = list(v.gates) or [None]
+        for g in gates:
             gate = f"{v.verdict}: {_gate_text(g)}" if g else f"{v.verdict}: {_gates_text(v)} (no gate recorded)"
             at = f"`{g.established_at}`" if g and g.established_at else "—"
             lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {at} |")
@@ -312,7 +314,7 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
         for name, stages in ser.items():
             states = []
             for s in stages:
-                e = queue.entry(s.n)
+                e = queue.entry_of(s.n)
                 state = verdict.get(s.n, e.verdict)
                 if s.n in audit_says:
                     state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"

@@ -23,7 +23,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol, Self
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -125,9 +125,11 @@ class _Defs:
 # ---------------------------------------------------------------- Python
 
 
-def _py_walk(body: Node, prefix: str, out: _Defs) -> list[Node]:
+def _py_walk(body: Node | None, prefix: str, out: _Defs) -> list[Node]:
     """Record the definitions directly in `body`; return the nodes recorded (for the parent to excise)."""
     recorded: list[Node] = []
+    if body is None:  # a class the parser recovered without a body
+        return recorded
     for node in body.named_children:
         inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
         if inner is None:
@@ -704,7 +706,7 @@ class Extractor:
                 if old:
                     back = [(j1, j2, i1, i2) for i1, i2, j1, j2 in edits]
                     old_defs = self._tree(lang, old, old_data, new, new_data, back, need_tree=self._wanted(old))[1]
-                    if self._uses is None:
+                    if self._uses is None and new:
                         # Walking newest first, `old` is the next older commit's after-blob: keep its tree,
                         # while `new` is done with on a first-parent line; that keeps the chains in memory.
                         self._drop(new)
@@ -829,18 +831,19 @@ class Extractor:
         except sqlite3.Error:
             pass
 
-    def __enter__(self) -> "Extractor":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
 
-class _Reader:
+class _Reader(Protocol):
     """What `Extractor.extract` wants from `open_reader()` (the walk's cat-file reader)."""
 
-    one: Callable[[str], bytes]
-    many: Callable[[list[str]], dict[str, bytes]]
+    def one(self, sha: str) -> bytes: ...
+
+    def many(self, shas: list[str]) -> dict[str, bytes]: ...
 
     def close(self) -> None: ...
 
@@ -899,6 +902,7 @@ def _buckets(todo, jobs: int, sizes) -> list[list[int]] | None:
 
 def _work(bucket: list[int]):
     """In a forked worker: compute one bucket of changes, return the results to store."""
+    assert _FORKED is not None, "set by the parent before it forks"
     todo, open_reader, path = _FORKED
     reader = open_reader()
     try:

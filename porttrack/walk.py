@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from porttrack import gitio
 from porttrack import paths as pathrules
@@ -308,20 +308,21 @@ class _Blobs(gitio.CatFile):
 
     def many(self, shas: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
-        proc = self._proc
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None  # opened with pipes
         # Requests are 41 bytes: 500 stay far below a pipe's buffer, so writing them all
         # before reading cannot deadlock against git's output.
         for start in range(0, len(shas), 500):
             chunk = shas[start : start + 500]
-            proc.stdin.write("".join(f"{sha}\n" for sha in chunk).encode())
-            proc.stdin.flush()
+            stdin.write("".join(f"{sha}\n" for sha in chunk).encode())
+            stdin.flush()
             for sha in chunk:
-                header = proc.stdout.readline()
+                header = stdout.readline()
                 if not header or header.endswith((b" missing\n", b" ambiguous\n")):
                     raise MissingObject(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha)
                 size = int(header.split()[2])
-                out[sha] = proc.stdout.read(size)
-                proc.stdout.read(1)
+                out[sha] = stdout.read(size)
+                stdout.read(1)
         return out
 
 
@@ -332,7 +333,7 @@ _SPLIT_MIN = 400  # a first-parent range of this many commits is read by two git
 
 
 def _stream(
-    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re, order: list[str] = ()
+    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re, order: Sequence[str] = ()
 ) -> Iterator[Commit]:
     """Commits of the range touching `pathspec` (newest first), parsed from `git log` as it runs.
 
@@ -519,11 +520,11 @@ def _resolve_reverts(repo: Path, target: str, commits: list[Commit], pr_re: re.P
     out = gitio.git(repo, "log", "-F", *greps, "--format=%H%x00%s", target).decode("utf-8", "replace")
     found = [line.split("\x00", 1) for line in out.splitlines() if "\x00" in line]  # newest first
     for c in commits:
-        title = wanted.get(c.sha)
-        if title is None:
+        wanted_title = wanted.get(c.sha)
+        if wanted_title is None:
             continue
         for sha, subject in found:
-            if sha != c.sha and subject.startswith(title) and not _REVERT.match(subject):
+            if sha != c.sha and subject.startswith(wanted_title) and not _REVERT.match(subject):
                 c.reverts = _last_number(pr_re, subject)
                 break
 
