@@ -104,7 +104,8 @@ def switch_evidence(sent: list[tuple[dict, Any]], sem, kcases, semantics) -> lis
                 ev.other += 1
             if ev.case is None and _same(a_off, reply):
                 ev.case = case["id"]
-                ev.field, ev.expected, ev.got = compare(a_on, reply)
+                where, ev.expected, ev.got = compare(a_on, reply)
+                ev.field = where or ""
         if ev.case is None:
             ev.case = first_agree
         out.append(ev)

@@ -96,14 +96,15 @@ def main() -> None:
         # a path the user gave (a folder to write, a cache dir, a file name too long) that the
         # system refused: name it in one sentence rather than show a traceback
         sys.exit(_os_error(e))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- the last line of defence: usage errors, else our bug (exit 3)
         # usage errors (unknown option, missing argument) come through here in non-standalone mode;
         # typer may vendor click, so recognise them by shape rather than by class
-        if type(e).__name__ == "NoArgsIsHelpError":  # a bare `porttrack` / `porttrack queue`: its help
-            out.print(e.format_message().rstrip(), markup=False, highlight=False, soft_wrap=True)
+        format_message = getattr(e, "format_message", None)
+        if callable(format_message) and type(e).__name__ == "NoArgsIsHelpError":  # a bare `porttrack queue`: its help
+            out.print(format_message().rstrip(), markup=False, highlight=False, soft_wrap=True)
             sys.exit(2)
-        if hasattr(e, "format_message") and hasattr(e, "exit_code"):
-            message = e.format_message().strip()
+        if callable(format_message) and hasattr(e, "exit_code"):
+            message = format_message().strip()
             if message:  # a bare `porttrack` / `porttrack queue` has printed its help already
                 err.print(f"porttrack: {message}", markup=False, soft_wrap=True)
             sys.exit(2)

@@ -249,7 +249,8 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
             j += 1
             r_start, r_end, r_why = noncode[j]
         flags = r_why if r_start <= s < r_end else CODE
-        word = m.group() if text is not None else m.group().decode("utf-8", "replace")
+        found = m.group()
+        word = found if isinstance(found, str) else found.decode("utf-8", "replace")
         if s in decl_starts:
             flags |= DECL
             if not flags & NONCODE_MASK:

@@ -75,13 +75,13 @@ class Config:
 
 
 # Upstream files that carry no runtime behaviour a port could need: tests, docs, CI, benchmarks.
-NON_CODE = ("tests/**", "**/tests/**", "docs/**", "benchmarks/**", "examples/**", ".github/**", ".buildkite/**", "**/*.md")
+NON_CODE: tuple[str, ...] = ("tests/**", "**/tests/**", "docs/**", "benchmarks/**", "examples/**", ".github/**", ".buildkite/**", "**/*.md")
 # Upstream files that are code; an unmapped file with another suffix (config, data) is ignored.
-SOURCE_SUFFIXES = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
+SOURCE_SUFFIXES: tuple[str, ...] = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
 # Changed lines that are mechanics of a Python upstream rather than behaviour a port could need:
 # name -> regex matched against the stripped line. A change whose every line matches one of
 # these (or is blank, a comment or a docstring) is a no-op, with the constructs named.
-LANGUAGE_ONLY = {
+LANGUAGE_ONLY: dict[str, str] = {
     "decorator": r"^@[\w.]+(\(.*\))?$",
     "__slots__": r"^__slots__\s*=",
     "import": r"^(from\s+[\w.]+\s+)?import\s[\w., ()]*$",
@@ -92,7 +92,7 @@ LANGUAGE_ONLY = {
     "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
 }
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
-DEFERRAL_WORDS = ("deferred", "not ported", "omitted", "deviation", "intentionally not", "out of scope", "not yet ported")
+DEFERRAL_WORDS: tuple[str, ...] = ("deferred", "not ported", "omitted", "deviation", "intentionally not", "out of scope", "not yet ported")
 
 # key path -> (expected python types, human name)
 _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
@@ -225,7 +225,7 @@ def load_config(path: Path) -> Config:
         value = section[key]
         if not isinstance(value, types) or (bool in types) != isinstance(value, bool):
             raise UserError(f"{where(table, key)}: {table}.{key} must be {human}, not {type(value).__name__}.")
-        if (table, key) in _LIST_OF_STR and not all(isinstance(v, str) for v in value):
+        if (table, key) in _LIST_OF_STR and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise UserError(f"{where(table, key)}: {table}.{key} must be {human}.")
         if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
             raise UserError(f"{where(table, key)}: {table}.{key} holds a NUL character.")

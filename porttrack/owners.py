@@ -7,6 +7,7 @@ and links that may themselves contain pipes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,22 +188,22 @@ def cites_change(cell: str, path: str, changed: list[tuple[int, int]], symbols: 
     only names the file, or names other lines of it."""
     names = {_bare(s) for s in symbols}
     for kind, what in path_citations(cell, path):
-        if kind == "lines" and _overlaps(what, changed):  # type: ignore[arg-type]
-            return f"{path}:" + ",".join(f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in what)  # type: ignore[union-attr]
+        if kind == "lines" and isinstance(what, list) and _overlaps(what, changed):
+            return f"{path}:" + ",".join(f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in what)
         if kind == "symbol" and _bare(str(what)) in names:
             return f"{path}::{what}"
     return None
 
 
-def open_rows(rows: list[Row], done_states: list[str], parked_states: list[str] = ()) -> list[Row]:
+def open_rows(rows: list[Row], done_states: Sequence[str], parked_states: Sequence[str] = ()) -> list[Row]:
     """Rows whose state is neither done nor parked: the ones that can own an entry."""
     closed = {s.upper() for s in [*done_states, *parked_states]}
     return [r for r in rows if r.state.upper() not in closed]
 
 
 def find_owner(
-    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: list[str],
-    parked_states: list[str] = (), changed_lines: dict[str, list[tuple[int, int]]] | None = None,
+    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: Sequence[str],
+    parked_states: Sequence[str] = (), changed_lines: dict[str, list[tuple[int, int]]] | None = None,
 ) -> Row | None:
     """The first open row whose upstream cell cites the PR, else one of the symbols, else one of the paths.
 

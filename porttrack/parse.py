@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 from pathlib import PurePosixPath
 
@@ -32,16 +33,9 @@ def language_for(path: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def language(name: str) -> Language:
-    if name == "python":
-        import tree_sitter_python as mod
-    elif name == "c":
-        import tree_sitter_c as mod
-    elif name == "cpp":
-        import tree_sitter_cpp as mod
-    elif name == "cuda":
-        import tree_sitter_cuda as mod
-    else:
+    if name not in ("python", "c", "cpp", "cuda"):
         raise ValueError(f"no grammar for language {name!r}")
+    mod = importlib.import_module(f"tree_sitter_{name}")
     return Language(mod.language())
 
 

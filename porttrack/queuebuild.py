@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from porttrack import gitio, queuefile, walk
 from porttrack import paths as pathrules
@@ -25,7 +25,7 @@ class ConsoleProgress:
         self.console = console
         self.every = every
         self._bar: Progress | None = None
-        self._task = None
+        self._task = TaskID(0)  # set when the bar starts
         self._last = 0
 
     def __call__(self, done: int, total: int | None) -> None:

@@ -103,7 +103,7 @@ def edit_entry(qf: QueueFile, n: int) -> Table | None:
 
 
 def _entry_index(data: dict) -> dict[int, int]:
-    return {e.get("n"): i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict)}
+    return {e["n"]: i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict) and isinstance(e.get("n"), int)}
 
 
 def _spliced(qf: QueueFile) -> str:
@@ -520,10 +520,10 @@ def _to_model(qf: QueueFile) -> Queue:
             e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
         syms = raw.get("symbols", {})
         _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
-        e.symbols = Symbols(**{f.name: _str_list(syms.get(f.name, []), where("symbols"), f"{label} symbols.{f.name}") for f in fields(Symbols)})
-        for f in fields(Symbols):
-            if any(not name.strip() for name in getattr(e.symbols, f.name)):
-                raise UserError(f"{where('symbols')}: {label} symbols.{f.name} holds an empty name.")
+        e.symbols = Symbols(**{fl.name: _str_list(syms.get(fl.name, []), where("symbols"), f"{label} symbols.{fl.name}") for fl in fields(Symbols)})
+        for fl in fields(Symbols):
+            if any(not name.strip() for name in getattr(e.symbols, fl.name)):
+                raise UserError(f"{where('symbols')}: {label} symbols.{fl.name} holds an empty name.")
         if "behaviour" in raw:
             e.behaviour = _behaviour(raw["behaviour"], lambda key, i=i: w.at("entry", i, key), label)
         _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
@@ -560,21 +560,21 @@ def _to_model(qf: QueueFile) -> Queue:
         q.rules.append(r)
 
     for i, raw in enumerate(_tables(doc.get("ack", []), top("ack"), "ack")):
-        where = w.at("ack", i)
-        a = Ack(code=_expect(raw.get("code", ""), str, where, "ack code", "a string"),
-                reason=_expect(raw.get("reason", ""), str, where, "ack reason", "a string"))
+        at_ack = w.at("ack", i)
+        a = Ack(code=_expect(raw.get("code", ""), str, at_ack, "ack code", "a string"),
+                reason=_expect(raw.get("reason", ""), str, at_ack, "ack reason", "a string"))
         if not a.reason:
-            raise UserError(f"{where}: an acknowledgement needs a reason.")
+            raise UserError(f"{at_ack}: an acknowledgement needs a reason.")
         if "entry" in raw:
-            a.entry = _expect(raw["entry"], int, where, "ack entry", "an entry number")
+            a.entry = _expect(raw["entry"], int, at_ack, "ack entry", "an entry number")
         if "expires" in raw:
-            a.expires = _expect(raw["expires"], dt.date, where, "ack expires", "a date (YYYY-MM-DD)")
+            a.expires = _expect(raw["expires"], dt.date, at_ack, "ack expires", "a date (YYYY-MM-DD)")
         a.gate = str(raw.get("gate", ""))
         q.acks.append(a)
 
     # references between entries, once all numbers are known
     for i, e in enumerate(q.entries):
-        owners = [(f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))]
+        owners: list[tuple[str, Entry | Part, Callable[..., str]]] = [(f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))]
         owners += [(f"entry {e.n} part {p.name!r}", p, lambda key, i=i, k=k: w.child("entry", i, "part", k, key))
                    for k, p in enumerate(e.parts)]
         for owner, obj, at in owners:
@@ -630,9 +630,9 @@ def _toml_value(key: str, value: Any) -> Any:
         t.update(value.as_dict())
         return t
     if key in ("renames", "stat"):
-        t = tomlkit.inline_table()
-        t.update(value)
-        return t
+        inline = tomlkit.inline_table()
+        inline.update(value)
+        return inline
     return value
 
 

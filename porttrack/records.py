@@ -10,6 +10,7 @@ scope and `docs/`, and cited by path:line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +45,7 @@ class Records:
     deferrals: list[Record] = field(default_factory=list)
     citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
 
-    def deferral_for(self, names: list[str], prs: list[int], near: set[str], qualified: list[str] = (),
+    def deferral_for(self, names: list[str], prs: list[int], near: set[str], qualified: Sequence[str] = (),
                      docs: tuple[str, ...] = ("docs/",)) -> tuple[Record, str] | None:
         """The first deferral record naming one of `names` (any spelling) in one of the files `near`
         (the counterparts), or one of `qualified` (`Class.member`, `Class::member`) or `prs` in the

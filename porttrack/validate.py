@@ -106,7 +106,7 @@ class Harness:
             self.stderr_tail = (self.stderr_tail + [line.rstrip()[:1000]])[-5:]
 
     def request(self, rid: int, op: str, args: dict) -> dict:
-        assert self.proc is not None
+        assert self.proc is not None and self.proc.stdin is not None  # started with pipes
         try:
             self.proc.stdin.write(json.dumps({"id": rid, "op": op, "args": args}) + "\n")
             self.proc.stdin.flush()
@@ -162,7 +162,8 @@ class Harness:
             except subprocess.TimeoutExpired:
                 pass
             try:
-                self.proc.stdin.close()
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
             except (OSError, ValueError):
                 pass  # a broken pipe to a dead harness
             # stdout and stderr are left to the reader threads: closing a pipe another thread is
@@ -415,6 +416,7 @@ def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = 
     supported = set(info["ops"])
     if detect:
         as_of_report, sem = _detect(cases, replies, supported, kcases, semantics)
+    assert sem is not None  # resolved before the run, or detected from it
     report = Report(impl, info, sem.label, n, seed, stopped=stopped[0] if stopped else None)
     report.sent = [(c, replies[c["id"]]) for c in cases if c["id"] in replies]
     for case in cases:
