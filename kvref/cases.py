@@ -54,9 +54,9 @@ def answer(case: dict, semantics: SemanticsLike = "latest") -> dict | None:
             layers = [spec_from_json(s) for s in args["layers"]]
             result = {"needs_kv_cache_zeroing": needs_kv_cache_zeroing(layers, semantics=sem)}
         elif op == "record_new_block_ids":
-            r = run_steps(groups_from_json(args["groups"]), num_blocks=args["num_blocks"],
-                          needs_zeroing=args["needs_zeroing"], steps=args["steps"], semantics=sem)
-            result = {"new_block_ids_to_zero": r["new_block_ids_to_zero"], "pending": r["pending"]}
+            ran = run_steps(groups_from_json(args["groups"]), num_blocks=args["num_blocks"],
+                            needs_zeroing=args["needs_zeroing"], steps=args["steps"], semantics=sem)
+            result = {"new_block_ids_to_zero": ran["new_block_ids_to_zero"], "pending": ran["pending"]}
         else:
             result = zero_blocks(args, sem)
     except ValueError as e:
@@ -346,9 +346,11 @@ def _random_record(rng: random.Random, k: int) -> dict:
     if focus == "wrapper":  # a group of two layers: G1 records for exact types, and a wrapper is none
         groups[0] = [groups[0], dict(groups[0])]
     rng.shuffle(groups)
-    steps, live, n = [], [], 0
+    steps: list[list[dict[str, Any]]] = []
+    live: list[str] = []
+    n = 0
     for _ in range(rng.randint(2, 5)):
-        step = []
+        step: list[dict[str, Any]] = []
         for _ in range(rng.randint(1, 3)):
             r = rng.random()
             if live and r < (0.45 if focus == "free_reuse" else 0.2):

@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import NamedTuple, Sequence
 
 from kvref.semantics import SemanticsLike, resolve_semantics
-from kvref.specs import Group, KVCacheSpec, MambaSpec, group_spec, layer_specs
+from kvref.specs import AttentionSpec, Group, KVCacheSpec, MambaSpec, group_spec, layer_specs
 
 
 class BlockSizes(NamedTuple):
@@ -72,7 +72,7 @@ def resolve_kv_cache_block_sizes(
         if any(isinstance(x, MambaSpec) and x.mamba_cache_mode != "align" for s in specs for x in s):
             return backoff
     elif "mamba-mode-backoff" in sem:  # the group's own spec only: a wrapper is not a MambaSpec
-        if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).mamba_cache_mode != "align" for g in groups):
+        if any(isinstance(gs := group_spec(g), MambaSpec) and gs.mamba_cache_mode != "align" for g in groups):
             return backoff
     else:  # G1: a Mamba group's block size differing from the cache block size stands for "not align"
         if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).block_size != block_size for g in groups):
@@ -132,5 +132,5 @@ def needs_kv_cache_zeroing(layers: Sequence[KVCacheSpec], *, semantics: Semantic
         return True
     if "attention-zeroing" not in sem:
         return False
-    precisions = {(x.dtype, x.kv_quant_mode) for x in layers if x.is_attention}
+    precisions = {(x.dtype, x.kv_quant_mode) for x in layers if isinstance(x, AttentionSpec)}
     return len(precisions) > 1

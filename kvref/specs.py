@@ -220,7 +220,7 @@ def spec_from_json(d: dict) -> KVCacheSpec:
 def spec_to_json(spec: KVCacheSpec) -> dict:
     from dataclasses import fields
 
-    out = {"kind": spec.kind}
+    out: dict[str, object] = {"kind": spec.kind}
     for f in fields(spec):
         v = getattr(spec, f.name)
         if f.default is not v and v != f.default:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import torch
 
@@ -67,7 +67,7 @@ class _Plan:
     base: int  # byte offset of the tensor's first element in its storage
     nbytes: int  # storage size
     target: torch.Tensor | None = None  # what index_fill_ writes through (dense plans: a word view)
-    array: object = None  # the same as a numpy array, for CPU tensors
+    array: Any = None  # the same as a numpy array, for CPU tensors
     words: torch.Tensor | None = None  # the whole storage as int32 words (the Triton path)
     max_id: int = 0  # the highest id whose write stays inside the storage
     seg_words: dict = field(default_factory=dict)  # device -> segment starts in int32 words (Triton path)
@@ -125,10 +125,11 @@ def _layout(t: torch.Tensor, bd: int, whole_stride: bool) -> tuple[int, int, boo
     """
     el = t.element_size()
     stride = t.stride(bd) * el
+    outer: list[tuple[int, int]] = []
+    inner: list[tuple[int, int]] = []
     if whole_stride:
         outer = [(t.shape[d], t.stride(d) * el) for d in range(bd) if t.stride(d) * el > stride]
         return stride, stride, True, outer
-    outer, inner = [], []
     for d in range(t.dim()):
         if d == bd:
             continue
@@ -204,7 +205,7 @@ class KVBlockZeroer:
             raise ValueError(f"blocks of a tensor of shape {tuple(t.shape)} overlap: a block spans {span} bytes "
                              f"but blocks are {stride} bytes apart")
         el = t.element_size()
-        p = _Plan(t, bd, r, t.shape[bd] // r, stride, span, dense, outer, t.storage_offset() * el,
+        p = _Plan(t, bd, r, int(t.shape[bd]) // r, stride, span, dense, outer, int(t.storage_offset()) * el,
                   t.untyped_storage().nbytes())
         room = p.nbytes - p.base - sum((n - 1) * s for n, s in outer) - p.page + p.stride
         p.max_id = room // (r * stride) - 1
@@ -274,6 +275,8 @@ class KVBlockZeroer:
                 rows = ids_np if p.dense else (ids_np[:, None] * p.ratio + _arange(p.ratio)).reshape(-1)
                 p.array[(slice(None),) * dim + (rows,)] = 0
                 continue
+            target = p.target
+            assert target is not None  # every plan without a numpy array has one
             dev = p.tensor.device
             with device_guard(dev):
                 # A fresh staging buffer and device copy per call (1cd75b3dd4): a reused one raced the next step.
@@ -284,13 +287,13 @@ class KVBlockZeroer:
                     dev_ids = staged[dev] = host.to(dev, non_blocking=True)
                 if not p.dense:
                     kids = (dev_ids[:, None] * p.ratio + torch.arange(p.ratio, device=dev)).reshape(-1)
-                    p.target.index_fill_(dim, kids, 0)
+                    target.index_fill_(dim, kids, 0)
                 elif self.use_triton and p.words is not None:
                     from kvref import triton_zero
 
                     triton_zero.zero_pages(p.words, p, dev_ids, self.segment_words(p, dev))
                 else:
-                    p.target.index_fill_(dim, dev_ids, 0)
+                    target.index_fill_(dim, dev_ids, 0)
 
     zero_block_ids = zero
 
