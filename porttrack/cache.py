@@ -1,13 +1,45 @@
-"""Where parse results keyed by git blob id are kept between runs."""
+"""Where parse results keyed by git blob id are kept between runs: one SQLite file for the probe
+and the symbol walk, one schema version, one policy for damage (see docs/reliability.md).
+
+Rows hold plain SQLite values and JSON text, never pickles: a cache folder that someone else
+can write (a committed `[cache] dir`, a restored CI cache) can change counts at worst, and the
+checks below make a damaged file a rebuilt one, with one warning line, not a wrong count.
+"""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import sys
 from pathlib import Path
 
-import platformdirs
-
 from porttrack.errors import UserError
+
+SCHEMA = 8  # bump when a table's meaning changes (codemask's output included); other versions are removed
+DB_FILE = f"cache-v{SCHEMA}.sqlite"
+
+_TABLES = (
+    # probe: one row per file version (blob id + language); `masked`: parsed, its first definition known
+    "blob (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, problem TEXT, masked INTEGER NOT NULL DEFAULT 0,"
+    " first_def TEXT, first_line INTEGER)",
+    # probe: the occurrences of one identifier in one parsed file version, with their totals
+    "occ (ident TEXT NOT NULL, blob INTEGER NOT NULL, data BLOB NOT NULL, raw INTEGER NOT NULL,"
+    " code INTEGER NOT NULL, decl INTEGER NOT NULL, deleg INTEGER NOT NULL, PRIMARY KEY (ident, blob)) WITHOUT ROWID",
+    # probe: `git ls-files -s` output by index checksum and pathspec (JSON); the newest few are kept
+    "listing (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    # probe: classified file sets (JSON), their files, and the identifiers searched in all of them
+    "prepared (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, data TEXT NOT NULL, rows TEXT NOT NULL)",
+    "fileset (lst INTEGER NOT NULL, blob INTEGER NOT NULL, fi INTEGER NOT NULL, scoped INTEGER NOT NULL,"
+    " test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID",
+    "searched (lst INTEGER NOT NULL, ident TEXT NOT NULL, PRIMARY KEY (lst, ident)) WITHOUT ROWID",
+    # symbols: definitions per blob, per change, and changed lines per change, JSON
+    "sym_blob (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "sym_pair (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "sym_lines (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+_checked: set[str] = set()  # files validated by this process
+_warned: set[str] = set()
 
 
 def cache_root(configured: str | os.PathLike | None = None) -> Path:
@@ -17,9 +49,115 @@ def cache_root(configured: str | os.PathLike | None = None) -> Path:
     elif os.environ.get("PORTTRACK_CACHE_DIR"):
         root, source = Path(os.environ["PORTTRACK_CACHE_DIR"]), "PORTTRACK_CACHE_DIR"
     else:
+        import platformdirs
+
         root, source = Path(platformdirs.user_cache_dir("porttrack")), "the user cache folder"
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"cache folder {root} ({source}) cannot be created: {e.strerror or e}.") from None
     return root
+
+
+def db_path(configured: str | os.PathLike | None = None) -> Path:
+    return cache_root(configured) / DB_FILE
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr, once per process per message."""
+    if message not in _warned:
+        _warned.add(message)
+        print(f"porttrack: warning: {message}", file=sys.stderr)
+
+
+def open_db(path: Path, *, autocommit: bool = True) -> sqlite3.Connection:
+    """The cache at `path`, validated (schema version, `quick_check`) the first time this process
+    opens it. A damaged file is removed and rebuilt with one warning; a cache that cannot be
+    written is replaced by one in memory, with one warning: a run is never stopped by its cache."""
+    where = str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_other_versions(path)
+        try:
+            return _open(where, autocommit)
+        except sqlite3.DatabaseError as e:
+            if _readonly(e):
+                raise
+            warn(f"cache {path} was damaged ({e}); it was rebuilt.")
+            _remove(path)
+            _checked.discard(where)
+            return _open(where, autocommit)
+    except (OSError, sqlite3.Error) as e:
+        warn(f"cache {path} cannot be written ({getattr(e, 'strerror', None) or e}); running without a cache.")
+        return _open(":memory:", autocommit)
+
+
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Whether an error met mid-run says the file is damaged (not busy, not read-only)."""
+    msg = str(e).lower()
+    return "malformed" in msg or "not a database" in msg or "corrupt" in msg
+
+
+def rebuild(path: Path, why: str) -> None:
+    """Remove a cache file found damaged mid-run, with one warning; the next open starts it afresh."""
+    warn(f"cache {path} was damaged ({why}); it was rebuilt.")
+    _remove(path)
+    _checked.discard(str(path))
+
+
+def _readonly(e: Exception) -> bool:
+    msg = str(e).lower()
+    return "readonly" in msg or "read-only" in msg or "unable to open" in msg
+
+
+def _open(where: str, autocommit: bool) -> sqlite3.Connection:
+    db = sqlite3.connect(where, timeout=60, isolation_level=None if autocommit else "DEFERRED", check_same_thread=False)
+    try:
+        if where != ":memory:":
+            db.execute("PRAGMA journal_mode=WAL")  # concurrent runs read while one writes
+        db.execute("PRAGMA synchronous=OFF")
+        if where not in _checked:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA):
+                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA}")
+            if version and db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+            db.execute("BEGIN IMMEDIATE")  # fails here, not mid-run, when the file cannot be written
+            for table in _TABLES:
+                db.execute("CREATE TABLE IF NOT EXISTS " + table)
+            db.execute(f"PRAGMA user_version = {SCHEMA}")
+            db.execute("COMMIT")
+            _checked.add(where)
+        db.execute("PRAGMA temp_store=MEMORY")
+        if not autocommit:
+            db.commit()
+        return db
+    except BaseException:
+        db.close()
+        raise
+
+
+def _remove(path: Path) -> None:
+    for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        f.unlink(missing_ok=True)
+
+
+def _remove_other_versions(path: Path) -> None:
+    """Earlier formats are never read again: their files go (the probe's and symbols' old folders too)."""
+    folder = path.parent
+    for old in [*folder.glob("cache-v*.sqlite*"), *folder.glob("probe/index-v*.sqlite*"), *folder.glob("symbols/parse-v*.sqlite*")]:
+        if not old.name.startswith(DB_FILE):
+            old.unlink(missing_ok=True)
+
+
+def tracked_warning(cache_folder: Path, port_root: Path) -> None:
+    """Warn when the cache folder lies inside the port and git tracks files in it: a clone then
+    brings a cache someone else wrote (read as data, never run, and checked; still not wanted)."""
+    try:
+        rel = cache_folder.resolve().relative_to(port_root.resolve())
+    except ValueError:
+        return
+    from porttrack import gitio
+
+    if gitio.tracked(port_root, rel.as_posix()):
+        warn(f"cache folder {cache_folder} is inside the port and tracked by git; set [cache] dir outside the tree.")

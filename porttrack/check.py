@@ -452,9 +452,7 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
         for j in group:  # refuse a bad probe by its gate's line before scanning anything
             for sym, is_regex in ((j.gate.probe, j.gate.regex), (j.gate.control, False)):
                 try:
-                    re.compile(sym) if is_regex else (sym and _variants(sym, cfg))
-                except re.error as e:
-                    raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r} regex {sym!r} does not compile ({e}).") from None
+                    probe.compile_regex(sym) if is_regex else (sym and _variants(sym, cfg))
                 except UserError as e:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
         scan = probe.scan(ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg),
@@ -572,8 +570,10 @@ def _variants(name: str, cfg: Config) -> list[str]:
 
 
 def _mention_re(names: list[str], regex: bool = False) -> re.Pattern:
-    if regex:
-        return re.compile("|".join(f"(?:{n})" for n in names))
+    if regex:  # a person's pattern: RE2, which cannot hang on a catastrophic one
+        from porttrack.probe import compile_regex
+
+        return compile_regex("|".join(f"(?:{n})" for n in names), text=True)
     return re.compile("|".join(r"(?<!\w)" + re.escape(n) + r"(?!\w)" for n in names))
 
 

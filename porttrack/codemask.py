@@ -185,8 +185,233 @@ def _function_name(node: Node, src: bytes) -> bytes | None:
     return None
 
 
-def index_file(data: bytes, lang: str | None) -> FileIndex:
-    """Index every identifier occurrence of one file with its line, column and flags."""
+# The same rules as the queries above, read off one token's ancestors instead of matched over the
+# whole tree: a scan that parses only files holding an asked name looks only at those names'
+# tokens, and compiles no query (compiling them costs seconds for the C++ and CUDA grammars).
+_COMMENT_TYPES = {"comment"}
+_STRING_TYPES = {"string_literal", "raw_string_literal", "char_literal", "system_lib_string", "string"}
+_DECLARATOR_LEAVES = {"identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name"}
+_NAME_DECL_PARENTS = {"enumerator", "alias_declaration", "preproc_def", "preproc_function_def", "namespace_definition"}
+_SPECS = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
+_CALL_TYPES = {"call_expression", "call"}
+_WORD_BYTE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _chain(root: Node, s: int) -> list[tuple[Node, str | None]]:
+    """(node, its field in the parent) from the root down to the smallest node holding byte `s`."""
+    cur = root.walk()
+    out = [(root, None)]
+    while cur.goto_first_child_for_byte(s) is not None:
+        node = cur.node
+        if node.start_byte > s:
+            break
+        out.append((node, cur.field_name))
+    return out
+
+
+def _noncode_at(chain: list[tuple[Node, str | None]], s: int, data: bytes) -> int:
+    """Why byte `s` is not code (0: it is): the outermost comment, string or `#if 0` range holding
+    it, as `_merge` keeps the enclosing range."""
+    best: tuple[int, int, int] | None = None
+    for node, _ in chain:
+        if not node.is_named:
+            continue
+        t = node.type
+        if t in _COMMENT_TYPES:
+            r = (node.start_byte, node.end_byte, COMMENT)
+        elif t in _STRING_TYPES:
+            r = (node.start_byte, node.end_byte, STRING)
+        elif t.startswith(("preproc_if", "preproc_elif")):
+            cond = node.child_by_field_name("condition")
+            if cond is None or not (cond.type == "false" or (cond.type == "number_literal" and data[cond.start_byte : cond.end_byte].strip() in (b"0", b"0L"))):
+                continue
+            alt = node.child_by_field_name("alternative")
+            r = (cond.end_byte, alt.start_byte if alt else node.end_byte, IF0)
+        else:
+            continue
+        if r[0] <= s < r[1] and (best is None or (r[0], -r[1]) < (best[0], -best[1])):
+            best = r
+    return best[2] if best else CODE
+
+
+def _spec_declares(spec: Node) -> bool:
+    """`struct Foo* p` uses Foo; only `struct Foo;` or `struct Foo {}` declare it."""
+    if spec.child_by_field_name("body") is not None:
+        return True
+    parent = spec.parent
+    if parent is None or parent.type not in _DECL_PARENTS:
+        return False
+    return not (parent.type == "declaration" and parent.child_by_field_name("declarator") is not None)
+
+
+def _declares(parent: Node, node: Node, field: str | None) -> int:
+    """0, or DECL for a node the declaration rules capture, DECL | 32 for a defining one (@def)."""
+    if not node.is_named:
+        return 0
+    pt, t = parent.type, node.type
+    if field == "declarator":
+        if pt == "function_declarator":
+            return DECL | 32
+        if t in _DECLARATOR_LEAVES:
+            return DECL
+    if pt == "reference_declarator" and t in ("identifier", "field_identifier"):
+        return DECL
+    if field == "name":
+        if pt in _NAME_DECL_PARENTS:
+            return DECL
+        if pt in _SPECS:
+            return DECL | 32 if _spec_declares(parent) else 0
+        if pt in ("function_definition", "class_definition") and t == "identifier":
+            return DECL | 32
+        if pt in ("default_parameter", "typed_default_parameter") and t == "identifier":
+            return DECL
+    if t == "identifier" and ((pt == "assignment" and field == "left") or pt in ("parameters", "typed_parameter")):
+        return DECL
+    return 0
+
+
+def _seg_token_start(data: bytes, node: Node, s: int) -> bool:
+    """Whether `s` starts an identifier token of the node's own text (as IDENT finds them in it)."""
+    if data[s] not in _TOKEN_START:
+        return False
+    return s == node.start_byte or (data[s - 1] not in _WORD_BYTE and data[s - 1] != 35)  # 35: '#'
+
+
+def _flags(chain: list[tuple[Node, str | None]], data: bytes, s: int, word: str | None) -> int:
+    """Flags of the token (or regex match, `word` None: no delegation) starting at `s`."""
+    flags = _noncode_at(chain, s, data)
+    for i in range(1, len(chain)):
+        node, field = chain[i]
+        if _declares(chain[i - 1][0], node, field) and (word is not None or _seg_token_start(data, node, s)):
+            flags |= DECL
+            break
+    if word is not None and _delegates(chain, data, s, word):
+        flags |= DELEGATION
+    return flags
+
+
+def _delegates(chain: list[tuple[Node, str | None]], data: bytes, s: int, word: str) -> bool:
+    """A call naming `word` at `s`, inside the body of a function named `word`."""
+    if not any(n.type in _CALL_TYPES and (f := n.child_by_field_name("function")) is not None and _callee_name(f).start_byte == s
+               for n, _ in chain):
+        return False
+    for n, _ in chain:
+        if n.type != "function_definition":
+            continue
+        body = n.child_by_field_name("body")
+        decl = n.child_by_field_name("declarator") or n.child_by_field_name("name")
+        if body is None or decl is None or not body.start_byte <= s < body.end_byte:
+            continue
+        name = _function_name(decl, data)
+        if name is not None and name.decode("utf-8", "replace") == word:
+            return True
+    return False
+
+
+def words_pattern(words: list[str]):
+    """One pass finding whole identifier tokens among `words` (group 1), in bytes, without
+    backtracking: RE2 over Latin-1, so every byte is one character as for IDENT. A match whose
+    token goes on (`foo` in `foobar`) is dropped by `words`."""
+    import re2
+
+    opts = re2.Options()
+    opts.encoding = re2.Options.Encoding.LATIN1
+    opts.max_mem = 256 << 20  # thousands of names fit
+    alts = b"|".join(re.escape(w.encode()) for w in sorted(set(words), key=lambda w: (-len(w), w)))
+    return re2.compile(rb"(?:^|[^0-9A-Za-z_#])(" + alts + rb")", options=opts)
+
+
+def words(data: bytes, pattern) -> dict[str, list[int]]:
+    """Byte offsets of every whole identifier token of `data` that `pattern` (words_pattern) names."""
+    out: dict[str, list[int]] = {}
+    n = len(data)
+    for m in pattern.finditer(data):
+        e = m.end(1)
+        if e < n and data[e] in _WORD_BYTE:
+            continue
+        out.setdefault(m.group(1).decode("ascii"), []).append(m.start(1))
+    return out
+
+
+def classify(data: bytes, lang: str | None, found: dict[str, list[int]]) -> dict[str, array]:
+    """The flat [line, col, flags, offset, ...] arrays of the tokens `found` (word -> sorted
+    offsets), equal to `index_file(data, lang).occurrences` for those words: one parse, then a
+    look at each token's ancestors."""
+    root = parser(lang).parse(data).root_node if lang else None
+    out = {}
+    for word, offsets in found.items():
+        a = array("i")
+        line, line_start, pos = 1, 0, 0
+        for s in offsets:
+            nl = data.count(b"\n", pos, s)
+            if nl:
+                line += nl
+                line_start = data.rindex(b"\n", pos, s) + 1
+            pos = s
+            flags = _flags(_chain(root, s), data, s, word) if root is not None else NO_GRAMMAR
+            a.extend((line, s - line_start + 1, flags, s))
+        out[word] = a
+    return out
+
+
+class Regions:
+    """Flags at any byte of one parsed file, for regex matches (no delegation check for regexes)."""
+
+    def __init__(self, data: bytes, lang: str | None):
+        self.data, self.lang = data, lang
+        self.root = parser(lang).parse(data).root_node if lang else None
+
+    def flags_at(self, offset: int) -> int:
+        if self.root is None:
+            return NO_GRAMMAR
+        return _flags(_chain(self.root, offset), self.data, offset, None)
+
+
+def first_definition(data: bytes, lang: str | None) -> tuple[str, int] | None:
+    """(name, line) of the file's first code declaration, a function or class one preferred, as
+    `index_file` gives it: one walk over the tree for the declared names, then each in order."""
+    if not lang:
+        return None
+    root = parser(lang).parse(data).root_node
+    decl_starts: set[int] = set()
+    def_starts: set[int] = set()
+    cur = root.walk()
+    parents: list[Node] = []
+    while True:
+        node = cur.node
+        if parents:
+            got = _declares(parents[-1], node, cur.field_name)
+            if got:
+                starts = [node.start_byte + t.start() for t in IDENT.finditer(data[node.start_byte : node.end_byte])]
+                decl_starts.update(starts)
+                if got & 32 and starts:
+                    def_starts.add(starts[-1])  # `A::f` defines f
+        if cur.goto_first_child():
+            parents.append(node)
+            continue
+        while not cur.goto_next_sibling():
+            if not cur.goto_parent():
+                break
+            parents.pop()
+        else:
+            continue
+        break
+    first_decl = None
+    for s in sorted(decl_starts):
+        m = IDENT.match(data, s)
+        if m is None or m.start() != s or _noncode_at(_chain(root, s), s, data):
+            continue
+        found = (m.group().decode("ascii"), data.count(b"\n", 0, s) + 1)
+        if s in def_starts:
+            return found
+        if first_decl is None:
+            first_decl = found
+    return first_decl
+
+
+def _parse_facts(data: bytes, lang: str | None):
+    """(non-code ranges, declared name starts, defined name starts, call starts, function bodies by name)."""
     noncode: list[tuple[int, int, int]] = []
     decl_starts: set[int] = set()
     def_starts: set[int] = set()
@@ -229,6 +454,14 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
     noncode = _merge(noncode)
     if not lang:
         noncode = [(0, len(data) + 1, NO_GRAMMAR)]
+    return noncode, decl_starts, def_starts, call_starts, bodies
+
+
+def index_file(data: bytes, lang: str | None) -> FileIndex:
+    """Index every identifier occurrence of one file with its line, column and flags: the reference
+    strategy (parse and index everything) that the differential test and `benchmarks/cold.py`
+    compare the grep-first scan against."""
+    noncode, decl_starts, def_starts, call_starts, bodies = _parse_facts(data, lang)
 
     occurrences: dict[str, array] = {}
     first_def: tuple[str, int] | None = None

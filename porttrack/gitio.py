@@ -215,3 +215,62 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
         if line.isdigit():
             out.setdefault(path, []).append(int(line))
     return out
+
+
+def start(repo: Path, *args: str) -> subprocess.Popen:
+    """`git -C repo --literal-pathspecs args...` started, for `records` to collect while other work runs."""
+    return subprocess.Popen(["git", "-C", str(repo), "--literal-pathspecs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def records(proc: subprocess.Popen) -> list[bytes]:
+    """The NUL-separated records a `start`ed `-z` command printed; a failure is a UserError."""
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise UserError(f"git {' '.join(map(str, proc.args[4:6]))} failed: {err.decode('utf-8', 'replace').strip()}")
+    return [r for r in out.split(b"\0") if r]
+
+
+def ls_tree_blobs(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, str]]:
+    """(path, blob id) of the regular files under `paths` at `commit` (symlinks and submodules skipped)."""
+    raw = git(repo, "--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *(p or "." for p in paths))
+    out = []
+    for rec in raw.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            out.append((path.decode("utf-8", "surrogateescape"), sha.decode()))
+    return out
+
+
+def path_exists_at(repo: Path, commit: str, path: str) -> bool:
+    return bool(git(repo, "--literal-pathspecs", "ls-tree", commit, "--", path or ".").strip())
+
+
+def tracked(repo: Path, path: str) -> bool:
+    """Whether git tracks any file at or under `path` (relative to the work tree)."""
+    proc = subprocess.run(["git", "-C", str(repo), "--literal-pathspecs", "ls-files", "--", path or "."],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return proc.returncode == 0 and bool(proc.stdout.strip())
+
+
+def cat_batch(repo: Path, shas: list[str]) -> dict[str, bytes | None]:
+    """Many blobs through one `git cat-file --batch`, all requests written at once (no round trips)."""
+    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(s + "\n" for s in shas).encode(),
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out: dict[str, bytes | None] = {}
+    buf, pos = proc.stdout, 0
+    for sha in shas:
+        end = buf.find(b"\n", pos)
+        if end < 0:
+            break  # git stopped early (e.g. a corrupt object): the rest count as missing
+        header = buf[pos:end].split()
+        pos = end + 1
+        if len(header) != 3:
+            out[sha] = None
+            continue
+        size = int(header[2])
+        out[sha] = buf[pos : pos + size]
+        pos += size + 1
+    return out

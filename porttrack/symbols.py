@@ -27,11 +27,10 @@ from typing import Callable, Protocol, Self
 
 from tree_sitter import Node, Query, QueryCursor
 
-from porttrack.cache import cache_root
+from porttrack import cache as cache_mod
 from porttrack.parse import language, parser
 
 # Bump when what is extracted changes, so stale cache entries are never read.
-CACHE_VERSION = "v4"
 
 _PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
 _C_IGNORED = frozenset(
@@ -564,8 +563,8 @@ class Extractor:
         self.read = read
         self.read_many = read_many
         self._fetched: dict[str, bytes] = {}
-        self.path = _db_path or cache_root(cache_dir) / "symbols" / f"parse-{CACHE_VERSION}.sqlite"
-        self.db = _open_db(self.path)
+        self.path = _db_path or cache_mod.db_path(cache_dir)
+        self.db: sqlite3.Connection | None = cache_mod.open_db(self.path, autocommit=False)
         self.parsed = 0
         self.cached = 0
         self.skipped = 0  # binary (or too deeply nested) blobs of source files: recorded as touched, no symbols
@@ -815,7 +814,7 @@ class Extractor:
         if self.db is None:
             return None
         try:
-            row = self.db.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
+            row = self.db.execute(f"SELECT value FROM sym_{table} WHERE key = ?", (key,)).fetchone()
             return json.loads(row[0]) if row else None
         except (sqlite3.Error, ValueError):
             return None
@@ -827,7 +826,7 @@ class Extractor:
         if self.db is None:
             return
         try:
-            self.db.execute(f"INSERT OR REPLACE INTO {table} (key, value) VALUES (?, ?)", (key, json.dumps(value, separators=(",", ":"))))
+            self.db.execute(f"INSERT OR REPLACE INTO sym_{table} (key, value) VALUES (?, ?)", (key, json.dumps(value, separators=(",", ":"))))
         except sqlite3.Error:
             pass
 
@@ -925,18 +924,3 @@ def _work(bucket: list[int]):
 
 def pair_key(lang: str, old: str | None, new: str | None) -> str:
     return f"{lang}:{old or '-'}:{new or '-'}"
-
-
-def _open_db(path: Path) -> sqlite3.Connection | None:
-    """The cache database, or None when it cannot be opened (the walk then just parses everything)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=10)
-        db.execute("PRAGMA journal_mode=WAL")  # concurrent walks read while one writes
-        db.execute("PRAGMA synchronous=NORMAL")
-        for table in ("blob", "pair", "lines"):
-            db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        db.commit()
-        return db
-    except (OSError, sqlite3.Error):
-        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_files, git, init_repo, run_cli
-from porttrack import probe as P
+from porttrack import cache as cache_mod, probe as P
 from porttrack.errors import UserError
 
 HEADER = """\
@@ -248,8 +249,9 @@ def test_missing_blob_in_tests_scope_leaves_the_scope_judged(port: Path, tmp_pat
 def test_corrupt_cache_is_rebuilt(port: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     first = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
-    (cache / "probe" / P.CACHE_FILE).write_bytes(b"not a database" * 100)
-    for extra in (cache / "probe").glob(P.CACHE_FILE + "-*"):
+    db = cache_mod.db_path(cache)
+    db.write_bytes(b"not a database" * 100)
+    for extra in cache.glob(db.name + "-*"):
         extra.unlink()
     again = scan(port, "take_new_block_ids", cache_dir=cache).counts["take_new_block_ids"]
     assert (again.code, again.raw) == (first.code, first.raw)
@@ -305,7 +307,7 @@ def test_no_identifiers_inside_numbers_or_directives(tmp_path: Path):
 
 def test_process_pool_indexes_like_one_process(port: Path, tmp_path: Path, monkeypatch):
     serial = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "a")
-    monkeypatch.setattr(P, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(importlib.import_module("porttrack.probe.scan"), "POOL_MIN_BYTES", 0)
     pooled = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "b")
     assert pooled.counts == serial.counts
 
@@ -371,7 +373,7 @@ def test_hits_are_built_when_asked_and_travel_with_a_copy(port: Path):
     import pickle
 
     c = scan(port, "take_new_block_ids").counts["take_new_block_ids"]
-    assert "_load" in c.__dict__ and c.__dict__["_load"] is not None  # counted, not yet built
+    assert c.loaded is None and c.loader is not None  # counted, not yet built
     twin = pickle.loads(pickle.dumps(c))
     assert twin.hits == c.hits and len(c.hits) == 9 and copy.copy(c).hits == c.hits
     assert twin == c

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from porttrack import symbols
+from porttrack import cache as cache_mod, symbols
 from porttrack.errors import UserError
 from porttrack.symbols import (
     Extractor,
@@ -163,7 +163,7 @@ def test_cache_by_blob_id(tmp_path):
         assert (ex.parsed, ex.cached) == (2, 0)
         ex.file_change("python", "a2", "a3")  # a2 was parsed once already in this run
         assert ex.parsed == 3
-    assert (tmp_path / "symbols").is_dir()
+    assert cache_mod.db_path(tmp_path).is_file()
     reads = []
     with Extractor(lambda sha: reads.append(sha) or blobs[sha], tmp_path) as ex:
         again = ex.file_change("python", "a1", "a2")
@@ -181,7 +181,7 @@ def test_binary_blob_is_skipped(tmp_path):
 
 
 def test_unusable_cache_only_costs_parsing(tmp_path):
-    (tmp_path / "symbols").write_text("a file where the cache folder should be")
+    cache_mod.db_path(tmp_path).mkdir()  # a folder where the cache file should be
     blobs = {"o": b"a = 1\n", "n": b"a = 2\n"}
     for _ in range(2):
         with Extractor(blobs.__getitem__, tmp_path) as ex:

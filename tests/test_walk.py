@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_files, git, init_repo
+from porttrack import cache as cache_mod
 from porttrack.errors import UserError
 from porttrack.walk import pr_of, walk
 
@@ -197,7 +198,7 @@ def test_second_walk_parses_nothing(history, tmp_path):
     repo, s = history
     first = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path)
     assert first.parsed > 0 and first.cached == 0
-    assert (tmp_path / "symbols").is_dir()
+    assert cache_mod.db_path(tmp_path).is_file()
     second = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path)
     assert second.parsed == 0 and second.cached == first.cached + sum(1 for _ in _source_changes(first))
     assert [c.symbols for c in second.commits] == [c.symbols for c in first.commits]

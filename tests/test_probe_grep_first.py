@@ -1,0 +1,143 @@
+"""Differential test: the grep-first scan (parse only files that hold an asked name) against the
+reference strategy (parse and index every file, count every hit), on generated trees and many
+symbols: raw and code counts, classes, hits and the automatic control must be identical."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import commit_files, init_repo
+
+from porttrack import codemask
+from porttrack import probe as P
+from porttrack.probe.scan import File, count
+
+WORDS = ["block", "cache", "kv", "slot", "zero", "page", "table", "free", "alloc", "sched"]
+
+
+def _names(rng: random.Random, n: int) -> list[str]:
+    out = sorted({f"{rng.choice(WORDS)}_{rng.choice(WORDS)}{rng.randrange(40)}" for _ in range(n)})
+    return out + ["_" + out[0], "Kv" + out[1].title().replace("_", "")]
+
+
+def _cpp(rng: random.Random, names: list[str], n: int) -> str:
+    cls = rng.choice(names).title().replace("_", "")
+    out = [f"// file {n}: {rng.choice(names)} noted", "#include <vector>", "namespace vllm {", f"class {cls} {{", " public:"]
+    for _ in range(rng.randrange(3, 25)):
+        a, b, c = rng.choice(names), rng.choice(names), rng.choice(names)
+        r = rng.random()
+        if r < 0.12:
+            out.append(f"  // {a} is called by {b}")
+        elif r < 0.2:
+            out.append(f'  const char* k_{a} = "{b} {c}";')
+        elif r < 0.25:
+            out += ["#if 0", f"  void dead_{a}() {{ {b}(); }}", "#endif"]
+        elif r < 0.3:
+            out += [f"  int {a}(int n) {{ return n ? {a}(n - 1) : 0; }}"]  # a delegation to itself
+        elif r < 0.35:
+            out += [f"  struct {a.title()};", f"  {a.title()}* p_{b} = nullptr;"]
+        elif r < 0.4:
+            out += [f"  /* {a}\n     {b} */ int x{rng.randrange(99)}_{c} = 0xabc{rng.randrange(9)};"]
+        else:
+            out += [f"  std::vector<int> {a}(int n) {{", f"    auto x = {b}(n) + this->{c}(n - 1);",
+                    f"    return x > 0 ? {rng.choice(names)}(x) : {{}};", "  }"]
+    out += ["};", "}  // namespace vllm", ""]
+    return "\n".join(out)
+
+
+def _py(rng: random.Random, names: list[str]) -> str:
+    a, b, c = rng.sample(names, 3)
+    return f'# {a} here\n"""{b} in a docstring"""\n\n\nclass Mgr:\n    def {a}(self):\n        return [m.{a}() for m in self.{c}]\n\n\ndef {b}(mgr):\n    return mgr.{a}()\n'
+
+
+def _tree(tmp_path: Path, seed: int) -> tuple[Path, list[str]]:
+    rng = random.Random(seed)
+    names = _names(rng, 60)
+    files: dict[str, str | bytes] = {}
+    for n in range(40):
+        top = rng.choice(["src", "include", "src/deep", "tests"])
+        files[f"{top}/f{n}.{'h' if top == 'include' else 'cpp'}"] = _cpp(rng, names, n)
+    for n in range(5):
+        files[f"src/py/m{n}.py"] = _py(rng, names)
+    files["src/notes.txt"] = " ".join(rng.sample(names, 8)) + "\n"  # no grammar: raw only
+    files["include/a_first.h"] = "// nothing defined here\nint;\n"  # the scope's first file defines nothing
+    files["src/blob.bin"] = b"\x00\x01" + names[0].encode()
+    files["src/latin.cpp"] = ("int " + names[1] + " = 1; // caf\xe9\n").encode("latin-1")  # not UTF-8
+    files["src/.hidden/h.cpp"] = f"int {names[2]}();\n"
+    files["docs/out.md"] = names[3] + "\n"  # out of scope
+    repo = init_repo(tmp_path / f"port{seed}")
+    commit_files(repo, files, "generated")
+    return repo, names + ["absent_one", "absent_two", "_"]
+
+
+def _reference(repo: Path, symbols: list[str], scope: list[str], tests: list[str]) -> tuple[dict, str | None]:
+    """Counts and hits of every symbol by indexing every file fully (the strategy before grep-first)."""
+    from porttrack.probe.listing import hidden, under
+
+    paths = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
+    idx: list[tuple[File, codemask.FileIndex]] = []
+    for p in paths:
+        if not under(p, scope + tests) or hidden(p, scope + tests):
+            continue
+        data = (repo / p).read_bytes()
+        if b"\0" in data[:8000]:
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        f = File(p, "", codemask.lang_for(p), data, scoped=under(p, scope), test=under(p, tests))
+        idx.append((f, codemask.index_file(data, f.lang)))
+    first = next((fi.first_def[0] for f, fi in idx if f.scoped and fi.first_def), None)
+    out = {}
+    for s in [*symbols, *([first] if first else [])]:
+        vs = P.variants(s)
+        groups = [(f.path, v, fi.occurrences[v], f) for f, fi in idx for v in vs if v in fi.occurrences]
+        out[s] = count(s, "word", vs, groups, [])
+    return out, first
+
+
+def _same(got: P.Count, want: P.Count) -> None:
+    assert got.numbers() == want.numbers(), got.symbol
+    key = lambda h: (h.path, h.line, h.col, h.kind, h.why, h.name)  # noqa: E731
+    assert [key(h) for h in got.hits] == [key(h) for h in want.hits], got.symbol
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_grep_first_equals_indexing_everything(tmp_path: Path, seed: int):
+    repo, symbols = _tree(tmp_path, seed)
+    scope, tests = ["src", "include"], ["tests"]
+    want, first = _reference(repo, symbols, scope, tests)
+    cache = tmp_path / "cache"
+    half = symbols[::2]
+    for kw, syms in ((dict(), half), (dict(), half), (dict(), symbols), (dict(rev="HEAD"), symbols), (dict(), symbols)):
+        s = P.scan(repo, syms, scope=scope, tests_scope=tests, cache_dir=cache, **kw)
+        assert s.auto_control.get("word") == first
+        for sym in syms:
+            _same(s.counts[sym], want[sym])
+        if first:
+            _same(s.control_counts.get(first) or s.counts[first], want[first])
+        assert s.binary == ["src/blob.bin"] and [i.split(":")[0] for i in s.incomplete] == ["src/latin.cpp"]
+
+
+def test_a_warm_scan_parses_nothing_and_a_cold_one_parses_only_candidates(tmp_path: Path):
+    repo, symbols = _tree(tmp_path, 4)
+    cache = tmp_path / "cache"
+    rare = "only_here_once"
+    commit_files(repo, {"src/zz_rare.cpp": f"int {rare}();\n"}, "rare")
+    cold = P.scan(repo, [rare], scope=["src", "include"], cache_dir=cache)
+    # the rare name's file, the scope's first files up to one that defines something (the
+    # automatic control) and the files that hold the control's name: not the rest of the tree
+    control = cold.auto_control["word"]
+    holders = sum(1 for p in (repo / "src").rglob("*.cpp") if control in p.read_text(errors="replace")) \
+        + sum(1 for p in (repo / "include").rglob("*.h") if control in p.read_text(errors="replace"))
+    assert cold.parsed <= 3 + holders < cold.files_scanned and cold.counts[rare].definitions == 1
+    for syms in ([rare], symbols):
+        P.scan(repo, syms, scope=["src", "include"], cache_dir=cache)
+        warm = P.scan(repo, syms, scope=["src", "include"], cache_dir=cache)
+        assert warm.parsed == 0
+    other = tmp_path / "cache2"
+    assert P.scan(repo, symbols, scope=["src", "include"], cache_dir=other, rev="HEAD").parsed > 0
+    assert P.scan(repo, symbols, scope=["src", "include"], cache_dir=other, rev="HEAD").parsed == 0
