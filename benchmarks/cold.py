@@ -45,8 +45,8 @@ _spec.loader.exec_module(bench_audit)  # type: ignore[union-attr]
 GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
 
 
-def run(cmd: list[str], env: dict, cwd: Path) -> tuple[float, int, int]:
-    """(seconds, exit code, peak RSS in MiB) of one process."""
+def run(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS in MiB) of one process (and the children it waited for)."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -56,26 +56,36 @@ def run(cmd: list[str], env: dict, cwd: Path) -> tuple[float, int, int]:
     rc = os.waitstatus_to_exitcode(status)
     if rc not in (0, 1):
         sys.exit(f"{' '.join(cmd[:6])} … exited {rc}:\n{err[-2000:]}")
-    return elapsed, rc, usage.ru_maxrss // 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
 
 
-def grep_pass(tree: Path, names: list[str], scope: list[str]) -> float:
+def grep_pass(tree: Path, names: list[str], scope: list[str]) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of one `git grep -c -w -E` alternation pass."""
     cmd = ["git", "-C", str(tree), "grep", "-c", "-w", "-E", "|".join(names), "--", *scope]
-    return statistics.median(run(cmd, dict(os.environ), tree)[0] for _ in range(3))
+    runs = [run(cmd, dict(os.environ), tree) for _ in range(3)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def cold_warm(cmd: list[str], env: dict, cwd: Path, work: Path, repeat: int) -> tuple[float, float, int]:
-    """Median cold and warm seconds, and the peak RSS of the cold runs (MiB)."""
+def cold_warm(cmd: list[str], env: dict, cwd: Path, work: Path, repeat: int) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Median (wall, CPU) seconds cold and warm, and the peak RSS of the cold runs (MiB)."""
     cold, warm, rss = [], [], 0
     for i in range(repeat):
         cache = work / f"cache-{time.monotonic_ns()}-{i}"
         e = dict(env, PORTTRACK_CACHE_DIR=str(cache))
-        t, _, m = run(cmd, e, cwd)
-        cold.append(t)
+        t, cpu, m = run(cmd, e, cwd)
+        cold.append((t, cpu))
         rss = max(rss, m)
-        warm.append(run(cmd, e, cwd)[0])
+        warm.append(run(cmd, e, cwd)[:2])
         shutil.rmtree(cache, ignore_errors=True)
-    return statistics.median(cold), statistics.median(warm), rss
+    med = lambda xs: (statistics.median(x[0] for x in xs), statistics.median(x[1] for x in xs))  # noqa: E731
+    return med(cold), med(warm), rss
+
+
+def line(what: str, cold, warm, g, rss: int) -> str:
+    """One result line: wall seconds and ratio to git grep, then the same in CPU seconds."""
+    return (f"{what}: cold {cold[0]:6.2f} s ({cold[0] / g[0]:5.1f}x grep), warm {warm[0]:5.2f} s ({warm[0] / g[0]:5.1f}x); "
+            f"git grep {g[0]:.3f} s | cpu: cold {cold[1]:5.2f} s ({cold[1] / max(g[1], 0.01):5.1f}x), "
+            f"warm {warm[1]:5.2f} s, grep {g[1]:.3f} s | peak {rss} MiB")
 
 
 def replicate(src: Path, scope: list[str], times: int, dest: Path) -> Path:
@@ -161,7 +171,7 @@ def main() -> None:
     ap.add_argument("--porttrack", type=Path, default=REPO, help="the porttrack checkout to time (default: this one)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gates", type=int, nargs="+", default=[3, 50, 600])
-    ap.add_argument("--no-compare", action="store_true", help="skip the in-process strategy comparison")
+    ap.add_argument("--only", nargs="+", choices=["check", "probe", "audit", "compare"], default=["check", "probe", "audit", "compare"])
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="porttrack-cold-"))
@@ -181,38 +191,43 @@ def main() -> None:
     print(f"tree {tree} scope {' '.join(scope)}: {len(files)} files, {size / 1e6:.1f} MB; porttrack {args.porttrack}; "
           f"median of {args.repeat}")
 
-    for n in args.gates:
+    for n in args.gates if "check" in args.only else []:
         names = symbols[1 : n + 1]
         q = tree / "queue" / f"bench-{n}.toml"
         q.parent.mkdir(exist_ok=True)
         q.write_text(check_queue(names, control))
         (work / f"check-{n}.toml").write_text(config(tree, scope, q.relative_to(tree)))
         cold, warm, rss = cold_warm([*py, "check", "--config", str(work / f"check-{n}.toml")], env, work, work, args.repeat)
-        g = grep_pass(tree, [*names, control], scope)
-        print(f"check {n:>3} gates: cold {cold:6.2f} s ({cold / g:5.1f}x grep)  warm {warm:5.2f} s ({warm / g:5.1f}x)  "
-              f"git grep {g:.3f} s  peak {rss} MiB")
+        print(line(f"check {n:>3} gates", cold, warm, grep_pass(tree, [*names, control], scope), rss), flush=True)
 
     names = symbols[:300]
-    cold, warm, rss = cold_warm([*py, "probe", *[a for s in scope for a in ("--scope", s)], *names], env, tree, work, args.repeat)
-    g = grep_pass(tree, names, scope)
-    print(f"probe 300 symbols: cold {cold:6.2f} s ({cold / g:5.1f}x grep)  warm {warm:5.2f} s ({warm / g:5.1f}x)  "
-          f"git grep {g:.3f} s  peak {rss} MiB")
-
-    present = [s for s in symbols if not s.startswith("absent_")]
-    qa = tree / "queue" / "audit.toml"
-    qa.write_text(bench_audit.queue_text(present, [f"AbsentThing{i}" for i in range(60)], 150))
-    (work / "audit-cfg.toml").write_text(config(tree, scope, qa.relative_to(tree)))
-    cold, warm, rss = cold_warm([*py, "audit", "--config", str(work / "audit-cfg.toml")], env, work, work, args.repeat)
-    text = qa.read_text()
-    names_a = sorted({n for line in text.splitlines() if line.startswith(("added =", "changed =", "uses ="))
-                      for n in json.loads(line.split("=", 1)[1])})
-    g = grep_pass(tree, names_a, scope)
-    print(f"audit 150 entries ({len(names_a)} names): cold {cold:6.2f} s ({cold / g:5.1f}x grep)  warm {warm:5.2f} s ({warm / g:5.1f}x)  "
-          f"git grep {g:.3f} s  peak {rss} MiB")
-
-    if not args.no_compare:
+    if "probe" in args.only:
+        probe_bench(py, env, tree, scope, names, work, args.repeat)
+    if "audit" in args.only:
+        audit_bench(py, env, tree, scope, symbols, work, args.repeat)
+    if "compare" in args.only:
         print(compare_strategies(tree, names, scope, work))
     shutil.rmtree(work, ignore_errors=True)
+
+
+def probe_bench(py: list[str], env: dict, tree: Path, scope: list[str], names: list[str], work: Path, repeat: int) -> None:
+    (work / "probe.toml").write_text(config(tree, scope, Path("queue/none.toml")))
+    cmd = [*py, "probe", "--config", str(work / "probe.toml"), *[a for s in scope for a in ("--scope", s)], *names]
+    cold, warm, rss = cold_warm(cmd, env, tree, work, repeat)
+    print(line("probe 300 symbols", cold, warm, grep_pass(tree, names, scope), rss), flush=True)
+
+
+def audit_bench(py: list[str], env: dict, tree: Path, scope: list[str], symbols: list[str], work: Path, repeat: int) -> None:
+    present = [s for s in symbols if not s.startswith("absent_")]
+    qa = tree / "queue" / "audit.toml"
+    qa.parent.mkdir(exist_ok=True)
+    qa.write_text(bench_audit.queue_text(present, [f"AbsentThing{i}" for i in range(60)], 150))
+    (work / "audit-cfg.toml").write_text(config(tree, scope, qa.relative_to(tree)))
+    cold, warm, rss = cold_warm([*py, "audit", "--config", str(work / "audit-cfg.toml")], env, work, work, repeat)
+    text = qa.read_text()
+    names_a = sorted({n for ln in text.splitlines() if ln.startswith(("added =", "changed =", "uses ="))
+                      for n in json.loads(ln.split("=", 1)[1])})
+    print(line(f"audit 150 entries ({len(names_a)} names)", cold, warm, grep_pass(tree, names_a, scope), rss), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import xml.etree.ElementTree as ET
-from importlib import resources
 
 from rich.console import Console
 from rich.markup import escape
@@ -120,6 +118,8 @@ def github(result: CheckResult) -> str:
 
 def sarif_schema() -> dict:
     """The SARIF 2.1.0 JSON schema shipped with porttrack (OASIS errata01), for validating output offline."""
+    from importlib import resources  # sarif only
+
     return json.loads(resources.files("porttrack").joinpath("data/sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
 
@@ -198,6 +198,8 @@ def junit(result: CheckResult) -> str:
         by_check.setdefault(f.check or f.subject, []).append(f)
     names = list(result.checks) + [c for c in by_check if c not in result.checks]
     failures = sum(1 for c in names if c in by_check)
+    import xml.etree.ElementTree as ET  # junit only
+
     suites = ET.Element("testsuites", name="porttrack check", tests=str(len(names)), failures=str(failures), errors="0")
     suite = ET.SubElement(
         suites, "testsuite", name=f"porttrack check {result.queue_path}", tests=str(len(names)),

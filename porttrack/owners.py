@@ -6,17 +6,22 @@ and links that may themselves contain pipes.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
 from porttrack.config import inside
 from porttrack.errors import UserError
 
-_md = MarkdownIt("commonmark").enable("table")
+
+
+@functools.lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt  # only commands that read matrices pay for the import
+
+    return MarkdownIt("commonmark").enable("table")
 
 
 @dataclass
@@ -50,7 +55,7 @@ def parse_matrix(rel: str, text: str, *, id_pattern: str) -> list[Row]:
     """Rows of every table in one matrix whose first cell is an ID; other tables (summaries) are skipped."""
     idre = re.compile(id_pattern)
     rows: list[Row] = []
-    tokens = _md.parse(text)
+    tokens = _md().parse(text)
     headers: list[str] = []
     cells: list[str] = []
     in_head = False

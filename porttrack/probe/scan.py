@@ -513,7 +513,7 @@ def _search(ctx: Ctx, store: Store, reader: Reader, files: Files, idents: list[s
         if need and bid not in jobs:
             jobs[bid] = (files.get(i), need)
     failed = len(incomplete)
-    patterns = {need: codemask.words_pattern(list(need)) for need in {n for _, n in jobs.values()}}
+    patterns = {need: codemask.Words(list(need)) for need in {n for _, n in jobs.values()}}
     reader.preload([f for f, _ in jobs.values()], incomplete)
     found: dict[int, tuple[File, dict[str, list[int]]]] = {}
     for bid, (f, need) in jobs.items():
@@ -521,7 +521,7 @@ def _search(ctx: Ctx, store: Store, reader: Reader, files: Files, idents: list[s
         if not reader.load(f, incomplete):
             continue
         assert f.data is not None
-        hits = codemask.words(f.data, patterns[need])
+        hits = patterns[need].find(f.data)
         if hits:
             found[bid] = (f, hits)
         elif fresh and f.disk:

@@ -1,0 +1,133 @@
+"""The parse cache (porttrack/cache.py): damaged, foreign, unwritable or planted caches never stop a
+run, never run code, never change a count; each costs one warning line. Through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_files, init_repo, run_cli
+from porttrack import cache as cache_mod
+
+SRC = """\
+namespace vllm {
+struct Zeroer { void zero_blocks(int n); };
+void Zeroer::zero_blocks(int n) { (void)n; }
+void run(Zeroer& z) { z.zero_blocks(1); z.zero_blocks(2); }
+}  // namespace vllm
+"""
+
+
+@pytest.fixture
+def port(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "port")
+    commit_files(repo, {
+        "src/zero.cpp": SRC,
+        "porttrack.toml": '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = "../cache"\n',
+    }, "port")
+    return repo
+
+
+def probe_json(port: Path) -> tuple[dict, str]:
+    proc = run_cli("probe", "zero_blocks", "--json", cwd=port, check_rc=0)
+    got = json.loads(proc.stdout)
+    got = got[0] if isinstance(got, list) else got
+    return {k: got[k] for k in ("code", "raw", "definitions", "consumers", "status")}, proc.stderr
+
+
+def db(port: Path) -> Path:
+    return cache_mod.db_path(port.parent / "cache")
+
+
+def warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("porttrack: warning:")]
+
+
+def test_garbage_and_truncated_caches_are_rebuilt_with_one_warning(port: Path):
+    want, err = probe_json(port)
+    assert want["code"] == 4 and warnings(err) == []
+    for damage in (lambda p: p.write_bytes(b"not a database" * 300), lambda p: p.write_bytes(p.read_bytes()[: 4096 + 100])):
+        damage(db(port))
+        for extra in db(port).parent.glob(db(port).name + "-*"):
+            extra.unlink()
+        got, err = probe_json(port)
+        assert got == want
+        assert len(warnings(err)) == 1 and "was damaged" in err and "rebuilt" in err
+        assert probe_json(port) == (want, "")  # rebuilt: quiet again
+
+
+def test_a_cache_of_another_schema_version_is_rebuilt(port: Path):
+    want, _ = probe_json(port)
+    with sqlite3.connect(db(port)) as c:
+        c.execute("PRAGMA user_version = 99")
+    got, err = probe_json(port)
+    assert got == want and "schema version 99" in err and len(warnings(err)) == 1
+
+
+def test_rows_that_do_not_add_up_are_caught_not_counted(port: Path):
+    want, _ = probe_json(port)
+    with sqlite3.connect(db(port)) as c:
+        n = c.execute("UPDATE occ SET raw = raw - 1, code = code - 1 WHERE ident = 'zero_blocks'").rowcount
+    assert n == 1
+    got, err = probe_json(port)
+    assert got == want and "was damaged" in err
+
+
+def test_a_planted_pickle_is_data_not_code(port: Path, tmp_path: Path):
+    marker = tmp_path / "pwned"
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    want, _ = probe_json(port)
+    payload = pickle.dumps(Boom())
+    with sqlite3.connect(db(port)) as c:
+        for table, col in (("prepared", "data"), ("prepared", "rows"), ("listing", "data")):
+            c.execute(f"UPDATE {table} SET {col} = ?", (payload,))
+    got, err = probe_json(port)
+    assert got == want and not marker.exists() and "was damaged" in err
+
+
+def test_an_unwritable_cache_runs_without_one(port: Path):
+    db(port).parent.mkdir(parents=True, exist_ok=True)
+    db(port).mkdir()  # a folder where the file should be: it cannot be opened or written
+    got, err = probe_json(port)
+    assert got["code"] == 4 and "cannot be written" in err and "running without a cache" in err and len(warnings(err)) == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")
+def test_a_read_only_cache_degrades_to_no_caching(port: Path):
+    want, _ = probe_json(port)
+    folder = db(port).parent
+    for p in [folder, *folder.iterdir()]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        got, err = probe_json(port)
+    finally:
+        for p in [folder, *folder.iterdir()]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    assert got == want and "running without a cache" in err
+
+
+def test_a_cache_folder_tracked_in_the_port_is_warned_about(port: Path):
+    (port / "porttrack.toml").write_text('[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = ".ptcache"\n')
+    probe_json(port)
+    commit_files(port, {".ptcache/README": "committed by mistake\n"}, "cache in git")
+    _, err = probe_json(port)
+    assert "inside the port and tracked by git" in err and len(warnings(err)) == 1
+
+
+def test_a_catastrophic_regex_cannot_hang_a_probe(port: Path):
+    commit_files(port, {"src/evil.txt": "a" * 40 + "b\n"}, "evil")
+    t = time.monotonic()
+    proc = run_cli("probe", "--regex", "(a+)+$", "--json", cwd=port, check_rc=0)
+    assert time.monotonic() - t < 60 and json.loads(proc.stdout)
+    proc = run_cli("probe", "--regex", "zero(?=_blocks)", cwd=port, check_rc=2)
+    assert "does not compile with RE2" in proc.stderr and "Traceback" not in proc.stderr
