@@ -131,3 +131,18 @@ def test_a_catastrophic_regex_cannot_hang_a_probe(port: Path):
     assert time.monotonic() - t < 60 and json.loads(proc.stdout)
     proc = run_cli("probe", "--regex", "zero(?=_blocks)", cwd=port, check_rc=2)
     assert "does not compile with RE2" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_probe_never_reads_through_a_folder_replaced_by_a_link(port: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.cpp").write_text("struct Zeroer { void zero_blocks(int n); }; int secret_leak = zero_blocks;\n")
+    commit_files(port, {"src/sys/leak.cpp": "int inside_only;\n"}, "sys")
+    (port / "src" / "sys" / "leak.cpp").unlink()
+    (port / "src" / "sys").rmdir()
+    os.symlink(outside, port / "src" / "sys")  # rm -rf src/sys; ln -s OUTSIDE src/sys
+    proc = run_cli("probe", "zero_blocks", "secret_leak", "--json", cwd=port)
+    got = {p["symbol"]: p for p in json.loads(proc.stdout)}
+    assert got["zero_blocks"]["code"] == 4  # the file inside the root is read: the count is the port's own
+    assert got["secret_leak"]["raw"] == 0 and "secret_leak" not in proc.stdout.replace('"secret_leak"', "")
+    assert any("src/sys/leak.cpp" in i for i in got["zero_blocks"]["incomplete"])

@@ -141,3 +141,19 @@ def test_a_warm_scan_parses_nothing_and_a_cold_one_parses_only_candidates(tmp_pa
     other = tmp_path / "cache2"
     assert P.scan(repo, symbols, scope=["src", "include"], cache_dir=other, rev="HEAD").parsed > 0
     assert P.scan(repo, symbols, scope=["src", "include"], cache_dir=other, rev="HEAD").parsed == 0
+
+
+def test_a_cache_restored_into_a_fresh_clone_parses_nothing(tmp_path: Path):
+    import shutil
+    import subprocess
+
+    repo, symbols = _tree(tmp_path, 5)
+    cache = tmp_path / "cache"
+    first = P.scan(repo, symbols, scope=["src", "include"], cache_dir=cache)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    restored = tmp_path / "restored"  # what a CI cache step puts back
+    shutil.copytree(cache, restored)
+    again = P.scan(clone, symbols, scope=["src", "include"], cache_dir=restored)
+    assert again.parsed == 0 < first.parsed
+    assert [again.counts[s].numbers() for s in symbols] == [first.counts[s].numbers() for s in symbols]

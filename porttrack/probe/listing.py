@@ -6,10 +6,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from pathlib import Path, PurePosixPath
 
-from porttrack import gitio, globs
+from porttrack import gitio, globs, paths
 from porttrack.errors import UserError
 from porttrack.probe.model import Tree
 
@@ -73,15 +72,17 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def read_worktree(root: Path, rel: str) -> bytes | None:
-    """A working-tree file's bytes; None for a link, a submodule or anything not a regular file.
-
-    Links are not followed, so nothing outside the root is read through one."""
-    full = os.path.join(root, rel)
-    if not stat.S_ISREG(os.lstat(full).st_mode):
+def read_worktree(tree: paths.Tree, rel: str) -> bytes | None:
+    """A working-tree file's bytes; None for a link or anything not a regular file (links are not
+    followed). `paths.Outside` when a folder on its way leads out of the root: nothing outside the
+    root is read, whatever replaced a tracked folder."""
+    real = tree.resolve(rel)
+    if os.path.islink(os.path.join(tree.root, rel)):
         return None
-    with open(full, "rb") as fh:
-        return fh.read()
+    try:
+        return paths.read_file(real)
+    except IsADirectoryError:  # a FIFO, a socket, a device or a folder: refused before a read can block
+        return None
 
 
 def list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str | None]:

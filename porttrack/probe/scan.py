@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 
 from porttrack import cache as cache_mod
-from porttrack import codemask, gitio
+from porttrack import codemask, gitio, paths
 from porttrack.errors import UserError
 from porttrack.probe import listing as L
 from porttrack.probe.model import Count, Hit, Row, Scan, Tree, variants
@@ -92,10 +92,13 @@ def _decode_problem(data: bytes) -> str | None:
     return None
 
 
-def _read_file(root: Path, p: str, incomplete: list[str]) -> File | None:
+def _read_file(tree: paths.Tree, p: str, incomplete: list[str]) -> File | None:
     """A working-tree file git does not vouch for: read and hashed (None: gone, a link or unreadable)."""
     try:
-        data = L.read_worktree(root, p)
+        data = L.read_worktree(tree, p)
+    except paths.Outside:
+        incomplete.append(f"{p}: not read, a folder on its path leads outside the port root")
+        return None
     except FileNotFoundError:
         return None  # deleted in the working tree
     except OSError as e:
@@ -114,6 +117,7 @@ class Reader:
 
     def __init__(self, root: Path):
         self.root = root
+        self.tree = paths.Tree(root)
         self.cat: gitio.CatFile | None = None
 
     def preload(self, files: list[File], incomplete: list[str]) -> None:
@@ -135,7 +139,9 @@ class Reader:
             return True
         if f.disk:
             try:
-                data = L.read_worktree(self.root, f.path)
+                data = L.read_worktree(self.tree, f.path)
+            except paths.Outside:
+                data, why = None, "not read, a folder on its path leads outside the port root"
             except OSError as e:
                 data, why = None, f"unreadable ({e.strerror})"
             else:
@@ -369,7 +375,7 @@ def _classify(ctx: Ctx, store: Store | None, tree: Tree, shas: dict[str, str | N
     missing = [s for s in unlisted if not L.exists(root, s, tree)]
     if store is None:  # no scope at all: nothing to read or count
         store = Store(ctx.cache_dir)
-    paths: list[str] = []
+    scanned: list[str] = []
     left_out: list[tuple[str, bool]] = []  # (path, excluded rather than hidden)
     for p in all_paths:
         if excl and any(r.fullmatch(p) for r in excl):
@@ -377,19 +383,19 @@ def _classify(ctx: Ctx, store: Store | None, tree: Tree, shas: dict[str, str | N
         elif L.hidden(p, wanted):
             left_out.append((p, False))
         else:
-            paths.append(p)
+            scanned.append(p)
     excluded = sum(1 for _, ex in left_out if ex)
     files: list[File] = []
     incomplete: list[str] = []
-    for p in paths:
+    reader = Reader(root)
+    for p in scanned:
         sha = shas[p]
         if sha is not None:
             files.append(File(p, sha, codemask.lang_for(p), disk=tree.rev is None))
         else:
-            f = _read_file(root, p, incomplete)
+            f = _read_file(reader.tree, p, incomplete)
             if f is not None:
                 files.append(f)
-    reader = Reader(root)
     try:
         rows, kept = _rows(ctx, store, reader, files, incomplete)
         files_ = Files(rows, [i for i, r in enumerate(rows) if r.problem is None], kept, ctx.disk)
@@ -403,7 +409,7 @@ def _classify(ctx: Ctx, store: Store | None, tree: Tree, shas: dict[str, str | N
                 "left_out": [p for p, _ in left_out], "pending": [], "summary": _summary(rows)}
         lst = store.store_prepared(prep_key, info, rows)
     elif prep_key and index_shas:
-        _prepare_index(store, prep_key, rows, paths, left_out, index_shas, ctx.scope, ctx.tests)
+        _prepare_index(store, prep_key, rows, scanned, left_out, index_shas, ctx.scope, ctx.tests)
     return _finish(ctx, store, rows, kept, lst, incomplete, missing, excluded, len(left_out) - excluded, tree,
                    reader=reader, covered=lst)
 
@@ -526,6 +532,15 @@ def _search(ctx: Ctx, store: Store, reader: Reader, files: Files, idents: list[s
             found[bid] = (f, hits)
         elif fresh and f.disk:
             f.data = None  # not needed again: keep memory flat on a big tree
+    # a name found in a file always has a row once classed there: skip what another scan (another
+    # file set, another clone with this cache restored) already classed
+    have = store.stored(sorted({w for _, hits in found.values() for w in hits}), set(found))
+    for bid, (f, hits) in list(found.items()):
+        hits = {w: offs for w, offs in hits.items() if (w, bid) not in have}
+        if hits:
+            found[bid] = (f, hits)
+        else:
+            del found[bid]
     classed = _classify_all([(f.data, f.lang, hits) for f, hits in found.values()], ctx.progress)  # type: ignore[misc]
     ctx.parsed += sum(1 for f, _ in found.values() if f.lang)
     store.add_occurrences([occ_row(w, bid, a) for bid, got in zip(found, classed) for w, a in got.items()])
@@ -591,6 +606,7 @@ def _patched(ctx: Ctx, store: Store, lst: int, info: dict, old: list[Row], chang
     incomplete: list[str] = []
     drop: set[int] = set()
     files: list[File] = []
+    reader = Reader(ctx.root)
     for p, _ in changed:
         if p in at:
             drop.add(at[p])
@@ -602,10 +618,9 @@ def _patched(ctx: Ctx, store: Store, lst: int, info: dict, old: list[Row], chang
         elif L.hidden(p, wanted):
             hidden += 1
             continue
-        f = _read_file(ctx.root, p, incomplete)
+        f = _read_file(reader.tree, p, incomplete)
         if f is not None:
             files.append(f)
-    reader = Reader(ctx.root)
     try:
         new_rows, new_kept = _rows(ctx, store, reader, files, incomplete)
         rows = [r for n, r in enumerate(old) if n not in drop] + new_rows

@@ -79,6 +79,15 @@ class Store:
             with self._write():
                 self.db.executemany("INSERT OR IGNORE INTO occ VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
+    def stored(self, idents: list[str], bids: set[int]) -> set[tuple[str, int]]:
+        """(identifier, cache id) pairs among these whose occurrences are already stored."""
+        out: set[tuple[str, int]] = set()
+        for i in range(0, len(idents), 500):
+            chunk = idents[i : i + 500]
+            q = f"SELECT ident, blob FROM occ WHERE ident IN ({','.join('?' * len(chunk))})"
+            out.update(r for r in self.db.execute(q, chunk) if r[1] in bids)
+        return out
+
     def searched(self, lst: int, idents: list[str]) -> set[str]:
         """Of `idents`, those already looked for in every file of stored file set `lst`."""
         out: set[str] = set()
