@@ -146,3 +146,33 @@ def test_probe_never_reads_through_a_folder_replaced_by_a_link(port: Path, tmp_p
     assert got["zero_blocks"]["code"] == 4  # the file inside the root is read: the count is the port's own
     assert got["secret_leak"]["raw"] == 0 and "secret_leak" not in proc.stdout.replace('"secret_leak"', "")
     assert any("src/sys/leak.cpp" in i for i in got["zero_blocks"]["incomplete"])
+
+
+def test_ci_cache_recipe(port: Path, tmp_path: Path):
+    """docs/ci.md's recipe: key on the schema and the tree, save after a run, restore in a fresh clone."""
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT, git
+
+    schema = subprocess.run([sys.executable, "-c", "import porttrack.cache as c; print(c.SCHEMA)"], capture_output=True,
+                            text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.strip()
+    key = f"porttrack-v{schema}-{git(port, 'rev-parse', 'HEAD^{tree}')}"
+    assert schema == str(cache_mod.SCHEMA) and len(key) == len(f"porttrack-v{schema}-") + 40
+    (port / "porttrack.toml").write_text('[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n')
+    git(port, "commit", "-qam", "no cache dir in the config: the environment names it")
+    ci_cache = tmp_path / "runner-temp" / "porttrack-cache"
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), PORTTRACK_CACHE_DIR=str(ci_cache))
+    cmd = [sys.executable, "-m", "porttrack", "probe", "zero_blocks", "Zeroer", "--json"]
+    cold = subprocess.run(cmd, cwd=port, env=env, capture_output=True, text=True, check=True)
+    saved = tmp_path / "actions-cache" / key
+    shutil.copytree(ci_cache, saved)  # the post-job save
+    clone = tmp_path / "fresh-clone"
+    subprocess.run(["git", "clone", "-q", str(port), str(clone)], check=True)
+    shutil.rmtree(ci_cache)
+    shutil.copytree(saved, ci_cache)  # the next job's restore
+    warm = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, check=True)
+    strip = lambda out: [{k: v for k, v in p.items() if k not in ("tree", "commit")} for p in json.loads(out)]  # noqa: E731
+    assert strip(warm.stdout) == strip(cold.stdout) and json.loads(cold.stdout)[0]["code"] == 4
+    assert "indexed" in cold.stderr and "indexed" not in warm.stderr  # the restored clone parsed nothing

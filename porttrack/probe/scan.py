@@ -46,7 +46,7 @@ POOL_MIN_BYTES = 4_000_000  # new source to parse before a process pool pays for
 def compile_regex(rx: str, *, text: bool = False):
     """A user's regex, compiled by RE2: over bytes (Latin-1: one byte, one character), or over str
     with `text`; `^`/`$` at every line. RE2 never backtracks, so no pattern can hang a scan; it
-    has no backreferences and no lookaround (docs/probe.md lists the syntax)."""
+    has no backreferences and no lookaround (docs/probe.md, "Regex syntax")."""
     import re2
 
     if not rx:
