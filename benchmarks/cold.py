@@ -89,7 +89,8 @@ def line(what: str, cold, warm, g, rss: int) -> str:
 
 
 def replicate(src: Path, scope: list[str], times: int, dest: Path) -> Path:
-    """A git tree with `times` copies of the scope's tracked files, each under renamed folders."""
+    """A git tree with `times` copies of the scope's tracked files, each under renamed folders and
+    with a line of its own, so every copy is a file version to parse (the cache shares none)."""
     files = subprocess.run(["git", "-C", str(src), "ls-files", "-z", "--", *scope], capture_output=True, check=True).stdout
     paths = [p for p in files.decode().split("\0") if p]
     dest.mkdir(parents=True)
@@ -99,9 +100,10 @@ def replicate(src: Path, scope: list[str], times: int, dest: Path) -> Path:
             out = dest / top / f"copy{k}" / rest
             out.parent.mkdir(parents=True, exist_ok=True)
             try:
-                shutil.copyfile(src / p, out)
+                data = (src / p).read_bytes()
             except OSError:
                 continue  # a link or a submodule
+            out.write_bytes(data + f"\n// copy {k}\n".encode())  # a blob of its own: parsed, not deduplicated
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "replicated"]):
         subprocess.run(["git", "-C", str(dest), *args], check=True, env=GIT_ENV, stdout=subprocess.DEVNULL)
     return dest
