@@ -24,22 +24,31 @@ class Hit:
         return f"{self.path}:{self.line}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)
 class Count:
     symbol: str  # as asked (upstream name or regex)
     form: str  # "word" or "regex"
     variants: list[str]  # the identifiers actually searched (or the regex)
-    code: int = 0  # code hits in the scope
-    raw: int = 0  # all hits in the scope, comments and strings included
-    files: int = 0  # scope files with a code hit
-    definitions: int = 0  # code hits in the scope that are the declared name
-    tests: int = 0  # code hits under the tests scope
-    consumers: int = 0  # code hits in the scope: not tests, not definitions, not delegations
-    delegations: int = 0
+    code: int  # code hits in the scope
+    raw: int  # all hits in the scope, comments and strings included
+    files: int  # scope files with a code hit
+    definitions: int  # code hits in the scope that are the declared name
+    tests: int  # code hits under the tests scope
+    consumers: int  # code hits in the scope: not tests, not definitions, not delegations
+    delegations: int
     # Every hit in scope and tests scope, by path and line. A scan counts words in SQL and leaves
     # `loader` to build the Hit objects when `hits` is first read (most gates never read them).
     loaded: list[Hit] | None = field(default=None, repr=False)
     loader: Callable[[], list[Hit]] | None = field(default=None, repr=False)
+
+    def __init__(self, symbol: str, form: str, variants: list[str], code: int = 0, raw: int = 0, files: int = 0,
+                 definitions: int = 0, tests: int = 0, consumers: int = 0, hits: list[Hit] | None = None,
+                 delegations: int = 0, *, loader: Callable[[], list[Hit]] | None = None):
+        self.symbol, self.form, self.variants = symbol, form, variants
+        self.code, self.raw, self.files, self.definitions = code, raw, files, definitions
+        self.tests, self.consumers, self.delegations = tests, consumers, delegations
+        self.loaded = None if hits is None and loader is not None else list(hits or [])
+        self.loader = loader
 
     @property
     def hits(self) -> list[Hit]:

@@ -727,8 +727,8 @@ def _word_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, lst: int,
     counts = {}
     for n, sym in enumerate(order):
         raw, code, nfiles, defs, tests, cons, dele = totals.get(n, zero)
-        counts[sym] = Count(sym, "word", word_names[sym], code, raw, nfiles, defs, tests, cons, dele,
-                            loader=partial(hits.load, sym, word_names[sym]))
+        counts[sym] = Count(sym, "word", word_names[sym], code=code, raw=raw, files=nfiles, definitions=defs, tests=tests,
+                            consumers=cons, delegations=dele, loader=partial(hits.load, sym, word_names[sym]))
     return counts
 
 
@@ -876,7 +876,7 @@ def count(symbol: str, form: str, vs: list[str], groups: list[tuple], where: lis
 
     `name` is one string, or a list with one per hit (a regex's matched texts). `where` gets
     (file, offset) for each hit, for the source lines."""
-    c = Count(symbol, form, vs, loaded=[])
+    c = Count(symbol, form, vs, hits=[])
     hits, files = c.hits, set()
     groups.sort(key=lambda g: g[0])
     n = 0
