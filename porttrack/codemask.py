@@ -194,8 +194,8 @@ _DECLARATOR_LEAVES = {"identifier", "field_identifier", "type_identifier", "qual
 _NAME_DECL_PARENTS = {"enumerator", "alias_declaration", "preproc_def", "preproc_function_def", "namespace_definition"}
 _SPECS = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
 _CALL_TYPES = {"call_expression", "call"}
-_WORD_BYTE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_WORD_BYTE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100)))  # as IDENT
+_TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100)))
 
 
 def _chain(root: Node, s: int) -> list[tuple[Node, str | None]]:
@@ -323,7 +323,7 @@ class Words:
         opts.max_mem = 256 << 20  # thousands of names fit
         opts.never_capture = True
         alts = b"|".join(re.escape(w) for w in sorted(self.names, key=lambda w: (-len(w), w)))
-        self.any = re2.compile(rb"(?:^|[^0-9A-Za-z_#])(?:" + alts + rb")(?:[^0-9A-Za-z_]|$)", options=opts)
+        self.any = re2.compile(rb"(?:^|[^0-9A-Za-z_#\x80-\xff])(?:" + alts + rb")(?:[^0-9A-Za-z_\x80-\xff]|$)", options=opts)
 
     def find(self, data: bytes) -> dict[str, list[int]]:
         """Byte offsets of every token of `data` that is one of the names, by name."""
@@ -337,7 +337,7 @@ class Words:
                     offsets.append(i)
                 i = data.find(w, i + n)
             if offsets:
-                out[w.decode("ascii")] = offsets
+                out[w.decode("utf-8", "replace")] = offsets
         return out
 
 
@@ -409,7 +409,7 @@ def first_definition(data: bytes, lang: str | None) -> tuple[str, int] | None:
         m = IDENT.match(data, s)
         if m is None or m.start() != s or _noncode_at(_chain(root, s), s, data):
             continue
-        found = (m.group().decode("ascii"), data.count(b"\n", 0, s) + 1)
+        found = (m.group().decode("utf-8", "replace"), data.count(b"\n", 0, s) + 1)
         if s in def_starts:
             return found
         if first_decl is None:
