@@ -116,10 +116,12 @@ def _open(where: str, autocommit: bool) -> sqlite3.Connection:
         if where != ":memory:":
             db.execute("PRAGMA journal_mode=WAL")  # concurrent runs read while one writes
         db.execute("PRAGMA synchronous=OFF")
-        if where not in _checked:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA):
-                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA}")
+        # The version is read on every open (one cheap PRAGMA): a long-lived process (tests, an
+        # editor integration) must notice a cache that another writer replaced since its last open.
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA):
+            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA}")
+        if where not in _checked or not version:
             if version and db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
             db.execute("BEGIN IMMEDIATE")  # fails here, not mid-run, when the file cannot be written
