@@ -63,8 +63,15 @@ def score(labels: list[dict], verdicts: dict[str, str]) -> dict:
         if lab["label"] == "ported":
             ported_of += 1
             ported += v == "ported"
-    return dict(n=len(labels), exact=exact, dangerous=dangerous, falsework=falsework, ported=ported,
-                ported_of=ported_of, confusion=confusion)
+    return dict(
+        n=len(labels),
+        exact=exact,
+        dangerous=dangerous,
+        falsework=falsework,
+        ported=ported,
+        ported_of=ported_of,
+        confusion=confusion,
+    )
 
 
 def summary_line(s: dict) -> str:
@@ -96,8 +103,12 @@ def readme_paths(labels_file: Path) -> list[str]:
 
 def default_range(upstream: Path, shas: list[str]) -> str:
     """The oldest labelled commit's parent up to the newest, by upstream history order."""
-    order = subprocess.run(["git", "-C", str(upstream), "rev-list", "--no-walk=sorted", "--topo-order", *shas],
-                           capture_output=True, text=True, check=True).stdout.split()
+    order = subprocess.run(
+        ["git", "-C", str(upstream), "rev-list", "--no-walk=sorted", "--topo-order", *shas],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return f"{order[-1]}^..{order[0]}"
 
 
@@ -151,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = {by_n[r.n]: r.verdict for r in result.results if r.part is None}
         rules = {by_n[r.n]: (r.rule, r.reason) for r in result.results if r.part is None}
         s = score(labels, verdicts)
-        print(f"queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
-              f"(built in {t1 - t0:.1f} s); audit of all in {t2 - t1:.1f} s; port tree {result.tree[:12]}")
+        print(
+            f"queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
+            f"(built in {t1 - t0:.1f} s); audit of all in {t2 - t1:.1f} s; port tree {result.tree[:12]}"
+        )
         for line in getattr(result, "notices", []) or []:
             print(f"audit: {line}")
         all_v = Counter(r.verdict for r in result.results if r.part is None)

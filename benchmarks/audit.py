@@ -34,7 +34,13 @@ _spec.loader.exec_module(bench_probe)
 def queue_text(symbols: list[str], absent: list[str], n: int = 300, seed: int = 2) -> str:
     """n entries: each adds, changes or uses a few symbols; some use what earlier ones add; a series; paths that rules and rows catch."""
     rng = random.Random(seed)
-    out = ['[queue]\nname = "bench"\nupstream = "vllm-project/vllm"\npin = "' + "0" * 40 + '"\ntarget = "' + "f" * 40 + '"\n']
+    out = [
+        '[queue]\nname = "bench"\nupstream = "vllm-project/vllm"\npin = "'
+        + "0" * 40
+        + '"\ntarget = "'
+        + "f" * 40
+        + '"\n'
+    ]
     added_so_far: list[str] = []
     for i in range(1, n + 1):
         files = [f"vllm/v1/core/mod{rng.randrange(1500)}.py"]
@@ -52,17 +58,24 @@ def queue_text(symbols: list[str], absent: list[str], n: int = 300, seed: int = 
             f"files = {json.dumps(files)}\n"
             f"[entry.symbols]\nadded = {json.dumps(added)}\nchanged = {json.dumps(changed)}\nremoved = []\nuses = {json.dumps(uses)}\n"
         )
-    out.append('[[rule]]\nupstream = "vllm/v1/kv_offload/**"\nverdict = "inert"\nreason = "bench"\n'
-               f'[[rule.gate]]\nid = "g"\nkind = "absent"\nprobe = "{absent[0]}"\nscope = ["src"]\ncontrol = "{symbols[0]}"\n')
+    out.append(
+        '[[rule]]\nupstream = "vllm/v1/kv_offload/**"\nverdict = "inert"\nreason = "bench"\n'
+        f'[[rule.gate]]\nid = "g"\nkind = "absent"\nprobe = "{absent[0]}"\nscope = ["src"]\ncontrol = "{symbols[0]}"\n'
+    )
     return "\n".join(out)
 
 
 def matrix_text(n_rows: int = 300, seed: int = 3) -> str:
     rng = random.Random(seed)
-    rows = ["| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     states = ["ACTIVE", "INVENTORIED", "DONE", "PARTIAL"]
     for i in range(n_rows):
-        rows.append(f"| `ROW-{i}` | item | T1 | `vllm/v1/core/mod{rng.randrange(4000)}.py:{i}-{i + 40}` @ `e24d1b24` | — | — | — | `{rng.choice(states)}` | x |")
+        rows.append(
+            f"| `ROW-{i}` | item | T1 | `vllm/v1/core/mod{rng.randrange(4000)}.py:{i}-{i + 40}` @ `e24d1b24` | — | — | — | `{rng.choice(states)}` | x |"
+        )
     return "# Bench matrix\n\n" + "\n".join(rows) + "\n"
 
 
@@ -85,7 +98,9 @@ def main() -> None:
         bench_probe.synth_tree(root)
         print(f"synthetic tree built in {time.perf_counter() - t:.1f} s")
     scope = ["src", "include"]
-    files = subprocess.run(["git", "-C", str(root), "ls-files", "--", *scope], capture_output=True, text=True).stdout.split()
+    files = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "--", *scope], capture_output=True, text=True
+    ).stdout.split()
     symbols = [s for s in bench_probe.pick_symbols(root, scope, 400) if not s.startswith("absent_")]
     absent = [f"AbsentThing{i}" for i in range(60)]
 
@@ -101,11 +116,22 @@ def main() -> None:
     cfg = load_config(work / "porttrack.toml")
     qf = queuefile.load(work / "queue.toml")
     q = qf.queue
-    all_syms = sorted({s for e in q.entries for s in [*e.symbols.added, *e.symbols.changed, *e.symbols.removed, *e.symbols.uses]})
+    all_syms = sorted(
+        {s for e in q.entries for s in [*e.symbols.added, *e.symbols.changed, *e.symbols.removed, *e.symbols.uses]}
+    )
     print(f"tree: {root}  files in scope: {len(files)}  entries: {len(q.entries)}  distinct symbols: {len(all_syms)}")
 
-    scan = lambda: probe.scan(root, all_syms, scope=scope, tests_scope=cfg.tests_scope, exclude=[], rev=None,  # noqa: E731
-                              renames={}, strip_leading_underscore=True, cache_dir=tmp / "cache")
+    scan = lambda: probe.scan(
+        root,
+        all_syms,
+        scope=scope,
+        tests_scope=cfg.tests_scope,
+        exclude=[],
+        rev=None,  # noqa: E731
+        renames={},
+        strip_leading_underscore=True,
+        cache_dir=tmp / "cache",
+    )
     cold_scan, _ = timed(scan)
     warm_scan, _ = timed(scan, repeat=3)
     run = lambda: audit.audit(cfg, q, where=lambda n: f"queue.toml:{queuefile.line_of(qf, n)}")  # noqa: E731
@@ -117,8 +143,10 @@ def main() -> None:
 
     print(f"verdicts: {', '.join(f'{k} {v}' for k, v in sorted(tally.items()))}")
     print(f"bare probe scan of the same symbols: cold {cold_scan:.3f} s, warm {warm_scan:.3f} s")
-    print(f"audit of {len(q.entries)} entries (warm): {warm_audit:.3f} s = {warm_audit / max(warm_scan, 1e-9):.2f}x the bare scan, "
-          f"{1000 * warm_audit / len(q.entries):.2f} ms per entry")
+    print(
+        f"audit of {len(q.entries)} entries (warm): {warm_audit:.3f} s = {warm_audit / max(warm_scan, 1e-9):.2f}x the bare scan, "
+        f"{1000 * warm_audit / len(q.entries):.2f} ms per entry"
+    )
     print(f"audit --write into the queue document (every entry, one model rebuild): {write_t:.3f} s")
 
 

@@ -19,8 +19,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 CONFIG = '[upstream]\nname = "up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"] }\n\n[queue]\nfile = "queue/big.toml"\n'
 
 
@@ -28,9 +34,11 @@ def queue_text(n: int) -> str:
     out = ['[queue]\nname = "big"\nupstream = "up"\npaths = ["vllm/"]\n']
     for i in range(1, n + 1):
         sha = f"{i:040x}"
-        out.append(f'\n[[entry]]\nn = {i}\nsha = "{sha}"\nsubject = "[Core] change {i} (#{i})"\n'
-                   f'files = ["vllm/m{i % 50}.py"]\ndisposition = "PORT-NOW"\nverdict = "unclassified"\n'
-                   f'reason = ""\n\n[entry.symbols]\nadded = []\nchanged = ["f{i % 50}"]\nremoved = []\nuses = []\n')
+        out.append(
+            f'\n[[entry]]\nn = {i}\nsha = "{sha}"\nsubject = "[Core] change {i} (#{i})"\n'
+            f'files = ["vllm/m{i % 50}.py"]\ndisposition = "PORT-NOW"\nverdict = "unclassified"\n'
+            f'reason = ""\n\n[entry.symbols]\nadded = []\nchanged = ["f{i % 50}"]\nremoved = []\nuses = []\n'
+        )
         if i % 10 == 0:
             out.append(f'\n[[entry.gate]]\nid = "g{i}"\nkind = "present"\nprobe = "f{i % 50}"\nscope = ["src"]\n')
     return "".join(out)
@@ -41,8 +49,9 @@ def make_port(where: Path, n: int) -> Path:
     (port / "src").mkdir(parents=True)
     (port / "queue").mkdir()
     for k in range(50):
-        (port / "src" / f"m{k}.cpp").write_text(f"// Ported from: vllm/m{k}.py\nint f{k}() {{ return {k}; }}\n"
-                                                f"int use{k}() {{ return f{k}(); }}\n")
+        (port / "src" / f"m{k}.cpp").write_text(
+            f"// Ported from: vllm/m{k}.py\nint f{k}() {{ return {k}; }}\nint use{k}() {{ return f{k}(); }}\n"
+        )
     (port / "porttrack.toml").write_text(CONFIG)
     (port / "queue" / "big.toml").write_text(queue_text(n))
     env = dict(os.environ, **GIT_ENV)
@@ -79,9 +88,11 @@ def main() -> None:
         rows[n] = {cmd: timed(port, *cmd.split()) for cmd in ("check", "audit --entries 5 --write")}
     print(f"big_queue: {opt.entries:,}-entry queue vs the 1,000-entry baseline (same port, warm cache)")
     for cmd in ("check", "audit --entries 5 --write"):
-        (w1, c1, m1), (wn, cn, mn) = rows[1_000][cmd], rows[opt.entries][cmd]
-        print(f"  {cmd:26s} cpu {cn:7.2f} s (wall {wn:7.2f} s) {mn:6.0f} MiB   "
-              f"baseline cpu {c1:5.2f} s {m1:4.0f} MiB   ratio {cn / c1:5.1f}x cpu")
+        (_w1, c1, m1), (wn, cn, mn) = rows[1_000][cmd], rows[opt.entries][cmd]
+        print(
+            f"  {cmd:26s} cpu {cn:7.2f} s (wall {wn:7.2f} s) {mn:6.0f} MiB   "
+            f"baseline cpu {c1:5.2f} s {m1:4.0f} MiB   ratio {cn / c1:5.1f}x cpu"
+        )
 
 
 if __name__ == "__main__":

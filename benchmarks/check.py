@@ -28,8 +28,14 @@ def build(root: Path, entries: int, files: int) -> None:
     per_file = max(1, entries // files + 1)
     sym = 0
     for f in range(files):
-        lines = [f"// Ported from: vllm/mod{f}.py @ 5559679229", "#pragma once", "#include <vector>", "", f"namespace m{f} {{"]
-        body = [f"// unit {f}", "#include \"common.h\"", "", f"int work{f}(Manager& m) {{", "  int total = 0;"]
+        lines = [
+            f"// Ported from: vllm/mod{f}.py @ 5559679229",
+            "#pragma once",
+            "#include <vector>",
+            "",
+            f"namespace m{f} {{",
+        ]
+        body = [f"// unit {f}", '#include "common.h"', "", f"int work{f}(Manager& m) {{", "  int total = 0;"]
         for _ in range(per_file):
             if sym < entries:
                 lines.append(f"std::vector<int> Sym{sym}();  // recorded, read by nobody")
@@ -64,7 +70,9 @@ def build(root: Path, entries: int, files: int) -> None:
             f'control = "allocate_slots"\nestablished_at = "{where[n]}"\n'
         )
     (root / "queue" / "bench.toml").write_text("\n".join(q))
-    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b"
+    )
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "bench"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
 
@@ -97,14 +105,22 @@ def main() -> None:
         t_live = time.perf_counter() - t0
         cold, warm = times[0], min(times[1:])
         st = result.stats  # of the last warm run
-        print(f"check: {st['entries']} entries, {st['gates']} gates in {st['scans']} scans over {args.units * 2 + 2} files / {lines} lines")
+        print(
+            f"check: {st['entries']} entries, {st['gates']} gates in {st['scans']} scans over {args.units * 2 + 2} files / {lines} lines"
+        )
         print(f"  cold (empty parse cache): {cold:.3f} s")
-        print(f"  warm (best of 2):         {warm:.3f} s  = {warm / TARGET_S:.2f}x the {TARGET_S:.0f} s target "
-              f"({'meets' if warm <= TARGET_S else 'MISSES'} it)")
+        print(
+            f"  warm (best of 2):         {warm:.3f} s  = {warm / TARGET_S:.2f}x the {TARGET_S:.0f} s target "
+            f"({'meets' if warm <= TARGET_S else 'MISSES'} it)"
+        )
         rest = st["seconds"] - st["load_seconds"] - st["scan_seconds"]
-        print(f"    last warm run: {st['seconds']:.3f} s = queue load {st['load_seconds']:.3f} s (queuefile.load) "
-              f"+ {st['scans']} scans and 600 gate judgements {st['scan_seconds']:.3f} s + citations/owners/acks {rest:.3f} s")
-        print(f"  warm, one file edited, one gate live: {t_live:.3f} s ({len(live.findings)} finding: {live.findings[0].code} entry {live.findings[0].entry})")
+        print(
+            f"    last warm run: {st['seconds']:.3f} s = queue load {st['load_seconds']:.3f} s (queuefile.load) "
+            f"+ {st['scans']} scans and 600 gate judgements {st['scan_seconds']:.3f} s + citations/owners/acks {rest:.3f} s"
+        )
+        print(
+            f"  warm, one file edited, one gate live: {t_live:.3f} s ({len(live.findings)} finding: {live.findings[0].code} entry {live.findings[0].entry})"
+        )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ _spec = importlib.util.spec_from_file_location("bench_audit", HERE / "audit.py")
 bench_audit = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(bench_audit)  # type: ignore[union-attr]
 
-GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+GIT_ENV = dict(
+    os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b"
+)
 
 
 def run(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
@@ -66,7 +68,9 @@ def grep_pass(tree: Path, names: list[str], scope: list[str]) -> tuple[float, fl
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def cold_warm(cmd: list[str], env: dict, cwd: Path, work: Path, repeat: int) -> tuple[tuple[float, float], tuple[float, float], int]:
+def cold_warm(
+    cmd: list[str], env: dict, cwd: Path, work: Path, repeat: int
+) -> tuple[tuple[float, float], tuple[float, float], int]:
     """Median (wall, CPU) seconds cold and warm, and the peak RSS of the cold runs (MiB)."""
     cold, warm, rss = [], [], 0
     for i in range(repeat):
@@ -83,15 +87,19 @@ def cold_warm(cmd: list[str], env: dict, cwd: Path, work: Path, repeat: int) -> 
 
 def line(what: str, cold, warm, g, rss: int) -> str:
     """One result line: wall seconds and ratio to git grep, then the same in CPU seconds."""
-    return (f"{what}: cold {cold[0]:6.2f} s ({cold[0] / g[0]:5.1f}x grep), warm {warm[0]:5.2f} s ({warm[0] / g[0]:5.1f}x); "
-            f"git grep {g[0]:.3f} s | cpu: cold {cold[1]:5.2f} s ({cold[1] / max(g[1], 0.01):5.1f}x), "
-            f"warm {warm[1]:5.2f} s, grep {g[1]:.3f} s | peak {rss} MiB")
+    return (
+        f"{what}: cold {cold[0]:6.2f} s ({cold[0] / g[0]:5.1f}x grep), warm {warm[0]:5.2f} s ({warm[0] / g[0]:5.1f}x); "
+        f"git grep {g[0]:.3f} s | cpu: cold {cold[1]:5.2f} s ({cold[1] / max(g[1], 0.01):5.1f}x), "
+        f"warm {warm[1]:5.2f} s, grep {g[1]:.3f} s | peak {rss} MiB"
+    )
 
 
 def replicate(src: Path, scope: list[str], times: int, dest: Path) -> Path:
     """A git tree with `times` copies of the scope's tracked files, each under renamed folders and
     with a line of its own, so every copy is a file version to parse (the cache shares none)."""
-    files = subprocess.run(["git", "-C", str(src), "ls-files", "-z", "--", *scope], capture_output=True, check=True).stdout
+    files = subprocess.run(
+        ["git", "-C", str(src), "ls-files", "-z", "--", *scope], capture_output=True, check=True
+    ).stdout
     paths = [p for p in files.decode().split("\0") if p]
     dest.mkdir(parents=True)
     for k in range(times):
@@ -113,16 +121,20 @@ def check_queue(names: list[str], control: str) -> str:
     """Deferred entries with one `absent` gate each, probing `names`."""
     out = ['[queue]\nname = "bench"\n']
     for n, name in enumerate(names):
-        out.append(f'[[entry]]\nn = {n + 1}\nsha = "{n:040x}"\nsubject = "Change {n} (#{1000 + n})"\n'
-                   f'verdict = "inert"\nreason = "nothing reads it"\n'
-                   f'[[entry.gate]]\nid = "g{n}"\nkind = "absent"\nprobe = "{name}"\ncontrol = "{control}"\n')
+        out.append(
+            f'[[entry]]\nn = {n + 1}\nsha = "{n:040x}"\nsubject = "Change {n} (#{1000 + n})"\n'
+            f'verdict = "inert"\nreason = "nothing reads it"\n'
+            f'[[entry.gate]]\nid = "g{n}"\nkind = "absent"\nprobe = "{name}"\ncontrol = "{control}"\n'
+        )
     return "\n".join(out)
 
 
 def config(tree: Path, scope: list[str], queue: Path) -> str:
-    return (f'[upstream]\npaths = ["vllm/"]\n[port]\nroot = "{tree}"\nscopes = {{ code = {json.dumps(scope)}, tests = [] }}\n'
-            f'[queue]\nfile = "{queue}"\n[owners]\nmatrices = []\n'
-            "[[map]]\nupstream = 'vllm/(?P<rest>.+)\\.py'\nport = [\"src/{rest}.cpp\"]\n")
+    return (
+        f'[upstream]\npaths = ["vllm/"]\n[port]\nroot = "{tree}"\nscopes = {{ code = {json.dumps(scope)}, tests = [] }}\n'
+        f'[queue]\nfile = "{queue}"\n[owners]\nmatrices = []\n'
+        "[[map]]\nupstream = 'vllm/(?P<rest>.+)\\.py'\nport = [\"src/{rest}.cpp\"]\n"
+    )
 
 
 def compare_strategies(tree: Path, names: list[str], scope: list[str], work: Path) -> str:
@@ -135,7 +147,9 @@ def compare_strategies(tree: Path, names: list[str], scope: list[str], work: Pat
     s = probe.scan(tree, names, scope=scope, cache_dir=work / "cmp-cache")
     grep_first = time.perf_counter() - t
     t = time.perf_counter()
-    listed = subprocess.run(["git", "-C", str(tree), "ls-files", "-s", "-z", "--", *scope], capture_output=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "-C", str(tree), "ls-files", "-s", "-z", "--", *scope], capture_output=True, check=True
+    ).stdout
     idx = []
     for rec in listed.split(b"\0"):
         if not rec:
@@ -157,12 +171,20 @@ def compare_strategies(tree: Path, names: list[str], scope: list[str], work: Pat
     same = 0
     for name in names:
         vs = probe.variants(name)
-        want = count(name, "word", vs, [(f.path, v, fi.occurrences[v], f) for f, fi in idx for v in vs if v in fi.occurrences], [])
+        want = count(
+            name,
+            "word",
+            vs,
+            [(f.path, v, fi.occurrences[v], f) for f, fi in idx for v in vs if v in fi.occurrences],
+            [],
+        )
         got = s.counts[name]
         key = lambda h: (h.path, h.line, h.col, h.kind, h.why, h.name)  # noqa: E731
         same += got.numbers() == want.numbers() and [key(h) for h in got.hits] == [key(h) for h in want.hits]
-    return (f"strategies: grep-first scan {grep_first:.2f} s (parsed {s.parsed} of {s.files_scanned} files), "
-            f"index every file {everything:.2f} s; identical counts and hits for {same}/{len(names)} symbols")
+    return (
+        f"strategies: grep-first scan {grep_first:.2f} s (parsed {s.parsed} of {s.files_scanned} files), "
+        f"index every file {everything:.2f} s; identical counts and hits for {same}/{len(names)} symbols"
+    )
 
 
 def main() -> None:
@@ -173,7 +195,12 @@ def main() -> None:
     ap.add_argument("--porttrack", type=Path, default=REPO, help="the porttrack checkout to time (default: this one)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gates", type=int, nargs="+", default=[3, 50, 600])
-    ap.add_argument("--only", nargs="+", choices=["check", "probe", "audit", "compare"], default=["check", "probe", "audit", "compare"])
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=["check", "probe", "audit", "compare"],
+        default=["check", "probe", "audit", "compare"],
+    )
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="porttrack-cold-"))
@@ -184,14 +211,18 @@ def main() -> None:
     else:  # a clone, so the queue and config can lie inside the port as check wants them
         subprocess.run(["git", "clone", "-q", "--shared", str(tree), str(work / "tree")], check=True)
         tree = work / "tree"
-    files = subprocess.run(["git", "-C", str(tree), "ls-files", "--", *scope], capture_output=True, text=True).stdout.split()
+    files = subprocess.run(
+        ["git", "-C", str(tree), "ls-files", "--", *scope], capture_output=True, text=True
+    ).stdout.split()
     size = sum((tree / f).stat().st_size for f in files if (tree / f).is_file())
     env = dict(os.environ, PYTHONPATH=str(args.porttrack.resolve()))
     py = [sys.executable, "-m", "porttrack"]
     symbols = bench_probe.pick_symbols(tree, scope, max(600, max(args.gates)))
     control = symbols[0]
-    print(f"tree {tree} scope {' '.join(scope)}: {len(files)} files, {size / 1e6:.1f} MB; porttrack {args.porttrack}; "
-          f"median of {args.repeat}")
+    print(
+        f"tree {tree} scope {' '.join(scope)}: {len(files)} files, {size / 1e6:.1f} MB; porttrack {args.porttrack}; "
+        f"median of {args.repeat}"
+    )
 
     for n in args.gates if "check" in args.only else []:
         names = symbols[1 : n + 1]
@@ -199,7 +230,9 @@ def main() -> None:
         q.parent.mkdir(exist_ok=True)
         q.write_text(check_queue(names, control))
         (work / f"check-{n}.toml").write_text(config(tree, scope, q.relative_to(tree)))
-        cold, warm, rss = cold_warm([*py, "check", "--config", str(work / f"check-{n}.toml")], env, work, work, args.repeat)
+        cold, warm, rss = cold_warm(
+            [*py, "check", "--config", str(work / f"check-{n}.toml")], env, work, work, args.repeat
+        )
         print(line(f"check {n:>3} gates", cold, warm, grep_pass(tree, [*names, control], scope), rss), flush=True)
 
     names = symbols[:300]
@@ -212,14 +245,18 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def probe_bench(py: list[str], env: dict, tree: Path, scope: list[str], names: list[str], work: Path, repeat: int) -> None:
+def probe_bench(
+    py: list[str], env: dict, tree: Path, scope: list[str], names: list[str], work: Path, repeat: int
+) -> None:
     (work / "probe.toml").write_text(config(tree, scope, Path("queue/none.toml")))
     cmd = [*py, "probe", "--config", str(work / "probe.toml"), *[a for s in scope for a in ("--scope", s)], *names]
     cold, warm, rss = cold_warm(cmd, env, tree, work, repeat)
     print(line("probe 300 symbols", cold, warm, grep_pass(tree, names, scope), rss), flush=True)
 
 
-def audit_bench(py: list[str], env: dict, tree: Path, scope: list[str], symbols: list[str], work: Path, repeat: int) -> None:
+def audit_bench(
+    py: list[str], env: dict, tree: Path, scope: list[str], symbols: list[str], work: Path, repeat: int
+) -> None:
     present = [s for s in symbols if not s.startswith("absent_")]
     qa = tree / "queue" / "audit.toml"
     qa.parent.mkdir(exist_ok=True)
@@ -227,9 +264,17 @@ def audit_bench(py: list[str], env: dict, tree: Path, scope: list[str], symbols:
     (work / "audit-cfg.toml").write_text(config(tree, scope, qa.relative_to(tree)))
     cold, warm, rss = cold_warm([*py, "audit", "--config", str(work / "audit-cfg.toml")], env, work, work, repeat)
     text = qa.read_text()
-    names_a = sorted({n for ln in text.splitlines() if ln.startswith(("added =", "changed =", "uses ="))
-                      for n in json.loads(ln.split("=", 1)[1])})
-    print(line(f"audit 150 entries ({len(names_a)} names)", cold, warm, grep_pass(tree, names_a, scope), rss), flush=True)
+    names_a = sorted(
+        {
+            n
+            for ln in text.splitlines()
+            if ln.startswith(("added =", "changed =", "uses ="))
+            for n in json.loads(ln.split("=", 1)[1])
+        }
+    )
+    print(
+        line(f"audit 150 entries ({len(names_a)} names)", cold, warm, grep_pass(tree, names_a, scope), rss), flush=True
+    )
 
 
 if __name__ == "__main__":

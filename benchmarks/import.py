@@ -21,13 +21,22 @@ import time
 from pathlib import Path
 
 TARGET_S = 3.0
-LABELS = ("NA surface-absent", "**REAL_GAP**", "ALREADY_SATISFIED", "NA **inert**: no producer is registered",
-          "ALREADY_SATISFIED **+** NA surface-absent (the batch half)")
+LABELS = (
+    "NA surface-absent",
+    "**REAL_GAP**",
+    "ALREADY_SATISFIED",
+    "NA **inert**: no producer is registered",
+    "ALREADY_SATISFIED **+** NA surface-absent (the batch half)",
+)
 
 
 def git(root: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
-    return subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True, text=True).stdout.strip()
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b"
+    )
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def build(root: Path, files: int) -> str:
@@ -61,9 +70,13 @@ def reports(out: Path, tree: str, entries: int, per: int, files: int) -> list[Pa
                     cites.append(f"`Func{f}_{k}` at `src/unit{f}.cpp:{line}`")
             evidence = "; ".join(cites) + f". [#{3000 + n}](https://example.invalid/o/p/issues/{3000 + n})."
             rows.append(f"| {n + 1} | `{n:010x}` | {40000 + n} | {LABELS[n % len(LABELS)]} | no | {evidence} |")
-        text = (f"# PORT-NOW tranche {r // 40 + 1} of `aaaaaaaaaa..bbbbbbbbbb`, re-derived against this tree\n\n"
-                f"Tree read: `origin/main` at `{tree[:9]}`.\n\n"
-                "| # | upstream | vllm# | label | holds? | evidence |\n|---:|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+        text = (
+            f"# PORT-NOW tranche {r // 40 + 1} of `aaaaaaaaaa..bbbbbbbbbb`, re-derived against this tree\n\n"
+            f"Tree read: `origin/main` at `{tree[:9]}`.\n\n"
+            "| # | upstream | vllm# | label | holds? | evidence |\n|---:|---|---|---|---|---|\n"
+            + "\n".join(rows)
+            + "\n"
+        )
         p = out / f"2026-09-{1 + r // 40:02d}-tranche.md"
         p.write_text(text)
         paths.append(p)
@@ -113,15 +126,23 @@ def main() -> None:
         def verdict(t: float) -> str:  # judged on CPU time: wall time on a shared machine measures the neighbours
             return f"CPU {t / TARGET_S:.2f}x the {TARGET_S:.0f} s target ({'meets' if t <= TARGET_S else 'MISSES'} it)"
 
-        print(f"import: {len(paths)} reports, {res.added} entries, {res.citations} citations -> {qpath.name} ({size:,} bytes)")
+        print(
+            f"import: {len(paths)} reports, {res.added} entries, {res.citations} citations -> {qpath.name} ({size:,} bytes)"
+        )
         print(f"  (wall and CPU time of this process; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"  import into a new queue:        {t_import:.3f} s wall, {c_import:.3f} s CPU  = {verdict(c_import)}")
-        print(f"  re-import, nothing changes:     {t_again:.3f} s wall, {c_again:.3f} s CPU  = {verdict(c_again)} "
-              f"({again.added} new, {again.updated} updated, {again.unchanged} unchanged)")
-        print(f"check of all {sum(len(e.citations) for e in check.queuefile.load(qpath).queue.entries)} citations, "
-              f"{args.files // 2} of {args.files} files edited: {t_check:.3f} s wall, {c_check:.3f} s CPU  = {verdict(c_check)}")
-        print(f"    of which queue load {st['load_seconds']:.3f} s; findings: "
-              + ", ".join(f"{k} {v}" for k, v in sorted(codes.items())))
+        print(
+            f"  re-import, nothing changes:     {t_again:.3f} s wall, {c_again:.3f} s CPU  = {verdict(c_again)} "
+            f"({again.added} new, {again.updated} updated, {again.unchanged} unchanged)"
+        )
+        print(
+            f"check of all {sum(len(e.citations) for e in check.queuefile.load(qpath).queue.entries)} citations, "
+            f"{args.files // 2} of {args.files} files edited: {t_check:.3f} s wall, {c_check:.3f} s CPU  = {verdict(c_check)}"
+        )
+        print(
+            f"    of which queue load {st['load_seconds']:.3f} s; findings: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(codes.items()))
+        )
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ def coverage(cases: list[dict]) -> tuple[list[tuple[str, str, int, int]], Counte
     answers = [[kcases.answer(c, p) for c in cases] for p in points]
     rows = []
     for i, s in enumerate(SWITCHES, 1):
-        diff = [c for c, a, b in zip(cases, answers[i - 1], answers[i]) if _norm(a) != _norm(b)]
+        diff = [c for c, a, b in zip(cases, answers[i - 1], answers[i], strict=False) if _norm(a) != _norm(b)]
         ops = {c["op"] for c in diff}
         rows.append((s.name, s.sha, len(diff), sum(c["op"] in ops for c in cases)))
     errors: Counter = Counter()
@@ -110,8 +110,10 @@ def mutants(n: int, seed: int) -> list[tuple[str, str, str, int, int, bool]]:
         clean = validate.validate(_impl(sem, None), sem, n, seed)
         bad = [r for r in clean.results if r.status == "failed"]
         if bad:
-            raise SystemExit(f"the clean harness fails {len(bad)} cases at {sem}: case {bad[0].id} "
-                             f"{bad[0].op} {bad[0].field} {bad[0].note}")
+            raise SystemExit(
+                f"the clean harness fails {len(bad)} cases at {sem}: case {bad[0].id} "
+                f"{bad[0].op} {bad[0].field} {bad[0].note}"
+            )
         out.append(("(none)", sem, "every op", 0, sum(r.status != "skipped" for r in clean.results), True))
     for name, (sem, op, _) in MUTANTS.items():
         report = validate.validate(_impl(sem, name), sem, n, seed)
@@ -138,8 +140,10 @@ def main() -> None:
     t0 = time.perf_counter()
     cases = kcases.generate(opt.cases, opt.seed)
     per_op = Counter(c["op"] for c in cases)
-    print(f"default run: {len(cases)} cases ({', '.join(f'{op} {k}' for op, k in per_op.items())}); "
-          f"--cases {opt.cases} --seed {opt.seed}")
+    print(
+        f"default run: {len(cases)} cases ({', '.join(f'{op} {k}' for op, k in per_op.items())}); "
+        f"--cases {opt.cases} --seed {opt.seed}"
+    )
     rows, errors = coverage(cases)
     print(f"{'switch':<34} {'sha':<11} {'cases that tell it apart':>26}")
     for name, sha, k, total in rows:
@@ -155,8 +159,10 @@ def main() -> None:
             rate = f"{failed}/{total} ({failed / total:.0%})" if name != "(none)" else f"0/{total} failed"
             print(f"{name:<26} {sem:<7} {op:<23} {rate:>16} {'yes' if caught else 'NO'}")
         planted = [r for r in results if r[0] != "(none)"]
-        print(f"caught {sum(r[5] for r in planted)} of {len(planted)} mutants in a default run; "
-              f"lowest catch rate {min(r[3] / r[4] for r in planted):.0%}")
+        print(
+            f"caught {sum(r[5] for r in planted)} of {len(planted)} mutants in a default run; "
+            f"lowest catch rate {min(r[3] / r[4] for r in planted):.0%}"
+        )
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

@@ -28,9 +28,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from porttrack import probe  # noqa: E402
+from porttrack import probe
 
-WORDS = "block cache kv manager slot layout zero spec group token request prefix hash page mamba attn sched alloc free table".split()
+WORDS = [
+    "block",
+    "cache",
+    "kv",
+    "manager",
+    "slot",
+    "layout",
+    "zero",
+    "spec",
+    "group",
+    "token",
+    "request",
+    "prefix",
+    "hash",
+    "page",
+    "mamba",
+    "attn",
+    "sched",
+    "alloc",
+    "free",
+    "table",
+]
 
 
 def synth_tree(root: Path, files: int = 1500, lines: int = 250_000, seed: int = 0) -> None:
@@ -43,7 +64,13 @@ def synth_tree(root: Path, files: int = 1500, lines: int = 250_000, seed: int = 
         sub = root / ("include" if n % 3 == 0 else "src") / f"mod{n % 40}"
         sub.mkdir(parents=True, exist_ok=True)
         cls = classes[n % len(classes)]
-        out = [f"// Ported from: vllm/v1/core/mod{n}.py @ abcdef1", '#include "common.h"', "namespace vllm {", f"class {cls} {{", " public:"]
+        out = [
+            f"// Ported from: vllm/v1/core/mod{n}.py @ abcdef1",
+            '#include "common.h"',
+            "namespace vllm {",
+            f"class {cls} {{",
+            " public:",
+        ]
         while len(out) < per_file - 3:
             fn, callee, other = rng.choice(names), rng.choice(names), rng.choice(names)
             r = rng.random()
@@ -62,15 +89,20 @@ def synth_tree(root: Path, files: int = 1500, lines: int = 250_000, seed: int = 
                 ]
         out += ["};", "}  // namespace vllm", ""]
         (sub / f"file{n}.{'h' if n % 3 == 0 else 'cpp'}").write_text("\n".join(out[:per_file]) + "\n")
-    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b"
+    )
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "synthetic"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
 
 
 def pick_symbols(root: Path, scope: list[str], n: int = 300, seed: int = 1) -> list[str]:
     """n symbols: most of them identifiers of the tree (declared names), a sixth made up (absent)."""
-    out = subprocess.run(["git", "-C", str(root), "grep", "-h", "-o", "-E", r"\b[A-Za-z_][A-Za-z0-9_]{5,}\(", "--", *scope],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(root), "grep", "-h", "-o", "-E", r"\b[A-Za-z_][A-Za-z0-9_]{5,}\(", "--", *scope],
+        capture_output=True,
+        text=True,
+    ).stdout
     found = sorted({w[:-1] for w in out.split()})
     rng = random.Random(seed)
     present = rng.sample(found, min(len(found), n - n // 6))
@@ -91,8 +123,15 @@ def tally(hits) -> tuple[int, ...]:
     (scope only: the benchmark scans without a tests scope, where every hit is in the scope)."""
     code = [h for h in hits if h.kind != "comment"]
     kinds = [h.kind for h in code]
-    return (len(code), len(hits), len({h.path for h in code}), kinds.count("definition"), kinds.count("consumer"),
-            kinds.count("delegation"), kinds.count("test"))
+    return (
+        len(code),
+        len(hits),
+        len({h.path for h in code}),
+        kinds.count("definition"),
+        kinds.count("consumer"),
+        kinds.count("delegation"),
+        kinds.count("test"),
+    )
 
 
 def main() -> None:
@@ -100,7 +139,9 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, help="a git work tree to probe (default: a synthetic one)")
     ap.add_argument("--scope", nargs="+", default=["src", "include"])
     ap.add_argument("--symbols", type=int, default=300)
-    ap.add_argument("--per-symbol-sample", type=int, default=30, help="git grep per symbol: time this many and scale to all")
+    ap.add_argument(
+        "--per-symbol-sample", type=int, default=30, help="git grep per symbol: time this many and scale to all"
+    )
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="porttrack-bench-"))
@@ -114,7 +155,9 @@ def main() -> None:
             synth_tree(root)
             print(f"synthetic tree built in {time.perf_counter() - t:.1f} s")
         scope = args.scope
-        files = subprocess.run(["git", "-C", str(root), "ls-files", "--", *scope], capture_output=True, text=True).stdout.split()
+        files = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--", *scope], capture_output=True, text=True
+        ).stdout.split()
         nlines = sum((root / f).read_bytes().count(b"\n") for f in files if (root / f).is_file())
         symbols = pick_symbols(root, scope, args.symbols)
         print(f"tree: {root}  scope: {' '.join(scope)}  files: {len(files)}  lines: {nlines}  symbols: {len(symbols)}")
@@ -142,29 +185,55 @@ def main() -> None:
         cli = [sys.executable, "-m", "porttrack", "probe", *symbols, "--json", "--scope", ",".join(scope)]
         env = dict(os.environ, PORTTRACK_CACHE_DIR=str(tmp))
         (tmp / "cfg.toml").write_text(f'[port]\nroot = "{root}"\n[cache]\ndir = "{cache}"\n')
-        cli_t, _ = timed(lambda: subprocess.run(cli + ["--config", str(tmp / "cfg.toml")], capture_output=True, env=env, check=True), repeat=3)
+        cli_t, _ = timed(
+            lambda: subprocess.run([*cli, "--config", str(tmp / "cfg.toml")], capture_output=True, env=env, check=True),
+            repeat=3,
+        )
 
         alternation = "(" + "|".join(re.escape(s) for s in symbols) + ")"
-        gg_alt, gg_out = timed(lambda: subprocess.run(["git", "-C", str(root), "grep", "-n", "-w", "-E", alternation, "--", *scope],
-                                                      capture_output=True, text=True).stdout, repeat=3)
+        gg_alt, gg_out = timed(
+            lambda: (
+                subprocess.run(
+                    ["git", "-C", str(root), "grep", "-n", "-w", "-E", alternation, "--", *scope],
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            ),
+            repeat=3,
+        )
         sample = symbols[: args.per_symbol_sample]
-        gg_each_sample, _ = timed(lambda: [subprocess.run(["git", "-C", str(root), "grep", "-c", "-w", s, "--", *scope],
-                                                          capture_output=True) for s in sample])
+        gg_each_sample, _ = timed(
+            lambda: [
+                subprocess.run(["git", "-C", str(root), "grep", "-c", "-w", s, "--", *scope], capture_output=True)
+                for s in sample
+            ]
+        )
         gg_each = gg_each_sample * len(symbols) / len(sample)
         rg = shutil.which("rg")
         rg_t = None
         if rg:
-            rg_t, _ = timed(lambda: subprocess.run([rg, "-n", "-w", "-e", alternation, *scope], cwd=root, capture_output=True), repeat=3)
+            rg_t, _ = timed(
+                lambda: subprocess.run([rg, "-n", "-w", "-e", alternation, *scope], cwd=root, capture_output=True),
+                repeat=3,
+            )
 
         # cross-check: porttrack's raw hit lines against git grep's lines, symbol by symbol (the hits
         # are asked for here, so they are built: the headline time above does not include that)
         per_symbol = {s: set() for s in symbols}
         for m in re.finditer(r"^([^:\n]+):(\d+):(.*)$", gg_out, re.M):
-            for s in set(re.findall(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, symbols)) + r")(?![A-Za-z0-9_])", m.group(3))):
+            for s in set(
+                re.findall(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, symbols)) + r")(?![A-Za-z0-9_])", m.group(3))
+            ):
                 per_symbol[s].add((m.group(1), int(m.group(2))))
-        agree = sum(1 for s in symbols if {(h.path, h.line) for h in result.counts[s].hits if h.name == s} == per_symbol[s])
+        agree = sum(
+            1 for s in symbols if {(h.path, h.line) for h in result.counts[s].hits if h.name == s} == per_symbol[s]
+        )
         # and the counts the warm scan summed in SQL against a tally of those hits, one by one
-        same = sum(1 for c in result.counts.values() if tally(c.hits) == (c.code, c.raw, c.files, c.definitions, c.consumers, c.delegations, c.tests))
+        same = sum(
+            1
+            for c in result.counts.values()
+            if tally(c.hits) == (c.code, c.raw, c.files, c.definitions, c.consumers, c.delegations, c.tests)
+        )
         code = sum(c.code for c in result.counts.values())
         raw = sum(c.raw for c in result.counts.values())
 
@@ -173,15 +242,31 @@ def main() -> None:
         print(f"  + every Hit with its line text:       {warm_hits:8.4f} s   (what `probe --json` needs)")
         print(f"  + every Hit, no line texts:           {warm_hits_nt:8.4f} s")
         if tests_warm is not None:
-            print(f"porttrack scan, warm, scope {' '.join(scope[:-1])} + tests scope {scope[-1]}: {tests_warm:.4f} s   (the general tally, as check and audit scan)")
-        print(f"porttrack scan, warm --rev HEAD:        {rev_warm:8.4f} s   (+ every Hit with its line text: {rev_hits:.3f} s)")
-        print(f"porttrack CLI --json, {len(symbols)} symbols, warm (end to end, incl. interpreter start): {cli_t:.3f} s")
-        print(f"git grep -w, one alternation pass:      {gg_alt:8.3f} s   ratio {gg_alt / warm:6.1f}x  (target >= 5x)"
-              f"   with every Hit and text: {gg_alt / warm_hits:.1f}x")
-        print(f"git grep -w, one per symbol ({len(symbols)}, {len(sample)} timed): {gg_each:8.3f} s   ratio {gg_each / warm:6.1f}x  (target >= 20x)")
-        print(f"rg -w, one alternation pass:            {rg_t:8.3f} s   ratio {rg_t / warm:6.1f}x" if rg_t else "rg: not installed, not measured")
-        print(f"hits: {raw} raw, {code} code; raw hit lines equal git grep's for {agree}/{len(symbols)} symbols; "
-              f"SQL counts equal the hits' tally for {same}/{len(result.counts)}")
+            print(
+                f"porttrack scan, warm, scope {' '.join(scope[:-1])} + tests scope {scope[-1]}: {tests_warm:.4f} s   (the general tally, as check and audit scan)"
+            )
+        print(
+            f"porttrack scan, warm --rev HEAD:        {rev_warm:8.4f} s   (+ every Hit with its line text: {rev_hits:.3f} s)"
+        )
+        print(
+            f"porttrack CLI --json, {len(symbols)} symbols, warm (end to end, incl. interpreter start): {cli_t:.3f} s"
+        )
+        print(
+            f"git grep -w, one alternation pass:      {gg_alt:8.3f} s   ratio {gg_alt / warm:6.1f}x  (target >= 5x)"
+            f"   with every Hit and text: {gg_alt / warm_hits:.1f}x"
+        )
+        print(
+            f"git grep -w, one per symbol ({len(symbols)}, {len(sample)} timed): {gg_each:8.3f} s   ratio {gg_each / warm:6.1f}x  (target >= 20x)"
+        )
+        print(
+            f"rg -w, one alternation pass:            {rg_t:8.3f} s   ratio {rg_t / warm:6.1f}x"
+            if rg_t
+            else "rg: not installed, not measured"
+        )
+        print(
+            f"hits: {raw} raw, {code} code; raw hit lines equal git grep's for {agree}/{len(symbols)} symbols; "
+            f"SQL counts equal the hits' tally for {same}/{len(result.counts)}"
+        )
         print(f"warm target <= 0.3 s: {'met' if warm <= 0.3 else 'NOT met'}")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     finally:

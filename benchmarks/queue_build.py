@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from porttrack.walk import _jobs, walk  # noqa: E402
+from porttrack.walk import _jobs, walk
 
 
 def stream_git_log(repo: Path, rev_range: str, first_parent: bool, paths: list[str] | None = None) -> tuple[float, int]:
@@ -45,7 +45,9 @@ def synthetic_repo(root: Path, commits: int, seed: int = 7) -> tuple[Path, str]:
     repo = root / "upstream"
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     files = {f"pkg/mod{i}.py": [f"def f{i}_{j}(x):\n    return x + {j}\n" for j in range(60)] for i in range(40)}
-    files.update({f"csrc/k{i}.cpp": [f"int k{i}_{j}(int x) {{ return x + {j}; }}\n" for j in range(60)] for i in range(10)})
+    files.update(
+        {f"csrc/k{i}.cpp": [f"int k{i}_{j}(int x) {{ return x + {j}; }}\n" for j in range(60)] for i in range(10)}
+    )
     out = []
     for n in range(commits + 1):
         if n == 0:
@@ -67,15 +69,26 @@ def synthetic_repo(root: Path, commits: int, seed: int = 7) -> tuple[Path, str]:
                 else:
                     body.insert(j, f"int added_{n}(int y) {{ return y * {n}; }}\n")
                 data = "".join(body).encode()
-            ops.append(b"M 100644 inline " + path.encode() + b"\ndata " + str(len(data)).encode() + b"\n" + data + b"\n")
+            ops.append(
+                b"M 100644 inline " + path.encode() + b"\ndata " + str(len(data)).encode() + b"\n" + data + b"\n"
+            )
         msg = f"change {n} (#{1000 + n})".encode()
         stamp = f"{1_700_000_000 + n * 3600} +0000".encode()
         out.append(
-            b"commit refs/heads/main\ncommitter b <b@example.invalid> " + stamp + b"\ndata "
-            + str(len(msg)).encode() + b"\n" + msg + b"\n" + b"".join(ops) + b"\n"
+            b"commit refs/heads/main\ncommitter b <b@example.invalid> "
+            + stamp
+            + b"\ndata "
+            + str(len(msg)).encode()
+            + b"\n"
+            + msg
+            + b"\n"
+            + b"".join(ops)
+            + b"\n"
         )
     subprocess.run(["git", "-C", str(repo), "fast-import", "--quiet"], input=b"".join(out), check=True)
-    first = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "main"], capture_output=True, text=True).stdout.strip()
+    first = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--max-parents=0", "main"], capture_output=True, text=True
+    ).stdout.strip()
     return repo, f"{first}..main"
 
 
@@ -96,13 +109,25 @@ def time_refresh(repo: Path, rev_range: str, paths: list[str], work: Path) -> tu
     env = dict(os.environ, NO_COLOR="1")
     cli = [sys.executable, "-m", "porttrack"]
     start = time.perf_counter()
-    build = subprocess.run([*cli, "queue", "build", "--range", rev_range, "--name", "bench"], cwd=port, env=env, capture_output=True, text=True)
+    build = subprocess.run(
+        [*cli, "queue", "build", "--range", rev_range, "--name", "bench"],
+        cwd=port,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     build_s = time.perf_counter() - start
     if build.returncode != 0:
         return f"porttrack queue build failed: {build.stderr.strip()[-300:]}", None, None
     target = rev_range.split("..")[1]
     start = time.perf_counter()
-    refresh = subprocess.run([*cli, "queue", "refresh", "--target", target, "--queue", "queue/bench.toml"], cwd=port, env=env, capture_output=True, text=True)
+    refresh = subprocess.run(
+        [*cli, "queue", "refresh", "--target", target, "--queue", "queue/bench.toml"],
+        cwd=port,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     refresh_s = time.perf_counter() - start
     if refresh.returncode != 0:
         return f"porttrack queue refresh failed: {refresh.stderr.strip()[-300:]}", build_s, None
@@ -134,11 +159,15 @@ def main() -> int:
             rev_range = args.rev_range or "HEAD~1500..HEAD"
             paths = args.paths or []
         first_parent = not args.all_parents
-        pin, target = (subprocess.run(["git", "-C", str(repo), "rev-parse", end], capture_output=True, text=True).stdout.strip()
-                       for end in rev_range.split(".."))
+        pin, target = (
+            subprocess.run(["git", "-C", str(repo), "rev-parse", end], capture_output=True, text=True).stdout.strip()
+            for end in rev_range.split("..")
+        )
         rev_range = f"{pin}..{target}"  # fixed shas, so the CLI refresh below sees the same range
-        print(f"repo {repo}\nrange {pin[:12]}..{target[:12]}  paths {' '.join(paths) or '(all)'}  "
-              f"{'first-parent' if first_parent else 'all parents'}")
+        print(
+            f"repo {repo}\nrange {pin[:12]}..{target[:12]}  paths {' '.join(paths) or '(all)'}  "
+            f"{'first-parent' if first_parent else 'all parents'}"
+        )
 
         git_s, git_bytes = stream_git_log(repo, rev_range, first_parent)
         cache = work / "cache"
@@ -157,8 +186,12 @@ def main() -> int:
         print(f"commits in range {cold.total_commits}, touching the paths {len(cold.commits)} ({touched} file changes)")
         print(f"git log -p, streamed:               {git_s:8.3f} s  ({git_bytes / 1e6:.1f} MB)")
         print(f"git log -p -- paths, streamed:      {git_paths_s:8.3f} s  (reference)")
-        print(f"porttrack walk, cold parse cache:   {cold_s:8.3f} s  ({cold.parsed} blobs parsed, up to {_jobs()} processes)")
-        print(f"porttrack walk, warm parse cache:   {warm_s:8.3f} s  ({warm.parsed} blobs parsed, {warm.cached} file changes from cache)")
+        print(
+            f"porttrack walk, cold parse cache:   {cold_s:8.3f} s  ({cold.parsed} blobs parsed, up to {_jobs()} processes)"
+        )
+        print(
+            f"porttrack walk, warm parse cache:   {warm_s:8.3f} s  ({warm.parsed} blobs parsed, {warm.cached} file changes from cache)"
+        )
         print(f"ratio cold / git log -p:            {cold_s / git_s:8.2f} x  (target <= 1.5)")
         print(f"ratio warm / git log -p:            {warm_s / git_s:8.2f} x  (target <= 1.5)")
         print(f"walk of an empty range (B..B):      {empty_s:8.3f} s")

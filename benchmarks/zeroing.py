@@ -44,9 +44,13 @@ def main() -> None:
     ap.add_argument("--mib", type=int, default=None, help="cache size (default: 256 MiB on CPU, 8 GiB on CUDA)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="CPU threads for torch (default 1: kvref's CPU path is single-threaded, and on a "
-                         "shared machine a descheduled OpenMP worker stalls the baseline for milliseconds)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="CPU threads for torch (default 1: kvref's CPU path is single-threaded, and on a "
+        "shared machine a descheduled OpenMP worker stalls the baseline for milliseconds)",
+    )
     opt = ap.parse_args()
     torch.set_num_threads(opt.threads)
     dev = torch.device(opt.device)
@@ -55,22 +59,28 @@ def main() -> None:
     block_size, heads, head = 16, 8, 128  # bf16: 32 KiB per block per K or V
     page = block_size * heads * head * 2
     num_blocks = mib * 2**20 // (opt.layers * 2 * page)
-    layers = [torch.ones(2, num_blocks, block_size, heads, head, dtype=torch.bfloat16, device=dev)
-              for _ in range(opt.layers)]
+    layers = [
+        torch.ones(2, num_blocks, block_size, heads, head, dtype=torch.bfloat16, device=dev) for _ in range(opt.layers)
+    ]
     zeroer = KVBlockZeroer([KVLayer(t, block_dim=1) for t in layers])
     flat = torch.ones(opt.layers * 2 * num_blocks * page, dtype=torch.uint8, device=dev)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or platform.machine()
-    print(f"device: {dev.type} ({name}); torch {torch.__version__}; triton path: {zeroer.use_triton}; "
-          f"CPU threads: {torch.get_num_threads()}")
-    print(f"cache: {opt.layers} layers x K/V x {num_blocks} blocks x {page // 1024} KiB = "
-          f"{opt.layers * 2 * num_blocks * page / 2**20:.0f} MiB; {len(zeroer.segments)} segments; "
-          f"best of {opt.reps} alternating runs on refilled memory")
+    print(
+        f"device: {dev.type} ({name}); torch {torch.__version__}; triton path: {zeroer.use_triton}; "
+        f"CPU threads: {torch.get_num_threads()}"
+    )
+    print(
+        f"cache: {opt.layers} layers x K/V x {num_blocks} blocks x {page // 1024} KiB = "
+        f"{opt.layers * 2 * num_blocks * page / 2**20:.0f} MiB; {len(zeroer.segments)} segments; "
+        f"best of {opt.reps} alternating runs on refilled memory"
+    )
     print(f"{'blocks':>8} {'MiB zeroed':>11} {'kvref GB/s':>11} {'memset GB/s':>12} {'ratio':>7}")
     gen = torch.Generator().manual_seed(0)
     for frac in (0.01, 0.10, 0.50):
         n = max(1, int(num_blocks * frac))
         ids = torch.randperm(num_blocks, generator=gen)[:n]
         nbytes = n * opt.layers * 2 * page
+
         def refill():
             for t in layers:
                 t.fill_(1)

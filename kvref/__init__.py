@@ -19,10 +19,27 @@ from kvref.specs import (
 )
 
 __all__ = [
-    "AttentionSpec", "BlockPool", "BlockSizes", "ChunkedLocalAttentionSpec", "CircularBufferSpec",
-    "FullAttentionSpec", "KVBlockZeroer", "KVCacheManagerSim", "KVCacheSpec", "KVLayer", "MLAAttentionSpec",
-    "MambaSpec", "PRESETS", "SWITCHES", "Semantics", "SlidingWindowSpec", "Switch", "UniformTypeKVCacheSpecs",
-    "needs_kv_cache_zeroing", "resolve_kv_cache_block_sizes", "resolve_semantics",
+    "PRESETS",
+    "SWITCHES",
+    "AttentionSpec",
+    "BlockPool",
+    "BlockSizes",
+    "ChunkedLocalAttentionSpec",
+    "CircularBufferSpec",
+    "FullAttentionSpec",
+    "KVBlockZeroer",
+    "KVCacheManagerSim",
+    "KVCacheSpec",
+    "KVLayer",
+    "MLAAttentionSpec",
+    "MambaSpec",
+    "Semantics",
+    "SlidingWindowSpec",
+    "Switch",
+    "UniformTypeKVCacheSpecs",
+    "needs_kv_cache_zeroing",
+    "resolve_kv_cache_block_sizes",
+    "resolve_semantics",
 ]
 
 

@@ -21,8 +21,12 @@ PROTOCOL_VERSION = 1
 OPS = ("resolve_block_sizes", "needs_kv_cache_zeroing", "record_new_block_ids", "zero_blocks")
 # Byte i of a zeroing buffer starts as (i * MUL + ADD) % MOD + 1: never zero.
 FILL = {"mul": 37, "add": 11, "mod": 251}
-_OP_SWITCH = {"resolve_block_sizes": "resolve-block-sizes", "needs_kv_cache_zeroing": "record-new-block-ids",
-              "record_new_block_ids": "record-new-block-ids", "zero_blocks": "record-new-block-ids"}
+_OP_SWITCH = {
+    "resolve_block_sizes": "resolve-block-sizes",
+    "needs_kv_cache_zeroing": "record-new-block-ids",
+    "record_new_block_ids": "record-new-block-ids",
+    "zero_blocks": "record-new-block-ids",
+}
 
 
 def fnv1a64(data: bytes) -> str:
@@ -43,10 +47,15 @@ def answer(case: dict, semantics: SemanticsLike = "latest") -> dict | None:
     try:
         if op == "resolve_block_sizes":
             r = resolve_kv_cache_block_sizes(
-                groups_from_json(args["groups"]), block_size=args["block_size"], dcp=args.get("dcp", 1),
-                pcp=args.get("pcp", 1), enable_prefix_caching=args.get("enable_prefix_caching", True),
+                groups_from_json(args["groups"]),
+                block_size=args["block_size"],
+                dcp=args.get("dcp", 1),
+                pcp=args.get("pcp", 1),
+                enable_prefix_caching=args.get("enable_prefix_caching", True),
                 connector_enabled=args.get("connector_enabled", False),
-                prefix_match_unit=args.get("prefix_match_unit"), semantics=sem)
+                prefix_match_unit=args.get("prefix_match_unit"),
+                semantics=sem,
+            )
             result = {"scheduler_block_size": r.scheduler_block_size, "hash_block_size": r.hash_block_size}
             if r.cache_hit_alignment is not None:
                 result["cache_hit_alignment"] = r.cache_hit_alignment
@@ -54,8 +63,13 @@ def answer(case: dict, semantics: SemanticsLike = "latest") -> dict | None:
             layers = [spec_from_json(s) for s in args["layers"]]
             result = {"needs_kv_cache_zeroing": needs_kv_cache_zeroing(layers, semantics=sem)}
         elif op == "record_new_block_ids":
-            ran = run_steps(groups_from_json(args["groups"]), num_blocks=args["num_blocks"],
-                            needs_zeroing=args["needs_zeroing"], steps=args["steps"], semantics=sem)
+            ran = run_steps(
+                groups_from_json(args["groups"]),
+                num_blocks=args["num_blocks"],
+                needs_zeroing=args["needs_zeroing"],
+                steps=args["steps"],
+                semantics=sem,
+            )
             result = {"new_block_ids_to_zero": ran["new_block_ids_to_zero"], "pending": ran["pending"]}
         else:
             result = zero_blocks(args, sem)
@@ -80,7 +94,7 @@ def _byte_index(t: dict):
 
     el = t["element_size"]
     idx = np.full([*t["shape"], el], t["offset"], dtype=np.int64)
-    for d, (n, s) in enumerate(zip(t["shape"], t["strides"])):
+    for d, (n, s) in enumerate(zip(t["shape"], t["strides"], strict=False)):
         shape = [1] * (len(t["shape"]) + 1)
         shape[d] = n
         idx += (np.arange(n, dtype=np.int64) * s * el).reshape(shape)
@@ -97,7 +111,7 @@ def block_states(buf, tensors: list[dict], num_blocks: int, fill) -> list[str]:
         idx = np.moveaxis(_byte_index(t), t["block_dim"], 0)
         per_tensor.append((idx, t.get("ratio", 1)))
     for b in range(num_blocks):
-        where = np.concatenate([idx[b * r:(b + 1) * r].reshape(-1) for idx, r in per_tensor])
+        where = np.concatenate([idx[b * r : (b + 1) * r].reshape(-1) for idx, r in per_tensor])
         got = buf[where]
         states.append("zero" if not got.any() else "untouched" if (got == fill[where]).all() else "mixed")
     return states
@@ -105,7 +119,6 @@ def block_states(buf, tensors: list[dict], num_blocks: int, fill) -> list[str]:
 
 def zero_blocks(args: dict, semantics: SemanticsLike) -> dict:
     """Run KVBlockZeroer over the described buffer; report each block's state and the buffer's digest."""
-    import numpy as np
     import torch
 
     from kvref.zeroer import KVBlockZeroer, KVLayer
@@ -138,8 +151,15 @@ def _spec(kind: str, block_size: int, **kw) -> dict:
 
 
 def _resolve_args(groups, block_size=16, **kw) -> dict:
-    args = {"groups": groups, "block_size": block_size, "dcp": 1, "pcp": 1, "enable_prefix_caching": True,
-            "connector_enabled": False, "prefix_match_unit": None}
+    args = {
+        "groups": groups,
+        "block_size": block_size,
+        "dcp": 1,
+        "pcp": 1,
+        "enable_prefix_caching": True,
+        "connector_enabled": False,
+        "prefix_match_unit": None,
+    }
     args.update(kw)
     return args
 
@@ -188,11 +208,19 @@ def _record_args(groups, needs, steps, num_blocks=32) -> dict:
 
 def _edge_record() -> list[dict]:
     f, sw, m = _spec("full_attention", 4), _spec("sliding_window", 4), _spec("mamba", 4)
-    steps = [[{"op": "allocate", "request": "a", "num_tokens": 9}],
-             [{"op": "allocate", "request": "a", "num_tokens": 13}, {"op": "allocate", "request": "b", "num_tokens": 4}],
-             [{"op": "free", "request": "a"}, {"op": "allocate", "request": "c", "num_tokens": 8}], []]
-    ext = [[{"op": "allocate_external", "request": "a", "num_tokens": 8, "async_load": True},
-            {"op": "allocate", "request": "b", "num_tokens": 4}], [{"op": "allocate", "request": "a", "num_tokens": 12}]]
+    steps = [
+        [{"op": "allocate", "request": "a", "num_tokens": 9}],
+        [{"op": "allocate", "request": "a", "num_tokens": 13}, {"op": "allocate", "request": "b", "num_tokens": 4}],
+        [{"op": "free", "request": "a"}, {"op": "allocate", "request": "c", "num_tokens": 8}],
+        [],
+    ]
+    ext = [
+        [
+            {"op": "allocate_external", "request": "a", "num_tokens": 8, "async_load": True},
+            {"op": "allocate", "request": "b", "num_tokens": 4},
+        ],
+        [{"op": "allocate", "request": "a", "num_tokens": 12}],
+    ]
     return [
         _record_args([f], True, steps),
         _record_args([f], False, steps),  # G1: never drained, pending grows
@@ -205,8 +233,15 @@ def _edge_record() -> list[dict]:
 
 
 def _tensor(offset, shape, strides, el, block_dim, ratio=1, kind="full_attention") -> dict:
-    return {"offset": offset, "shape": list(shape), "strides": list(strides), "element_size": el,
-            "block_dim": block_dim, "ratio": ratio, "kind": kind}
+    return {
+        "offset": offset,
+        "shape": list(shape),
+        "strides": list(strides),
+        "element_size": el,
+        "block_dim": block_dim,
+        "ratio": ratio,
+        "kind": kind,
+    }
 
 
 def _dense_strides(shape) -> list[int]:
@@ -219,8 +254,7 @@ def _dense_strides(shape) -> list[int]:
 
 def _zero_args(tensors, ids, buffer_bytes) -> dict:
     nb = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
-    return {"buffer_bytes": buffer_bytes, "fill": dict(FILL), "tensors": tensors, "num_blocks": nb,
-            "block_ids": ids}
+    return {"buffer_bytes": buffer_bytes, "fill": dict(FILL), "tensors": tensors, "num_blocks": nb, "block_ids": ids}
 
 
 def _edge_zero() -> list[dict]:
@@ -236,8 +270,7 @@ def _edge_zero() -> list[dict]:
         _zero_args([_tensor(0, kv, s_kv, 2, 1), _tensor(0, kv, s_kv, 2, 1)], [3], size),  # shared tensor
         _zero_args([_tensor(0, blk, s_blk, 2, 0), _tensor(size, [nb, 8], [8, 1], 4, 0)], [0, 2], size * 2),
         # Packed: two layers' pages interleaved, block stride = both pages, plus one stride of slack.
-        _zero_args([_tensor(0, [nb, 8], [16, 1], 4, 0), _tensor(32, [nb, 8], [16, 1], 4, 0)], [1, 3],
-                   nb * 64 + 64),
+        _zero_args([_tensor(0, [nb, 8], [16, 1], 4, 0), _tensor(32, [nb, 8], [16, 1], 4, 0)], [1, 3], nb * 64 + 64),
         _zero_args([_tensor(0, [nb, 8], [16, 1], 4, 0), _tensor(32, [nb, 8], [16, 1], 4, 0)], [5], nb * 64 + 64),
         _zero_args([_tensor(0, blk, s_blk, 2, 0, kind="sliding_window")], [2], size),
         _zero_args([_tensor(0, blk, s_blk, 2, 0)], [], size),
@@ -255,8 +288,19 @@ def _edge_zero() -> list[dict]:
 # cases of that op, not a few in a thousand (benchmarks/kvref_mutants.py measures it per
 # switch, per error path and per planted bug).
 _ATTN = ["full_attention", "full_attention", "sliding_window", "mla", "chunked_local"]
-_RESOLVE_FOCUS = ("plain", "no_prefix_caching", "connector", "context_parallel", "mamba", "mamba", "mamba_wrapper",
-                  "circular_buffer", "tokens_per_state", "prefix_match_unit", "single_group")
+_RESOLVE_FOCUS = (
+    "plain",
+    "no_prefix_caching",
+    "connector",
+    "context_parallel",
+    "mamba",
+    "mamba",
+    "mamba_wrapper",
+    "circular_buffer",
+    "tokens_per_state",
+    "prefix_match_unit",
+    "single_group",
+)
 
 
 def _random_resolve(rng: random.Random, k: int) -> dict:
@@ -280,8 +324,11 @@ def _random_resolve(rng: random.Random, k: int) -> dict:
             groups.append(_spec("mamba", rng.choice([a, block_size]), mamba_cache_mode="align"))
     elif focus in ("mamba", "mamba_wrapper"):
         # The size matters at G1 (differs from block_size = not align), the mode from G2 on.
-        mamba = _spec("mamba", rng.choice([block_size, block_size, 2 * block_size]),
-                      mamba_cache_mode=rng.choice(["none", "all", "align"]))
+        mamba = _spec(
+            "mamba",
+            rng.choice([block_size, block_size, 2 * block_size]),
+            mamba_cache_mode=rng.choice(["none", "all", "align"]),
+        )
         groups[0]["block_size"] = rng.choice([x for x in sizes if x != mamba["block_size"]])
         if rng.random() < 0.3:
             mamba["num_speculative_blocks"] = rng.choice([1, 2])
@@ -325,16 +372,26 @@ def _random_zeroing(rng: random.Random, k: int) -> dict:
     return {"layers": layers}
 
 
-_RECORD_FOCUS = ("full", "sliding_window", "mla", "mamba", "wrapper", "no_zeroing", "free_reuse", "async_load",
-                 "exhaust")
+_RECORD_FOCUS = (
+    "full",
+    "sliding_window",
+    "mla",
+    "mamba",
+    "wrapper",
+    "no_zeroing",
+    "free_reuse",
+    "async_load",
+    "exhaust",
+)
 
 
 def _random_record(rng: random.Random, k: int) -> dict:
     focus = _RECORD_FOCUS[k % len(_RECORD_FOCUS)]
     bs = rng.choice([2, 4, 8])
     main = {"full": "full_attention", "sliding_window": "sliding_window", "mla": "mla", "mamba": "mamba"}
-    kinds = [main.get(focus, "full_attention")] + [rng.choice(["full_attention", "sliding_window", "mla", "mamba"])
-                                                   for _ in range(rng.randint(0, 2))]
+    kinds = [main.get(focus, "full_attention")] + [
+        rng.choice(["full_attention", "sliding_window", "mla", "mamba"]) for _ in range(rng.randint(0, 2))
+    ]
     groups: list = []
     for kind in kinds:
         spec = _spec(kind, bs)
@@ -359,8 +416,14 @@ def _random_record(rng: random.Random, k: int) -> dict:
                 req = f"r{n}"
                 n += 1
                 live.append(req)
-                step.append({"op": "allocate_external", "request": req, "num_tokens": rng.randint(1, 3 * bs),
-                             "async_load": rng.random() < (0.8 if focus == "async_load" else 0.4)})
+                step.append(
+                    {
+                        "op": "allocate_external",
+                        "request": req,
+                        "num_tokens": rng.randint(1, 3 * bs),
+                        "async_load": rng.random() < (0.8 if focus == "async_load" else 0.4),
+                    }
+                )
             else:
                 if live and rng.random() < 0.5:
                     req = rng.choice(live)
@@ -371,15 +434,30 @@ def _random_record(rng: random.Random, k: int) -> dict:
                 step.append({"op": "allocate", "request": req, "num_tokens": rng.randint(1, 4 * bs)})
         steps.append(step)
     if focus == "free_reuse":  # freed blocks come back first (head) or last (tail) of the free queue
-        steps.append([{"op": "free", "request": r} for r in live[:2]]
-                     + [{"op": "allocate", "request": f"r{n}", "num_tokens": 2 * bs}])
+        steps.append(
+            [{"op": "free", "request": r} for r in live[:2]]
+            + [{"op": "allocate", "request": f"r{n}", "num_tokens": 2 * bs}]
+        )
     num_blocks = rng.choice([4, 6]) if focus == "exhaust" else rng.choice([32, 64, 128])
     needs = focus != "no_zeroing" and rng.random() < 0.75
     return _record_args(groups, needs, steps, num_blocks=num_blocks)
 
 
-_ZERO_FOCUS = ("block_outer", "kv_outer", "heads_outer", "kv_after_block", "packed", "holes", "kinds", "ratio",
-               "non_uniform", "bad_stride", "bad_ids", "past_end", "misaligned")
+_ZERO_FOCUS = (
+    "block_outer",
+    "kv_outer",
+    "heads_outer",
+    "kv_after_block",
+    "packed",
+    "holes",
+    "kinds",
+    "ratio",
+    "non_uniform",
+    "bad_stride",
+    "bad_ids",
+    "past_end",
+    "misaligned",
+)
 
 
 def _random_zero(rng: random.Random, k: int) -> dict:
@@ -391,15 +469,29 @@ def _random_zero(rng: random.Random, k: int) -> dict:
     # sizes is refused before 79f3183f86 and would hide every other zeroing rule at G1.
     tensors, offset, slack = [], 0, 0
     # An error focus keeps one tensor: a second could fail first for another reason and hide it.
-    count = rng.randint(2, 3) if focus in ("non_uniform", "kinds") else 1 if focus in ("bad_stride", "misaligned") \
+    count = (
+        rng.randint(2, 3)
+        if focus in ("non_uniform", "kinds")
+        else 1
+        if focus in ("bad_stride", "misaligned")
         else rng.randint(1, 3)
-    shared_layout = "packed" if focus == "past_end" else focus if focus in _ZERO_FOCUS[:6] \
+    )
+    shared_layout = (
+        "packed"
+        if focus == "past_end"
+        else focus
+        if focus in _ZERO_FOCUS[:6]
         else rng.choice(["block_outer", "kv_outer", "heads_outer", "kv_after_block", "packed"])
+    )
     ratio = 2 if focus == "ratio" else 1
     for i in range(count):
-        kind = rng.choice(["full_attention", "mla", "sliding_window", "mamba"] if focus == "kinds"
-                          else ["full_attention"] if focus in ("past_end", "non_uniform")  # zeroed at every point
-                          else ["full_attention", "full_attention", "mla", "sliding_window"])
+        kind = rng.choice(
+            ["full_attention", "mla", "sliding_window", "mamba"]
+            if focus == "kinds"
+            else ["full_attention"]
+            if focus in ("past_end", "non_uniform")  # zeroed at every point
+            else ["full_attention", "full_attention", "mla", "sliding_window"]
+        )
         if focus == "non_uniform" and i:  # a wider head: a different page from the first tensor's
             head *= 2
         layout = "block_outer" if focus in ("bad_stride", "misaligned") and i == 0 else shared_layout
@@ -409,8 +501,17 @@ def _random_zero(rng: random.Random, k: int) -> dict:
         if layout == "packed":  # two layers share each block's bytes; head >= 4 keeps pages int32-aligned
             page = tokens * head * el
             for part in range(2):
-                tensors.append(_tensor(offset + part * page, [nb * ratio, tokens, head], [2 * tokens * head, head, 1],
-                                       el, 0, ratio, kind))
+                tensors.append(
+                    _tensor(
+                        offset + part * page,
+                        [nb * ratio, tokens, head],
+                        [2 * tokens * head, head, 1],
+                        el,
+                        0,
+                        ratio,
+                        kind,
+                    )
+                )
             offset += nb * ratio * 2 * page
             slack = max(slack, 2 * page)  # room for the pre-d6af803f43 whole-stride write of the top block
             if focus == "past_end":
@@ -457,10 +558,18 @@ def _random_zero(rng: random.Random, k: int) -> dict:
     return _zero_args(tensors, ids, -(-(offset + slack) // 8) * 8)
 
 
-_EDGES = {"resolve_block_sizes": _edge_resolve, "needs_kv_cache_zeroing": _edge_zeroing,
-          "record_new_block_ids": _edge_record, "zero_blocks": _edge_zero}
-_RANDOM = {"resolve_block_sizes": _random_resolve, "needs_kv_cache_zeroing": _random_zeroing,
-           "record_new_block_ids": _random_record, "zero_blocks": _random_zero}
+_EDGES = {
+    "resolve_block_sizes": _edge_resolve,
+    "needs_kv_cache_zeroing": _edge_zeroing,
+    "record_new_block_ids": _edge_record,
+    "zero_blocks": _edge_zero,
+}
+_RANDOM = {
+    "resolve_block_sizes": _random_resolve,
+    "needs_kv_cache_zeroing": _random_zeroing,
+    "record_new_block_ids": _random_record,
+    "zero_blocks": _random_zero,
+}
 
 
 def generate(n: int = 200, seed: int = 0, ops: tuple[str, ...] = OPS) -> list[dict]:

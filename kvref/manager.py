@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from kvref.semantics import SemanticsLike, resolve_semantics
 from kvref.specs import Group, MambaSpec, cdiv, group_spec, layer_specs
@@ -179,16 +179,25 @@ class KVCacheManagerSim:
         return self.take_new_block_ids() or None
 
 
-def run_steps(groups: Sequence[Group], *, num_blocks: int, needs_zeroing: bool, steps: Sequence[Sequence[dict]],
-              dcp: int = 1, pcp: int = 1, semantics: SemanticsLike = "latest") -> dict:
+def run_steps(
+    groups: Sequence[Group],
+    *,
+    num_blocks: int,
+    needs_zeroing: bool,
+    steps: Sequence[Sequence[dict]],
+    dcp: int = 1,
+    pcp: int = 1,
+    semantics: SemanticsLike = "latest",
+) -> dict:
     """Drive a KVCacheManagerSim through steps of actions (the protocol's record op).
 
     An action is {"op": "allocate", "request": r, "num_tokens": n},
     {"op": "allocate_external", "request": r, "num_tokens": n, "async_load": bool}
     or {"op": "free", "request": r}; each step ends with a scheduler step.
     """
-    sim = KVCacheManagerSim(groups, num_blocks=num_blocks, needs_zeroing=needs_zeroing, dcp=dcp, pcp=pcp,
-                            semantics=semantics)
+    sim = KVCacheManagerSim(
+        groups, num_blocks=num_blocks, needs_zeroing=needs_zeroing, dcp=dcp, pcp=pcp, semantics=semantics
+    )
     out = []
     for step in steps:
         for a in step:
@@ -202,5 +211,4 @@ def run_steps(groups: Sequence[Group], *, num_blocks: int, needs_zeroing: bool, 
             else:
                 raise ValueError(f"unknown action {op!r}: use allocate, allocate_external or free")
         out.append(sim.schedule_step())
-    return {"new_block_ids_to_zero": out, "pending": sim.pending_new_block_ids(),
-            "records": sim.records_new_block_ids}
+    return {"new_block_ids_to_zero": out, "pending": sim.pending_new_block_ids(), "records": sim.records_new_block_ids}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
+from collections.abc import Sequence
 
 from kvref.semantics import SemanticsLike, resolve_semantics
 from kvref.specs import AttentionSpec, Group, KVCacheSpec, MambaSpec, group_spec, layer_specs
@@ -78,10 +79,11 @@ def resolve_kv_cache_block_sizes(
         if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).block_size != block_size for g in groups):
             return backoff
 
-    if g3:
-        hashing = [size for g, size in zip(groups, sizes) if group_spec(g).prefix_cacheable] or sizes
-    else:
-        hashing = sizes
+    hashing = (
+        [size for g, size in zip(groups, sizes, strict=False) if group_spec(g).prefix_cacheable] or sizes
+        if g3
+        else sizes
+    )
     unit = prefix_match_unit if prefix_match_unit is not None else math.gcd(*hashing)
     if any(size % unit for size in hashing):
         if g3:
@@ -96,14 +98,20 @@ def resolve_kv_cache_block_sizes(
     if not g3:
         return BlockSizes(scheduler, unit, None)
 
-    alignments = sorted({
-        x.tokens_per_state for s in specs for x in s
-        if x.prefix_cacheable and _is_int(x.tokens_per_state) and x.tokens_per_state > 1
-    })
+    alignments = sorted(
+        {
+            x.tokens_per_state
+            for s in specs
+            for x in s
+            if x.prefix_cacheable and _is_int(x.tokens_per_state) and x.tokens_per_state > 1
+        }
+    )
     partial = any(
-        isinstance(x, MambaSpec) and x.mamba_cache_mode == "align"
+        isinstance(x, MambaSpec)
+        and x.mamba_cache_mode == "align"
         and ((dcp == 1 and size > unit) or (dcp > 1 and size >= unit))
-        for s, size in zip(specs, sizes) for x in s
+        for s, size in zip(specs, sizes, strict=False)
+        for x in s
     )
     hit_alignment = unit if partial else scheduler
     if any(hit_alignment % a for a in alignments):

@@ -10,7 +10,8 @@ has placed an arbitrary upstream revision with git).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import Union
+from collections.abc import Iterable
 
 
 @dataclass(frozen=True)
@@ -31,39 +32,102 @@ class Switch:
 # Upstream order. Dates are the upstream commit dates; the rows marked
 # "inferred" are attributions docs/design.md §13 does not state outright (docs/kvref.md).
 SWITCHES: tuple[Switch, ...] = (
-    Switch("record-new-block-ids", "4ff8c3c8f", 35219, "2026-03-10",
-           "single-type managers record new block ids; take_new_block_ids drains; KVBlockZeroer exists"),
-    Switch("zeroer-full-attention-subclasses", "f4b42df04", 38479, "2026-04-15",
-           "the zeroer takes full-attention subclasses (MLA) too, not only the exact FullAttentionSpec"),
-    Switch("resolve-block-sizes", "4d51588e2", 40860, "2026-04-26",
-           "resolve_kv_cache_block_sizes returns (scheduler, hash) block sizes"),
-    Switch("mla-records", "d2889722f", 43961, "2026-05-29",
-           "MLA managers record new block ids too (exact types: full attention, MLA)"),
-    Switch("free-uncached-first", "520828789", 42656, "2026-06-16",
-           "freed blocks without a block hash go to the head of the free queue (evicted first), "
-           "not the tail"),
-    Switch("g1-pin", "fa36f86d7", 45772, "2026-06-23",
-           "marker only: the G1 generation (no behaviour change)"),
-    Switch("mamba-mode-backoff", "", None, "2026-06/08",
-           "G2: knob renamed prefix_match_unit; Mamba back-off tests mamba_cache_mode != 'align' "
-           "(commit not recorded; placed right after G1)"),
-    Switch("zeroer-fresh-staging", "1cd75b3dd4", 48085, "2026-07-09",
-           "zeroer stages ids from a fresh buffer per call (race fix; not observable single-threaded)"),
-    Switch("zeroer-segment-stride", "d6af803f43", 50276, "2026-08-06",
-           "zeroer steps by each segment's block stride and zeroes only the page, not the whole stride"),
-    Switch("attention-zeroing", "e3fe212eaf", 51749, "2026-08-11",
-           "record iff zeroing is needed and the spec is any attention spec; zeroer covers every "
-           "attention spec; (inferred) mixed KV precision needs zeroing; drain every step; "
-           "drop ids an async KV load will write"),
-    Switch("zeroer-bounded-grid", "79f3183f86", 52058, "2026-08-13",
-           "bounded launch grid with masked stores; (inferred) non-uniform page sizes allowed"),
-    Switch("tokens-per-state", "8bdc70ec7b", 51718, "2026-08-21",
-           "tokens_per_state on every spec (prerequisite of per-state prefix alignment)"),
-    Switch("dcp-attention-only", "2ba984a5d0", 53598, "2026-08-31",
-           "DCP scales only attention groups; pcp no factor; multi-group context-parallel error gone"),
-    Switch("prefix-cacheable", "e126687a9a", 53896, "2026-08-31",
-           "CircularBufferSpec not prefix-cacheable; hash size over prefix-cacheable groups; "
-           "Mamba check looks inside wrappers; per-state prefix alignment (cache_hit_alignment)"),
+    Switch(
+        "record-new-block-ids",
+        "4ff8c3c8f",
+        35219,
+        "2026-03-10",
+        "single-type managers record new block ids; take_new_block_ids drains; KVBlockZeroer exists",
+    ),
+    Switch(
+        "zeroer-full-attention-subclasses",
+        "f4b42df04",
+        38479,
+        "2026-04-15",
+        "the zeroer takes full-attention subclasses (MLA) too, not only the exact FullAttentionSpec",
+    ),
+    Switch(
+        "resolve-block-sizes",
+        "4d51588e2",
+        40860,
+        "2026-04-26",
+        "resolve_kv_cache_block_sizes returns (scheduler, hash) block sizes",
+    ),
+    Switch(
+        "mla-records",
+        "d2889722f",
+        43961,
+        "2026-05-29",
+        "MLA managers record new block ids too (exact types: full attention, MLA)",
+    ),
+    Switch(
+        "free-uncached-first",
+        "520828789",
+        42656,
+        "2026-06-16",
+        "freed blocks without a block hash go to the head of the free queue (evicted first), not the tail",
+    ),
+    Switch("g1-pin", "fa36f86d7", 45772, "2026-06-23", "marker only: the G1 generation (no behaviour change)"),
+    Switch(
+        "mamba-mode-backoff",
+        "",
+        None,
+        "2026-06/08",
+        "G2: knob renamed prefix_match_unit; Mamba back-off tests mamba_cache_mode != 'align' "
+        "(commit not recorded; placed right after G1)",
+    ),
+    Switch(
+        "zeroer-fresh-staging",
+        "1cd75b3dd4",
+        48085,
+        "2026-07-09",
+        "zeroer stages ids from a fresh buffer per call (race fix; not observable single-threaded)",
+    ),
+    Switch(
+        "zeroer-segment-stride",
+        "d6af803f43",
+        50276,
+        "2026-08-06",
+        "zeroer steps by each segment's block stride and zeroes only the page, not the whole stride",
+    ),
+    Switch(
+        "attention-zeroing",
+        "e3fe212eaf",
+        51749,
+        "2026-08-11",
+        "record iff zeroing is needed and the spec is any attention spec; zeroer covers every "
+        "attention spec; (inferred) mixed KV precision needs zeroing; drain every step; "
+        "drop ids an async KV load will write",
+    ),
+    Switch(
+        "zeroer-bounded-grid",
+        "79f3183f86",
+        52058,
+        "2026-08-13",
+        "bounded launch grid with masked stores; (inferred) non-uniform page sizes allowed",
+    ),
+    Switch(
+        "tokens-per-state",
+        "8bdc70ec7b",
+        51718,
+        "2026-08-21",
+        "tokens_per_state on every spec (prerequisite of per-state prefix alignment)",
+    ),
+    Switch(
+        "dcp-attention-only",
+        "2ba984a5d0",
+        53598,
+        "2026-08-31",
+        "DCP scales only attention groups; pcp no factor; multi-group context-parallel error gone",
+    ),
+    Switch(
+        "prefix-cacheable",
+        "e126687a9a",
+        53896,
+        "2026-08-31",
+        "CircularBufferSpec not prefix-cacheable; hash size over prefix-cacheable groups; "
+        "Mamba check looks inside wrappers; per-state prefix alignment (cache_hit_alignment)",
+    ),
 )
 
 PRESETS = {"G1": "g1-pin", "G2": "mamba-mode-backoff", "G3": "prefix-cacheable", "latest": SWITCHES[-1].name}

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence, Union
+from typing import Union
+from collections.abc import Iterable, Sequence
 
 DTYPE_BYTES = {
-    "float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2,
-    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "uint8": 1,
+    "float32": 4,
+    "float": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "int8": 1,
+    "uint8": 1,
 }
 MAMBA_CACHE_MODES = ("none", "all", "align")
 
@@ -37,7 +48,7 @@ def _positive(name: str, value: int) -> None:
 @dataclass(frozen=True)
 class KVCacheSpec:
     block_size: int
-    tokens_per_state: Union[int, Fraction, float] = 1
+    tokens_per_state: int | Fraction | float = 1
     kind = "spec"
     prefix_cacheable = True
     is_attention = False
@@ -130,7 +141,7 @@ class CircularBufferSpec(AttentionSpec):
 
 @dataclass(frozen=True)
 class MambaSpec(KVCacheSpec):
-    tokens_per_state: Union[int, Fraction, float] = -1
+    tokens_per_state: int | Fraction | float = -1
     state_bytes: int = 4096  # all conv + SSM state of one request, per layer
     mamba_cache_mode: str = "none"
     num_speculative_blocks: int = 0
@@ -179,8 +190,17 @@ class UniformTypeKVCacheSpecs:
 
 
 Group = Union[KVCacheSpec, UniformTypeKVCacheSpecs, Sequence[KVCacheSpec]]
-KINDS = {c.kind: c for c in (FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec, ChunkedLocalAttentionSpec,
-                             CircularBufferSpec, MambaSpec)}
+KINDS = {
+    c.kind: c
+    for c in (
+        FullAttentionSpec,
+        MLAAttentionSpec,
+        SlidingWindowSpec,
+        ChunkedLocalAttentionSpec,
+        CircularBufferSpec,
+        MambaSpec,
+    )
+}
 
 
 def layer_specs(group: Group) -> tuple[KVCacheSpec, ...]:
@@ -195,7 +215,7 @@ def layer_specs(group: Group) -> tuple[KVCacheSpec, ...]:
     return UniformTypeKVCacheSpecs(specs).specs
 
 
-def group_spec(group: Group) -> Union[KVCacheSpec, UniformTypeKVCacheSpecs]:
+def group_spec(group: Group) -> KVCacheSpec | UniformTypeKVCacheSpecs:
     """What upstream stores as the group's spec: the spec itself, or the wrapper for several layers."""
     if isinstance(group, (KVCacheSpec, UniformTypeKVCacheSpecs)):
         return group

@@ -19,8 +19,7 @@ CHUNK = 1024  # int32 words per program
 
 
 @triton.jit
-def _zero_rows(ptr, seg_offs, ids, n_ids, row0, col0, RATIO: tl.constexpr, STRIDE_W, PAGE_W,
-               CHUNK: tl.constexpr):
+def _zero_rows(ptr, seg_offs, ids, n_ids, row0, col0, RATIO: tl.constexpr, STRIDE_W, PAGE_W, CHUNK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64) + row0  # (segment, id, kernel block) flattened
     per_seg = n_ids * RATIO
     seg = row // per_seg
@@ -32,8 +31,14 @@ def _zero_rows(ptr, seg_offs, ids, n_ids, row0, col0, RATIO: tl.constexpr, STRID
     tl.store(ptr + start + cols, tl.zeros([CHUNK], dtype=tl.int32), mask=cols < PAGE_W)
 
 
-def zero_pages(words: torch.Tensor, plan, ids: torch.Tensor, seg_offs: torch.Tensor,
-               max_x: int | None = None, max_y: int | None = None) -> None:
+def zero_pages(
+    words: torch.Tensor,
+    plan,
+    ids: torch.Tensor,
+    seg_offs: torch.Tensor,
+    max_x: int | None = None,
+    max_y: int | None = None,
+) -> None:
     """Zero plan.page bytes of every listed block in every segment of one tensor; `words` is its int32 storage.
 
     `seg_offs` are the segment starts in words on the tensor's device (cached by the zeroer);
@@ -43,6 +48,15 @@ def zero_pages(words: torch.Tensor, plan, ids: torch.Tensor, seg_offs: torch.Ten
     page_w = plan.page // 4
     rows = seg_offs.numel() * ids.numel() * plan.ratio
     for launch in plan_launches(rows, page_w, CHUNK, max_x or GRID_X_MAX, max_y or GRID_Y_MAX):
-        _zero_rows[(launch.rows, launch.cols)](words, seg_offs, ids, ids.numel(), launch.row0, launch.col0,
-                                               RATIO=plan.ratio, STRIDE_W=plan.stride // 4, PAGE_W=page_w,
-                                               CHUNK=CHUNK)
+        _zero_rows[(launch.rows, launch.cols)](
+            words,
+            seg_offs,
+            ids,
+            ids.numel(),
+            launch.row0,
+            launch.col0,
+            RATIO=plan.ratio,
+            STRIDE_W=plan.stride // 4,
+            PAGE_W=page_w,
+            CHUNK=CHUNK,
+        )

@@ -20,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -82,12 +83,16 @@ class Launch(NamedTuple):
     cols: int  # grid y
 
 
-def plan_launches(rows: int, page_words: int, chunk: int, max_x: int = GRID_X_MAX,
-                  max_y: int = GRID_Y_MAX) -> list[Launch]:
+def plan_launches(
+    rows: int, page_words: int, chunk: int, max_x: int = GRID_X_MAX, max_y: int = GRID_Y_MAX
+) -> list[Launch]:
     """Cover rows x cdiv(page_words, chunk) programs with launches that each fit CUDA's grid limits."""
     chunks = -(-page_words // chunk)
-    return [Launch(r0, min(max_x, rows - r0), c0, min(max_y, chunks - c0))
-            for r0 in range(0, rows, max_x) for c0 in range(0, chunks, max_y)]
+    return [
+        Launch(r0, min(max_x, rows - r0), c0, min(max_y, chunks - c0))
+        for r0 in range(0, rows, max_x)
+        for c0 in range(0, chunks, max_y)
+    ]
 
 
 def segment_offsets(p: _Plan) -> torch.Tensor:
@@ -199,14 +204,28 @@ class KVBlockZeroer:
         # Before d6af803f43 a block was the whole stride: packed neighbours got zeroed too.
         stride, span, dense, outer = _layout(t, bd, "zeroer-segment-stride" not in self.semantics)
         if stride % 4 or stride == 0:
-            raise ValueError(f"block stride {stride} bytes of a tensor of shape {tuple(t.shape)} is not a positive "
-                             "multiple of 4 bytes (zeroing writes int32 words)")
+            raise ValueError(
+                f"block stride {stride} bytes of a tensor of shape {tuple(t.shape)} is not a positive "
+                "multiple of 4 bytes (zeroing writes int32 words)"
+            )
         if span > stride:
-            raise ValueError(f"blocks of a tensor of shape {tuple(t.shape)} overlap: a block spans {span} bytes "
-                             f"but blocks are {stride} bytes apart")
+            raise ValueError(
+                f"blocks of a tensor of shape {tuple(t.shape)} overlap: a block spans {span} bytes "
+                f"but blocks are {stride} bytes apart"
+            )
         el = t.element_size()
-        p = _Plan(t, bd, r, int(t.shape[bd]) // r, stride, span, dense, outer, int(t.storage_offset()) * el,
-                  t.untyped_storage().nbytes())
+        p = _Plan(
+            t,
+            bd,
+            r,
+            int(t.shape[bd]) // r,
+            stride,
+            span,
+            dense,
+            outer,
+            int(t.storage_offset()) * el,
+            t.untyped_storage().nbytes(),
+        )
         room = p.nbytes - p.base - sum((n - 1) * s for n, s in outer) - p.page + p.stride
         p.max_id = room // (r * stride) - 1
         if not dense:  # the page has holes: fill exactly the tensor's own elements
@@ -262,8 +281,10 @@ class KVBlockZeroer:
             raise ValueError(f"block ids out of range [0, {self.num_blocks}): {bad}")
         for p in self.plans:
             if hi > p.max_id:
-                raise ValueError(f"zeroing block {hi} writes past the end of the KV pool (page {p.page} bytes "
-                                 f"stepped by stride {p.stride}; fixed by d6af803f43)")
+                raise ValueError(
+                    f"zeroing block {hi} writes past the end of the KV pool (page {p.page} bytes "
+                    f"stepped by stride {p.stride}; fixed by d6af803f43)"
+                )
         staged: dict[torch.device, torch.Tensor] = {}
         host = None
         ids_np = ids.numpy()

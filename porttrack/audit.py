@@ -12,7 +12,8 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunks_mod
 from porttrack import naming
@@ -98,7 +99,7 @@ def adders(queue: Queue) -> dict[str, int]:
     return out
 
 
-def _needs(syms: "EntrySymbols") -> set[str]:
+def _needs(syms: EntrySymbols) -> set[str]:
     """Symbols an entry (or part) needs to exist already: those it uses or changes. What it removes
     it does not wait for: deleting a name an earlier entry added needs nothing of that entry."""
     return (set(syms.uses) | set(syms.changed)) - set(syms.removed)
@@ -265,6 +266,7 @@ class Audit:
     prepin: Any = None  # prepin.Outcome: pre-pin gaps and net-zero pairs (docs/audit.md)
     notices: list[str] = field(default_factory=list)  # said once, loudly: e.g. pins the upstream lacks
 
+
 # ---------------------------------------------------------------- probing
 
 
@@ -345,9 +347,7 @@ def probe_line(symbol: str, p, c, scope: tuple[str, ...], tree: str) -> str:
     extra = ""
     if c is not None:
         extra = f", raw {c.raw}, files {c.files}, definitions {c.definitions}, consumers {c.consumers}, tests {c.tests}"
-    return (
-        f"probe {symbol} @ {tree} in {' '.join(scope)}: {p.status}, code {_code(c)}{extra}; {ctl}{how}"
-    )
+    return f"probe {symbol} @ {tree} in {' '.join(scope)}: {p.status}, code {_code(c)}{extra}; {ctl}{how}"
 
 
 _CODE_KINDS = ("definition", "consumer", "delegation")
@@ -556,8 +556,16 @@ class Subject:
         self.present = set()
         for x in self.probed:
             # the first spelling (as written, then snake/Pascal/camel/kPascal) found where it would be
-            spelled = next((sp for sp in naming.spellings(x) if ctx.probes.count(sp) is not None
-                            and _code(ctx.probes.count(sp)) > 0 and self._in_place(sp, ctx.probes.count(sp))), x)
+            spelled = next(
+                (
+                    sp
+                    for sp in naming.spellings(x)
+                    if ctx.probes.count(sp) is not None
+                    and _code(ctx.probes.count(sp)) > 0
+                    and self._in_place(sp, ctx.probes.count(sp))
+                ),
+                x,
+            )
             self.judged[x], self.counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
             if spelled != x:
                 self.ev.append(f"{x} is spelled {spelled.split('.')[-1]} in the port")
@@ -585,7 +593,9 @@ class Subject:
         if files & where:
             return True
         if say:
-            self.ev.append(f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent")
+            self.ev.append(
+                f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent"
+            )
         return False
 
     def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
@@ -603,7 +613,7 @@ class AuditRule:
 
     id: str
     verdict: str  # the verdict it gives ("(the rule's)" for path rules)
-    fires: Callable[["AuditRule", Subject], bool]
+    fires: Callable[[AuditRule, Subject], bool]
     when: str
     records: str
 
@@ -618,15 +628,24 @@ def _behaviour(rule: AuditRule, s: Subject) -> bool:
     b = s.e.behaviour
     if b is None or s.obj is not s.e:
         return False
-    s.ev.append(f"behaviour: harness {b.harness!r} ({b.impl}), validate kv --as-of {b.semantics} --cases {b.cases} "
-                f"--seed {b.seed}: {b.agree} case(s) as with kvref switch {b.switch}, {b.lack} as without, "
-                f"{b.other} as neither" + (f" (recorded {b.recorded})" if b.recorded else ""))
+    s.ev.append(
+        f"behaviour: harness {b.harness!r} ({b.impl}), validate kv --as-of {b.semantics} --cases {b.cases} "
+        f"--seed {b.seed}: {b.agree} case(s) as with kvref switch {b.switch}, {b.lack} as without, "
+        f"{b.other} as neither" + (f" (recorded {b.recorded})" if b.recorded else "")
+    )
     if b.result == "matches":
-        return s.fire(rule, f"the port's harness answers as with kvref switch {b.switch} ({b.agree} cases, case {b.case})",
-                      verdict="ported")
+        return s.fire(
+            rule,
+            f"the port's harness answers as with kvref switch {b.switch} ({b.agree} cases, case {b.case})",
+            verdict="ported",
+        )
     if b.result == "lacks":
-        return s.fire(rule, f"the port's harness answers as without kvref switch {b.switch}: case {b.case} "
-                            f"{b.field} expected {b.expected}, got {b.got}", verdict="real-gap")
+        return s.fire(
+            rule,
+            f"the port's harness answers as without kvref switch {b.switch}: case {b.case} "
+            f"{b.field} expected {b.expected}, got {b.got}",
+            verdict="real-gap",
+        )
     return False
 
 
@@ -642,9 +661,13 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
         return False
     paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)
     if s.under:
-        s.ev.append(f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port "
-                    "and none is code ([audit] non_code, source_suffixes)")
-        return s.fire(rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code")
+        s.ev.append(
+            f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port "
+            "and none is code ([audit] non_code, source_suffixes)"
+        )
+        return s.fire(
+            rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code"
+        )
     s.ev.append(f"files {', '.join(s.files) or '(none)'} lie outside the mirrored paths {paths}")
     return s.fire(rule, f"touches no mirrored path ({paths})")
 
@@ -658,8 +681,10 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     if not lo.only:
         return False
     what = ", ".join(lo.constructs) or "comments and docstrings"
-    s.ev.append(f"upstream diff {s.e.short} in {', '.join(s.mirrored)}: {len(hunks)} hunk(s), every changed line is "
-                f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs")
+    s.ev.append(
+        f"upstream diff {s.e.short} in {', '.join(s.mirrored)}: {len(hunks)} hunk(s), every changed line is "
+        f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs"
+    )
     return s.fire(rule, f"language-only change: {what}")
 
 
@@ -685,8 +710,11 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
     for x in s.probed:  # and where the port defines the entry's symbols
         near.update(h.path for h in _hits(s.counts[x], ("definition",)))
-    qualified = [x for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
-                 if _owner_class(x) and not x.endswith("__") and x not in s.present]
+    qualified = [
+        x
+        for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
+        if _owner_class(x) and not x.endswith("__") and x not in s.present
+    ]
     found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified)
     if found is None:
         return False
@@ -707,8 +735,10 @@ def _unmapped(rule: AuditRule, s: Subject) -> bool:
     _absent_gates(s, own)
     if not own:
         s.ev.append("the entry names no symbol to gate on; its files' lack of a counterpart is the evidence")
-    return s.fire(rule, f"the port has no counterpart of {', '.join(s.unmapped)}"
-                  + (f" and none of {', '.join(own)}" if own else ""))
+    return s.fire(
+        rule,
+        f"the port has no counterpart of {', '.join(s.unmapped)}" + (f" and none of {', '.join(own)}" if own else ""),
+    )
 
 
 def _path_rule(rule: AuditRule, s: Subject) -> bool:
@@ -725,14 +755,20 @@ def _path_rule(rule: AuditRule, s: Subject) -> bool:
             judged_gates.append(p)
         if any(h is None for h in verdicts):
             s.ev.extend(lines)
-            return s.fire(rule_by_id("untrusted"),
-                          f"a gate of the path rule {prule.upstream} could not be judged: its positive control failed")
+            return s.fire(
+                rule_by_id("untrusted"),
+                f"a gate of the path rule {prule.upstream} could not be judged: its positive control failed",
+            )
         if all(verdicts):
-            res.gates = [_gate_for_rule(g, p) for g, p in zip(prule.gates, judged_gates)]
+            res.gates = [_gate_for_rule(g, p) for g, p in zip(prule.gates, judged_gates, strict=False)]
             s.ev.append(f"files {', '.join(s.mirrored)} all match the path rule {prule.upstream}")
             s.ev.extend(lines)
-            return s.fire(rule, prule.reason or f"every file matches the path rule {prule.upstream}",
-                          verdict=prule.verdict, rule_text=f"{rule.id} {prule.upstream}")
+            return s.fire(
+                rule,
+                prule.reason or f"every file matches the path rule {prule.upstream}",
+                verdict=prule.verdict,
+                rule_text=f"{rule.id} {prule.upstream}",
+            )
         s.ev.append(f"path rule {prule.upstream} does not apply: a gate is live")
         s.ev.extend(lines)
     return False
@@ -741,7 +777,9 @@ def _path_rule(rule: AuditRule, s: Subject) -> bool:
 def _untrusted(rule: AuditRule, s: Subject) -> bool:
     unread = [f for f in s.e.unreadable if f in s.files]
     if unread:  # queue build --skip-missing: their symbols were never extracted, so nothing can be judged
-        s.ev.append(f"files {', '.join(unread)} could not be read when the queue was built (missing from the upstream clone)")
+        s.ev.append(
+            f"files {', '.join(unread)} could not be read when the queue was built (missing from the upstream clone)"
+        )
         return s.fire(rule, f"cannot judge: {', '.join(unread)} could not be read from the upstream clone")
     s.probe()
     bad = [x for x in s.probed if s.judged[x].status in ("untrusted", "incomplete")]
@@ -842,8 +880,13 @@ def _owned(rule: AuditRule, s: Subject) -> bool:
     hunks = ctx.hunks(e, s.mirrored)
     changed_lines = None if hunks is None else _changed_lines(hunks)
     row = owners_mod.find_owner(
-        ctx.rows, paths=s.mirrored, symbols=symbols, pr=e.pr,
-        done_states=ctx.cfg.done_states, parked_states=ctx.cfg.parked_states, changed_lines=changed_lines,
+        ctx.rows,
+        paths=s.mirrored,
+        symbols=symbols,
+        pr=e.pr,
+        done_states=ctx.cfg.done_states,
+        parked_states=ctx.cfg.parked_states,
+        changed_lines=changed_lines,
     )
     if row is None:
         return False
@@ -936,18 +979,29 @@ def _content(rule: AuditRule, s: Subject) -> bool:
         if st.state != "neutral":
             states.append((h.path, st.state, st))
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
-        s.ev.append(f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
-                    f"old side still there {st.old_found[:6]}")
+        s.ev.append(
+            f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
+            f"old side still there {st.old_found[:6]}"
+        )
     kinds = {k for _, k, _ in states}
     if not kinds or "gap" in kinds:
         return False
     if kinds == {"ported"}:
-        return s.fire(rule, f"every changed hunk's new side is in the port and its old side is gone ({len(states)} hunk(s))",
-                      verdict="ported", rule_text=f"{rule.id}-ported")
+        return s.fire(
+            rule,
+            f"every changed hunk's new side is in the port and its old side is gone ({len(states)} hunk(s))",
+            verdict="ported",
+            rule_text=f"{rule.id}-ported",
+        )
     absent = [p for p, k, _ in states if k == "absent"]
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
-    return s.fire(rule, f"the port has neither side of {len(absent)} hunk(s) in {', '.join(sorted(set(absent)))}: "
-                        "it lacks the code the change edits", verdict="surface-absent", rule_text=f"{rule.id}-absent")
+    return s.fire(
+        rule,
+        f"the port has neither side of {len(absent)} hunk(s) in {', '.join(sorted(set(absent)))}: "
+        "it lacks the code the change edits",
+        verdict="surface-absent",
+        rule_text=f"{rule.id}-absent",
+    )
 
 
 def _ported(rule: AuditRule, s: Subject) -> bool:
@@ -971,13 +1025,22 @@ def _inert(rule: AuditRule, s: Subject) -> bool:
         return False
     for x in existing:
         res.gates.append(
-            Gate(id=f"{_slug(x)}-consumer", kind="no-consumer", probe=x, scope=list(ctx.scope),
-                 control=s.judged[x].control or "", established_at=_definition(s.counts[x]))
+            Gate(
+                id=f"{_slug(x)}-consumer",
+                kind="no-consumer",
+                probe=x,
+                scope=list(ctx.scope),
+                control=s.judged[x].control or "",
+                established_at=_definition(s.counts[x]),
+            )
         )
     for x in changed:
         if x not in s.present:
             res.gates.append(_absent_gate(ctx, x, s.judged[x]))
-    return s.fire(rule, f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations")
+    return s.fire(
+        rule,
+        f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations",
+    )
 
 
 def _real_gap(rule: AuditRule, s: Subject) -> bool:
@@ -985,11 +1048,15 @@ def _real_gap(rule: AuditRule, s: Subject) -> bool:
     added = sorted(set(s.syms.added))
     used = [x for x in existing if int(getattr(s.counts[x], "consumers", 0) or 0) > 0]
     if used:
-        reason = "changes code the port has and reads: " + ", ".join(f"{x} ({s.counts[x].consumers} consumers)" for x in used)
+        reason = "changes code the port has and reads: " + ", ".join(
+            f"{x} ({s.counts[x].consumers} consumers)" for x in used
+        )
     elif added:
         missing = [x for x in added if x not in s.present]
-        reason = f"adds {', '.join(missing or added)}, which the port does not have yet" if missing else (
-            f"adds {', '.join(added)}; the port has the names but its pins do not place it past {s.e.short}"
+        reason = (
+            f"adds {', '.join(missing or added)}, which the port does not have yet"
+            if missing
+            else (f"adds {', '.join(added)}; the port has the names but its pins do not place it past {s.e.short}")
         )
     else:
         reason = "touches mirrored code and no rule defers it"
@@ -998,50 +1065,102 @@ def _real_gap(rule: AuditRule, s: Subject) -> bool:
 
 # The rules in the order they are tried. docs/audit.md lists them in this order (a test checks).
 RULES: tuple[AuditRule, ...] = (
-    AuditRule("behaviour", "ported or real-gap", _behaviour,
-              "the entry's commit is a kvref switch and `validate kv --record` saw the port's harness answer as "
-              "with it (ported) or as without it (real-gap); above every static probe",
-              "the harness, the run that repeats it, the case counts and the case that decides"),
-    AuditRule("ignore", "ignore", _ignore,
-              "no file of the entry lies under the mirrored paths, or those that do have no port counterpart and are no code",
-              "the files and the mirrored paths"),
-    AuditRule("path-rule", "(the rule's)", _path_rule,
-              "every mirrored file matches a `[[rule]]` glob and all of the rule's gates hold",
-              "the rule's gates, each with its probe line"),
-    AuditRule("no-op", "no-op", _no_op,
-              "every changed line of the mirrored code is a comment, a docstring or a construct of `[audit] language_only`",
-              "the constructs met"),
-    AuditRule("untrusted", "untrusted", _untrusted,
-              "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete, "
-              "or queue build --skip-missing could not read one of its files",
-              "the probe's reason"),
-    AuditRule("unmapped", "surface-absent", _unmapped,
-              "every mirrored code file lacks a port counterpart and none of the entry's symbols is in the port",
-              "the files and an `absent` gate per symbol"),
-    AuditRule("surface-absent", "surface-absent", _surface_absent,
-              "none of the changed/removed symbols has a code hit in the code scope",
-              "an `absent` gate per symbol (one per class the port lacks)"),
-    AuditRule("deferred", "real-gap", _deferred,
-              "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR",
-              "the record, by path:line"),
-    AuditRule("content", "ported or surface-absent", _content,
-              "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or neither side is there in any hunk (`content-absent`); no hunk leaves work",
-              "each hunk's state with the tokens found and missing, and the port files compared"),
-    AuditRule("ported", "ported", _ported,
-              "every added symbol exists and the mapped port files' pins are at or past the entry",
-              "each pin and where it stands"),
-    AuditRule("inert", "inert", _inert,
-              "the changed symbols that exist have no consumers",
-              "a `no-consumer` gate per symbol"),
-    AuditRule("absent-blockers", "surface-absent", _absent_blockers,
-              "every entry it would be blocked on is surface-absent",
-              "the blockers and their `absent` gates"),
-    AuditRule("blocked", "blocked", _blocked,
-              "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
-              "`blocked_by` and an `entry-ported` gate per blocker"),
-    AuditRule("owned", "owned", _owned,
-              "an open matrix row cites the entry's PR, one of its symbols, or a line range overlapping the change",
-              "`owner` and what the row cites"),
+    AuditRule(
+        "behaviour",
+        "ported or real-gap",
+        _behaviour,
+        "the entry's commit is a kvref switch and `validate kv --record` saw the port's harness answer as "
+        "with it (ported) or as without it (real-gap); above every static probe",
+        "the harness, the run that repeats it, the case counts and the case that decides",
+    ),
+    AuditRule(
+        "ignore",
+        "ignore",
+        _ignore,
+        "no file of the entry lies under the mirrored paths, or those that do have no port counterpart and are no code",
+        "the files and the mirrored paths",
+    ),
+    AuditRule(
+        "path-rule",
+        "(the rule's)",
+        _path_rule,
+        "every mirrored file matches a `[[rule]]` glob and all of the rule's gates hold",
+        "the rule's gates, each with its probe line",
+    ),
+    AuditRule(
+        "no-op",
+        "no-op",
+        _no_op,
+        "every changed line of the mirrored code is a comment, a docstring or a construct of `[audit] language_only`",
+        "the constructs met",
+    ),
+    AuditRule(
+        "untrusted",
+        "untrusted",
+        _untrusted,
+        "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete, "
+        "or queue build --skip-missing could not read one of its files",
+        "the probe's reason",
+    ),
+    AuditRule(
+        "unmapped",
+        "surface-absent",
+        _unmapped,
+        "every mirrored code file lacks a port counterpart and none of the entry's symbols is in the port",
+        "the files and an `absent` gate per symbol",
+    ),
+    AuditRule(
+        "surface-absent",
+        "surface-absent",
+        _surface_absent,
+        "none of the changed/removed symbols has a code hit in the code scope",
+        "an `absent` gate per symbol (one per class the port lacks)",
+    ),
+    AuditRule(
+        "deferred",
+        "real-gap",
+        _deferred,
+        "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR",
+        "the record, by path:line",
+    ),
+    AuditRule(
+        "content",
+        "ported or surface-absent",
+        _content,
+        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or neither side is there in any hunk (`content-absent`); no hunk leaves work",
+        "each hunk's state with the tokens found and missing, and the port files compared",
+    ),
+    AuditRule(
+        "ported",
+        "ported",
+        _ported,
+        "every added symbol exists and the mapped port files' pins are at or past the entry",
+        "each pin and where it stands",
+    ),
+    AuditRule(
+        "inert", "inert", _inert, "the changed symbols that exist have no consumers", "a `no-consumer` gate per symbol"
+    ),
+    AuditRule(
+        "absent-blockers",
+        "surface-absent",
+        _absent_blockers,
+        "every entry it would be blocked on is surface-absent",
+        "the blockers and their `absent` gates",
+    ),
+    AuditRule(
+        "blocked",
+        "blocked",
+        _blocked,
+        "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
+        "`blocked_by` and an `entry-ported` gate per blocker",
+    ),
+    AuditRule(
+        "owned",
+        "owned",
+        _owned,
+        "an open matrix row cites the entry's PR, one of its symbols, or a line range overlapping the change",
+        "`owner` and what the row cites",
+    ),
     AuditRule("real-gap", "real-gap", _real_gap, "otherwise", "the consumers that make it real"),
 )
 
@@ -1061,8 +1180,10 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     # prior triage: the port's own citation of this PR or commit, for the person reading the verdict
     cited = ctx.records.triage_for(e.pr, e.sha) if res.verdict not in ("ignore",) else None
     if cited is not None:
-        res.evidence.append(f"prior triage: the port cites {'#' + str(e.pr) if e.pr in cited.prs else e.short} "
-                            f"at {cited.where}: {cited.text}")
+        res.evidence.append(
+            f"prior triage: the port cites {'#' + str(e.pr) if e.pr in cited.prs else e.short} "
+            f"at {cited.where}: {cited.text}"
+        )
     if label_part is None:
         ctx.results[e.n] = res
     return res
@@ -1078,8 +1199,14 @@ def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
     """An absent gate cites where its control is defined: the proof that the scope holds code."""
     control = p.control or ""
     c = p.control_count
-    return Gate(id=f"{_slug(s)}-absent", kind="absent", probe=s, scope=list(ctx.scope), control=control,
-                established_at=_definition(c))
+    return Gate(
+        id=f"{_slug(s)}-absent",
+        kind="absent",
+        probe=s,
+        scope=list(ctx.scope),
+        control=control,
+        established_at=_definition(c),
+    )
 
 
 def _changed_lines(hunks) -> dict[str, list[tuple[int, int]]]:
@@ -1093,8 +1220,13 @@ def _changed_lines(hunks) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def _what_row_cites(row, paths: list[str], syms: EntrySymbols, pr: int | None,
-                    changed_lines: dict[str, list[tuple[int, int]]] | None = None) -> str:
+def _what_row_cites(
+    row,
+    paths: list[str],
+    syms: EntrySymbols,
+    pr: int | None,
+    changed_lines: dict[str, list[tuple[int, int]]] | None = None,
+) -> str:
     if pr is not None and owners_mod.cites_pr(row.upstream, pr):
         return f"PR #{pr}"
     for s in [*syms.changed, *syms.added, *syms.removed]:
@@ -1102,7 +1234,9 @@ def _what_row_cites(row, paths: list[str], syms: EntrySymbols, pr: int | None,
             return s
     for p in paths:
         if changed_lines is not None:
-            got = owners_mod.cites_change(row.upstream, p, changed_lines.get(p, []), [*syms.changed, *syms.added, *syms.removed])
+            got = owners_mod.cites_change(
+                row.upstream, p, changed_lines.get(p, []), [*syms.changed, *syms.added, *syms.removed]
+            )
             if got:
                 return f"{got}, which overlaps the change"
         elif owners_mod.cites_path(row.upstream, p):
@@ -1232,10 +1366,15 @@ def unplaced_pins(ctx: _Ctx) -> list[str]:
     shown = "; ".join(f"{pin} (stated by {len(pfs)} port file(s), e.g. {pfs[0]})" for pin, pfs in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
     where = f"the upstream checkout {repo}" if repo is not None else "this queue (no [upstream] repo is set)"
-    fetch = (f"fetch {'it' if len(missing) == 1 else 'them'} into {repo} (git -C {repo} fetch <remote> {missing[0][0]})"
-             if repo is not None else "set [upstream] repo to a checkout that has them")
-    return [f"PINS NOT PLACED: {shown}{more} cannot be found in {where}; {fetch}. "
-            "Until then no entry is called ported by its pins; content evidence decides."]
+    fetch = (
+        f"fetch {'it' if len(missing) == 1 else 'them'} into {repo} (git -C {repo} fetch <remote> {missing[0][0]})"
+        if repo is not None
+        else "set [upstream] repo to a checkout that has them"
+    )
+    return [
+        f"PINS NOT PLACED: {shown}{more} cannot be found in {where}; {fetch}. "
+        "Until then no entry is called ported by its pins; content evidence decides."
+    ]
 
 
 def _prepin(cfg: Config, queue: Queue, out: Audit, ctx: _Ctx):
@@ -1295,8 +1434,14 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
         table = _table(qf, r.n, r.part)
         before = table.as_string()
         fields = dict(
-            verdict=r.verdict, verdict_by="audit", rule=r.rule, reason=r.reason, owner=r.owner,
-            blocked_by=r.blocked_by, gates=r.gates, evidence=r.evidence,
+            verdict=r.verdict,
+            verdict_by="audit",
+            rule=r.rule,
+            reason=r.reason,
+            owner=r.owner,
+            blocked_by=r.blocked_by,
+            gates=r.gates,
+            evidence=r.evidence,
         )
         if r.part is None:
             fields["disposition"] = DISPOSITION.get(r.verdict, "PORT-NOW")
@@ -1323,7 +1468,6 @@ def disagreements(result: Audit) -> list[str]:
     ]
 
 
-
 def table(result: Audit):
     """A rich table of the results for people."""
     from rich.table import Table
@@ -1336,7 +1480,11 @@ def table(result: Audit):
         verdict = r.verdict + (f" (human: {r.recorded})" if r.disagrees else "")
         who = r.owner or (", ".join(map(str, r.blocked_by)) if r.blocked_by else "")
         cells = [
-            str(r.n) + (f" {r.part}" if r.part else ""), verdict, r.rule, r.reason, who,
+            str(r.n) + (f" {r.part}" if r.part else ""),
+            verdict,
+            r.rule,
+            r.reason,
+            who,
             ", ".join(f"{g.id} @ {g.established_at}" if g.established_at else g.id for g in r.gates),
         ]
         t.add_row(*(Text(c) for c in cells))  # plain text: "[[map]]" is no markup

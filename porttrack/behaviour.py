@@ -53,9 +53,19 @@ class SwitchEvidence:
         return "undetermined"
 
     def as_json(self) -> dict:
-        return {"switch": self.switch, "sha": self.sha, "pr": self.pr, "result": self.result, "agree": self.agree,
-                "lack": self.lack, "other": self.other, "case": self.case, "field": self.field or None,
-                "expected": self.expected, "got": self.got}
+        return {
+            "switch": self.switch,
+            "sha": self.sha,
+            "pr": self.pr,
+            "result": self.result,
+            "agree": self.agree,
+            "lack": self.lack,
+            "other": self.other,
+            "case": self.case,
+            "field": self.field or None,
+            "expected": self.expected,
+            "got": self.got,
+        }
 
 
 class _Answers:
@@ -127,8 +137,11 @@ def failure_switches(case: dict, reply: Any, sem, kcases, semantics) -> list[str
 
 def entries_for(entries: list[Entry], sha: str, pr: int | None) -> list[Entry]:
     """Queue entries whose upstream commit is a switch's: same sha prefix, or the same PR."""
-    return [e for e in entries
-            if (sha and e.sha and (e.sha.startswith(sha) or sha.startswith(e.sha))) or (pr is not None and e.pr == pr)]
+    return [
+        e
+        for e in entries
+        if (sha and e.sha and (e.sha.startswith(sha) or sha.startswith(e.sha))) or (pr is not None and e.pr == pr)
+    ]
 
 
 def _json(value: Any) -> str:
@@ -137,10 +150,22 @@ def _json(value: Any) -> str:
 
 def behaviour_of(ev: SwitchEvidence, report, today: dt.date) -> Behaviour:
     return Behaviour(
-        result=ev.result, switch=ev.switch, semantics=report.semantics or "", harness=str(report.harness.get("name", "")),
-        impl=report.impl, cases=report.cases, seed=report.seed, agree=ev.agree, lack=ev.lack, other=ev.other,
-        case=ev.case, field=ev.field or "", expected=_json(ev.expected) if ev.field else "",
-        got=_json(ev.got) if ev.field else "", recorded=today)
+        result=ev.result,
+        switch=ev.switch,
+        semantics=report.semantics or "",
+        harness=str(report.harness.get("name", "")),
+        impl=report.impl,
+        cases=report.cases,
+        seed=report.seed,
+        agree=ev.agree,
+        lack=ev.lack,
+        other=ev.other,
+        case=ev.case,
+        field=ev.field or "",
+        expected=_json(ev.expected) if ev.field else "",
+        got=_json(ev.got) if ev.field else "",
+        recorded=today,
+    )
 
 
 @dataclass
@@ -192,5 +217,7 @@ def recorded_queue(explicit: Path | None) -> Path:
     except UserError:
         if explicit is not None:
             return explicit
-        raise UserError("--record needs a queue: pass --queue FILE, or run from a port with a porttrack.toml.") from None
+        raise UserError(
+            "--record needs a queue: pass --queue FILE, or run from a port with a porttrack.toml."
+        ) from None
     return config_mod.queue_path(cfg, explicit) if explicit is None else explicit

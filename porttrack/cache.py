@@ -147,7 +147,11 @@ def _remove(path: Path) -> None:
 def _remove_other_versions(path: Path) -> None:
     """Earlier formats are never read again: their files go (the probe's and symbols' old folders too)."""
     folder = path.parent
-    for old in [*folder.glob("cache-v*.sqlite*"), *folder.glob("probe/index-v*.sqlite*"), *folder.glob("symbols/parse-v*.sqlite*")]:
+    for old in [
+        *folder.glob("cache-v*.sqlite*"),
+        *folder.glob("probe/index-v*.sqlite*"),
+        *folder.glob("symbols/parse-v*.sqlite*"),
+    ]:
         if not old.name.startswith(DB_FILE):
             old.unlink(missing_ok=True)
 

@@ -30,11 +30,21 @@ CODES: dict[str, tuple[str, str]] = {
     "gate-live": ("error", "A gate's condition no longer holds: its entry is real now"),
     "gate-untrusted": ("error", "A gate's positive control found nothing, so its zero proves nothing"),
     "scan-incomplete": ("error", "Part of a gate's scope could not be read, so its count is not known"),
-    "citation-stale": ("warning", ("A citation moved: what it cites (a gate's probe, or an imported citation's"
-                                   " text or symbols) is on another line of the file now")),
+    "citation-stale": (
+        "warning",
+        (
+            "A citation moved: what it cites (a gate's probe, or an imported citation's"
+            " text or symbols) is on another line of the file now"
+        ),
+    ),
     "citation-vanished": ("error", "A citation's file is gone, or no longer mentions what it cites anywhere"),
-    "citation-unanchored": ("warning", ("Imported citations were read at a tree that is not an ancestor of the tree"
-                                        " checked (or is unknown here), so they are checked best-effort")),
+    "citation-unanchored": (
+        "warning",
+        (
+            "Imported citations were read at a tree that is not an ancestor of the tree"
+            " checked (or is unknown here), so they are checked best-effort"
+        ),
+    ),
     "landing-stale": ("warning", "A landing note moved: its anchor is on another line now"),
     "landing-vanished": ("warning", "A landing note points at a file or line that no longer has its anchor"),
     "owner-missing": ("error", "An entry's owner is no row of any matrix"),
@@ -43,7 +53,10 @@ CODES: dict[str, tuple[str, str]] = {
     "pre-pin-gap-unowned": ("warning", "Two or more entries point at a pre-pin gap and no matrix row owns it"),
     "ack-expired": ("error", "An acknowledgement is past its expiry date"),
     "ack-unused": ("warning", "An acknowledgement matches no finding any more"),
-    "behaviour-behind-pin": ("error", "A port header claims a pin at or past a kvref switch its harness was seen to lack"),
+    "behaviour-behind-pin": (
+        "error",
+        "A port header claims a pin at or past a kvref switch its harness was seen to lack",
+    ),
 }
 
 
@@ -111,8 +124,14 @@ def finding(code: str, message: str, action: str, path: str, line: int, **kw) ->
 # ---------------------------------------------------------------- the whole check
 
 
-def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.date | None = None,
-        progress: Callable[[int, int], None] | None = None) -> CheckResult:
+def run(
+    cfg: Config,
+    queue_path: Path,
+    *,
+    base: str | None = None,
+    today: dt.date | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CheckResult:
     """Check the queue at `queue_path` against the port tree at `cfg.port_root`; `progress(done, total)`
     hears about the files a cold probe scan indexes."""
     t0 = time.perf_counter()
@@ -143,7 +162,9 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     t_gates = time.perf_counter() - t1
     out += gate_out
     out += citation_findings(ctx, jobs)
-    imported_out, reanchors = imported_citation_findings(ctx, gitio.rev_parse(root, "HEAD") if toplevel is not None else None)
+    imported_out, reanchors = imported_citation_findings(
+        ctx, gitio.rev_parse(root, "HEAD") if toplevel is not None else None
+    )
     out += imported_out
     out += landing_findings(ctx)
     out += owner_findings(ctx)
@@ -154,7 +175,9 @@ def run(cfg: Config, queue_path: Path, *, base: str | None = None, today: dt.dat
     kept, acked, ack_out = apply_acks(ctx, out, today or dt.date.today())
     kept += ack_out
     shown, ignored = filter_findings(kept, cfg.check_ignore, cfg.check_min_severity)
-    shown.sort(key=lambda f: (-SEVERITIES.index(f.severity), f.entry if f.entry is not None else -1, f.code, f.path, f.line))
+    shown.sort(
+        key=lambda f: (-SEVERITIES.index(f.severity), f.entry if f.entry is not None else -1, f.code, f.path, f.line)
+    )
     prefix = ""
     if toplevel is not None and toplevel != root:
         prefix = root.relative_to(toplevel).as_posix()
@@ -277,7 +300,7 @@ class _QueueIndex:
                     n = int(value.strip().split("#")[0].strip())
                     entry = owner = ("entry", n, None)
                     self.keys.setdefault(owner, {})
-                    for pl, pk in pending + [(i, "n")]:
+                    for pl, pk in [*pending, (i, "n")]:
                         self.keys[owner].setdefault(pk, pl)
                 else:
                     pending.append((i, key))
@@ -332,12 +355,18 @@ def verdict_findings(ctx: _Ctx) -> list[Finding]:
             ctx.checks.add(f"{label} verdict")
             need = _missing(obj)
             if need:
-                out.append(finding(
-                    "verdict-incomplete",
-                    f"{label} is {obj.verdict!r} but has {need[0]}.",
-                    f"Add {need[1]} to {label}, or change its verdict.",
-                    ctx.qrel, ctx.entry_line(e.n, "verdict", part), entry=e.n, part=part or "", check=f"{label} verdict",
-                ))
+                out.append(
+                    finding(
+                        "verdict-incomplete",
+                        f"{label} is {obj.verdict!r} but has {need[0]}.",
+                        f"Add {need[1]} to {label}, or change its verdict.",
+                        ctx.qrel,
+                        ctx.entry_line(e.n, "verdict", part),
+                        entry=e.n,
+                        part=part or "",
+                        check=f"{label} verdict",
+                    )
+                )
     return out
 
 
@@ -386,14 +415,23 @@ def untriaged_findings(ctx: _Ctx, base_q: Queue | None) -> list[Finding]:
         for label, obj, part in _owners(e):
             ctx.checks.add(f"{label} verdict")
             if obj.verdict in UNTRIAGED:
-                why = "was added since the base and is not triaged" if obj.verdict == "unclassified" else \
-                    "was added since the base with untrusted evidence (a positive control failed)"
-                out.append(finding(
-                    "untriaged",
-                    f"{label} ({e.short} {e.subject}) {why}.",
-                    f"Run `porttrack audit --entries {e.n} --write`, then confirm or set a verdict for {label}.",
-                    ctx.qrel, ctx.entry_line(e.n, "verdict", part), entry=e.n, part=part or "", check=f"{label} verdict",
-                ))
+                why = (
+                    "was added since the base and is not triaged"
+                    if obj.verdict == "unclassified"
+                    else "was added since the base with untrusted evidence (a positive control failed)"
+                )
+                out.append(
+                    finding(
+                        "untriaged",
+                        f"{label} ({e.short} {e.subject}) {why}.",
+                        f"Run `porttrack audit --entries {e.n} --write`, then confirm or set a verdict for {label}.",
+                        ctx.qrel,
+                        ctx.entry_line(e.n, "verdict", part),
+                        entry=e.n,
+                        part=part or "",
+                        check=f"{label} verdict",
+                    )
+                )
     return out
 
 
@@ -447,7 +485,9 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
             by_scope.setdefault(_scope_of(ctx, j.gate), []).append(j)
     cfg = ctx.cfg
     for scope, group in by_scope.items():
-        symbols = sorted({j.gate.probe for j in group if not j.gate.regex} | {j.gate.control for j in group if j.gate.control})
+        symbols = sorted(
+            {j.gate.probe for j in group if not j.gate.regex} | {j.gate.control for j in group if j.gate.control}
+        )
         regexes = sorted({j.gate.probe for j in group if j.gate.regex})
         for j in group:  # refuse a bad probe by its gate's line before scanning anything
             for sym, is_regex in ((j.gate.probe, j.gate.regex), (j.gate.control, False)):
@@ -455,8 +495,9 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
                     probe.compile_regex(sym) if is_regex else (sym and _variants(sym, cfg))
                 except UserError as e:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
-        scan = probe.scan(ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg),
-                          progress=ctx.progress)
+        scan = probe.scan(
+            ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg), progress=ctx.progress
+        )
         ctx.scans[scope] = scan
         for j in group:
             out += _judge_gate(ctx, j, scan, probe.judge(scan, j.gate.probe, j.gate.control or None))
@@ -482,12 +523,17 @@ def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     ctx.evidence[_job_subject(j)] = f"entry {j.gate.entry} is {waited.verdict if waited else 'missing'} in {ctx.qrel}"
     if waited is None or gates.entry_state(j.gate, waited).state == gates.HOLDS:  # a missing entry: it holds
         return []
-    return [finding(
-        "gate-live",
-        f"{j.label} gate {j.gate.id!r} waited on entry {waited.n} ({waited.short} {waited.subject}), which is ported now.",
-        f"The wait is over: {_to_port(j)} and re-triage it.",
-        ctx.qrel, j.qline, **_gate_kw(j), related=[f"{ctx.qrel}:{ctx.entry_line(waited.n, 'verdict')}"],
-    )]
+    return [
+        finding(
+            "gate-live",
+            f"{j.label} gate {j.gate.id!r} waited on entry {waited.n} ({waited.short} {waited.subject}), which is ported now.",
+            f"The wait is over: {_to_port(j)} and re-triage it.",
+            ctx.qrel,
+            j.qline,
+            **_gate_kw(j),
+            related=[f"{ctx.qrel}:{ctx.entry_line(waited.n, 'verdict')}"],
+        )
+    ]
 
 
 _CODE_KINDS = {"definition", "consumer", "delegation"}
@@ -519,13 +565,17 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
     control_code = p.control_count.code if p.control_count is not None else 0
     st = gates.probe_state(g, c, p.status, p.control, control_code, scope)
     if st.state == gates.INCOMPLETE:
-        return [finding(
-            "scan-incomplete",
-            f"{j.label} gate {g.id!r}: the scan of {scope} could not read everything "
-            f"({_incomplete_text(scan)}), so the count of {what} is unknown, not zero.",
-            "Fetch the missing objects (unshallow the clone) or fix the unreadable files, then re-run check.",
-            ctx.qrel, j.qline, **kw,
-        )]
+        return [
+            finding(
+                "scan-incomplete",
+                f"{j.label} gate {g.id!r}: the scan of {scope} could not read everything "
+                f"({_incomplete_text(scan)}), so the count of {what} is unknown, not zero.",
+                "Fetch the missing objects (unshallow the clone) or fix the unreadable files, then re-run check.",
+                ctx.qrel,
+                j.qline,
+                **kw,
+            )
+        ]
     if st.state == gates.LIVE:
         hits = [f"{h.path}:{h.line}" for h in st.hits[:20]]
         where_hits = f" at {', '.join(hits)}" if hits else ""
@@ -535,21 +585,34 @@ def _judge_gate(ctx: _Ctx, j: GateJob, scan, p) -> list[Finding]:
             line, related = int(at), [*hits[1:], f"{ctx.qrel}:{j.qline}"]
         else:
             path, line, related = ctx.qrel, j.qline, []
-        return [finding(
-            "gate-live",
-            f"{j.label} gate {g.id!r} ({g.kind}) no longer holds: {st.why}{where_hits}.",
-            f"The entry is real now: {_to_port(j)}, or re-triage it and update the gate.",
-            path, line, **kw, related=related,
-        )]
+        return [
+            finding(
+                "gate-live",
+                f"{j.label} gate {g.id!r} ({g.kind}) no longer holds: {st.why}{where_hits}.",
+                f"The entry is real now: {_to_port(j)}, or re-triage it and update the gate.",
+                path,
+                line,
+                **kw,
+                related=related,
+            )
+        ]
     if st.state == gates.UNTRUSTED:
         # a zero (no hit, no consumer) is evidence only while the control shows the scan sees code
-        why = st.why if p.control or p.status != "untrusted" else f"no positive control ({p.reason or 'none recorded or found'})"
-        return [finding(
-            "gate-untrusted",
-            f"{j.label} gate {g.id!r}: {what} counts {c.code}, but {why}, so the count is no evidence.",
-            f"Give gate {g.id!r} a control symbol that exists in {scope} (or fix the scope), then re-run check.",
-            ctx.qrel, j.qline, **kw,
-        )]
+        why = (
+            st.why
+            if p.control or p.status != "untrusted"
+            else f"no positive control ({p.reason or 'none recorded or found'})"
+        )
+        return [
+            finding(
+                "gate-untrusted",
+                f"{j.label} gate {g.id!r}: {what} counts {c.code}, but {why}, so the count is no evidence.",
+                f"Give gate {g.id!r} a control symbol that exists in {scope} (or fix the scope), then re-run check.",
+                ctx.qrel,
+                j.qline,
+                **kw,
+            )
+        ]
     return []
 
 
@@ -577,7 +640,9 @@ def _mention_re(names: list[str], regex: bool = False) -> re.Pattern:
     return re.compile("|".join(r"(?<!\w)" + re.escape(n) + r"(?!\w)" for n in names))
 
 
-_CITE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?:[-,]\d+)*(?:\s*\((?P<anchor>[^)]+)\)|\s+(?P<anchor2>\S+))?\s*$")
+_CITE = re.compile(
+    r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?:[-,]\d+)*(?:\s*\((?P<anchor>[^)]+)\)|\s+(?P<anchor2>\S+))?\s*$"
+)
 
 
 def parse_citation(text: str) -> tuple[str, int, str]:
@@ -625,29 +690,46 @@ def citation_findings(ctx: _Ctx, jobs: list[GateJob]) -> list[Finding]:
         sym = _cited_symbol(ctx, j)
         regex = g.regex and sym == g.probe
         try:
-            state, path, old, new = _locate(ctx, g.established_at, [sym] if regex else _variants(sym, ctx.cfg),
-                                            regex, f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at")
+            state, path, old, new = _locate(
+                ctx,
+                g.established_at,
+                [sym] if regex else _variants(sym, ctx.cfg),
+                regex,
+                f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at",
+            )
         except ValueError:
-            raise UserError(f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at {g.established_at!r} is not path:line.") from None
+            raise UserError(
+                f"{ctx.qrel}:{j.qline}: gate {g.id!r} established_at {g.established_at!r} is not path:line."
+            ) from None
         kw = _gate_kw(j, " citation")
         if state == "moved":
-            out.append(finding(
-                "citation-stale",
-                f"{j.label} gate {g.id!r} cites {path}:{old}, but {sym} is mentioned at {path}:{new} now.",
-                f'Set established_at = "{path}:{new}" for gate {g.id!r}.',
-                path, new, **kw, related=[f"{ctx.qrel}:{j.qline}"],
-            ))
+            out.append(
+                finding(
+                    "citation-stale",
+                    f"{j.label} gate {g.id!r} cites {path}:{old}, but {sym} is mentioned at {path}:{new} now.",
+                    f'Set established_at = "{path}:{new}" for gate {g.id!r}.',
+                    path,
+                    new,
+                    **kw,
+                    related=[f"{ctx.qrel}:{j.qline}"],
+                )
+            )
         elif state in ("vanished", "missing"):
             elsewhere = _elsewhere(ctx, g, sym)
             gone = f"{path} no longer exists" if state == "missing" else f"{path} no longer mentions {sym}"
             hint = f"; it is mentioned at {', '.join(elsewhere)}" if elsewhere else ""
-            out.append(finding(
-                "citation-vanished",
-                f"{j.label} gate {g.id!r} cites {path}:{old}, but {gone}{hint}.",
-                f"Re-establish gate {g.id!r}: point established_at at a line that mentions {sym}, "
-                "or re-triage the entry if the symbol went away.",
-                ctx.qrel, j.qline, **kw, related=elsewhere,
-            ))
+            out.append(
+                finding(
+                    "citation-vanished",
+                    f"{j.label} gate {g.id!r} cites {path}:{old}, but {gone}{hint}.",
+                    f"Re-establish gate {g.id!r}: point established_at at a line that mentions {sym}, "
+                    "or re-triage the entry if the symbol went away.",
+                    ctx.qrel,
+                    j.qline,
+                    **kw,
+                    related=elsewhere,
+                )
+            )
     return out
 
 
@@ -678,30 +760,54 @@ def landing_findings(ctx: _Ctx) -> list[Finding]:
             path, line, anchor = parse_citation(e.landing)
         except ValueError:
             raise UserError(f"{ctx.qrel}:{qline}: entry {e.n} landing {e.landing!r} is not path:line.") from None
-        names = [v for s in ([anchor] if anchor else e.symbols.changed + e.symbols.removed + e.symbols.added)
-                 for v in _variants(s, ctx.cfg)]
+        names = [
+            v
+            for s in ([anchor] if anchor else e.symbols.changed + e.symbols.removed + e.symbols.added)
+            for v in _variants(s, ctx.cfg)
+        ]
         what = f"{ctx.qrel}:{qline}: entry {e.n} landing"
         lines = ctx.lines(path, what)
         kw = {"entry": e.n, "check": f"entry {e.n} landing"}
         if lines is None or line > len(lines):
             gone = f"{path} no longer exists" if lines is None else f"{path} has only {len(lines)} lines"
-            out.append(finding(
-                "landing-vanished", f"entry {e.n} lands at {path}:{line}, but {gone}.",
-                f"Update entry {e.n}'s landing to where the port change goes now.", ctx.qrel, qline, **kw))
+            out.append(
+                finding(
+                    "landing-vanished",
+                    f"entry {e.n} lands at {path}:{line}, but {gone}.",
+                    f"Update entry {e.n}'s landing to where the port change goes now.",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                )
+            )
             continue
         if not names:
             continue
         state, _, _, new = _locate(ctx, f"{path}:{line}", names, False, what)
         label = anchor or "/".join(names[:3])
         if state == "moved":
-            out.append(finding(
-                "landing-stale", f"entry {e.n} lands at {path}:{line}, but {label} is at {path}:{new} now.",
-                f'Set landing = "{path}:{new}{f" ({anchor})" if anchor else ""}" for entry {e.n}.',
-                path, new, **kw, related=[f"{ctx.qrel}:{qline}"]))
+            out.append(
+                finding(
+                    "landing-stale",
+                    f"entry {e.n} lands at {path}:{line}, but {label} is at {path}:{new} now.",
+                    f'Set landing = "{path}:{new}{f" ({anchor})" if anchor else ""}" for entry {e.n}.',
+                    path,
+                    new,
+                    **kw,
+                    related=[f"{ctx.qrel}:{qline}"],
+                )
+            )
         elif state == "vanished":
-            out.append(finding(
-                "landing-vanished", f"entry {e.n} lands at {path}:{line}, but {path} no longer mentions {label}.",
-                f"Update entry {e.n}'s landing to where the port change goes now.", ctx.qrel, qline, **kw))
+            out.append(
+                finding(
+                    "landing-vanished",
+                    f"entry {e.n} lands at {path}:{line}, but {path} no longer mentions {label}.",
+                    f"Update entry {e.n}'s landing to where the port change goes now.",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                )
+            )
     return out
 
 
@@ -731,8 +837,12 @@ def _tree_state(ctx: _Ctx, tree: str, head: str | None, cache: dict) -> str:
             if sha is None:
                 cache[tree] = "unknown"
             else:
-                rc = subprocess.run(["git", "-C", str(ctx.root), "merge-base", "--is-ancestor", sha, head],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+                rc = subprocess.run(
+                    ["git", "-C", str(ctx.root), "merge-base", "--is-ancestor", sha, head],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                ).returncode
                 cache[tree] = "ancestor" if rc == 0 else "not-ancestor"
     return cache[tree]
 
@@ -805,39 +915,77 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
             lines = ctx.lines(c.path, f"{ctx.qrel}:{qline}: entry {e.n} citation path")
             at = f"{c.where}" + (f" (from {c.source})" if c.source else "")
             if lines is None:
-                f = finding("citation-vanished", f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
-                            "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
-                            ctx.qrel, qline, **kw)
+                f = finding(
+                    "citation-vanished",
+                    f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
+                    "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                )
                 out.append(_soften(f) if best_effort else f)
                 continue
             if c.path not in indexes:
                 indexes[c.path] = _FileIndex(lines)
             found, now, what = _find_imported(lines, indexes[c.path], c)
             if found == "vanished":
-                f = finding("citation-vanished", f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
-                            "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
-                            ctx.qrel, qline, **kw)
+                f = finding(
+                    "citation-vanished",
+                    f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
+                    "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                )
                 out.append(_soften(f) if best_effort else f)
                 continue
             assert now is not None  # only a vanished citation has no line
             length = c.last - c.line
             if found == "moved":
                 new = f"{c.path}:{now}" + (f"-{now + length}" if length else "")
-                out.append(finding("citation-stale", f"{label} cites {at}, but {what} is at {new} now.",
-                                   f"Run `porttrack check --reanchor --write` to move it to {new}.", c.path, now, **kw))
+                out.append(
+                    finding(
+                        "citation-stale",
+                        f"{label} cites {at}, but {what} is at {new} now.",
+                        f"Run `porttrack check --reanchor --write` to move it to {new}.",
+                        c.path,
+                        now,
+                        **kw,
+                    )
+                )
             if head and (found == "moved" or not head.startswith(c.tree) or not c.tree):
-                reanchors.append(Reanchor(e.n, k, f"{c.where} @ {c.tree or 'unknown tree'}", now, now + length if length else 0,
-                                          head[:12], found == "moved"))
+                reanchors.append(
+                    Reanchor(
+                        e.n,
+                        k,
+                        f"{c.where} @ {c.tree or 'unknown tree'}",
+                        now,
+                        now + length if length else 0,
+                        head[:12],
+                        found == "moved",
+                    )
+                )
     for tree, cites in loose.items():
         n, k = cites[0]
-        why = ("which this repository does not have" if states.get(tree) == "unknown" and tree
-               else "which is no ancestor of the tree checked" if tree else "an unrecorded tree")
-        out.append(finding(
-            "citation-unanchored",
-            f"{len(cites)} imported citation(s) were read at {tree or 'an unknown tree'}, {why}; they are checked "
-            "best-effort (a vanished one is a warning, not an error).",
-            "Run `porttrack check --reanchor --write` to re-anchor the ones found again to this tree.",
-            ctx.qrel, ctx.citation_line(n, k), entry=n, check=f"citations read at {tree or 'an unknown tree'}"))
+        why = (
+            "which this repository does not have"
+            if states.get(tree) == "unknown" and tree
+            else "which is no ancestor of the tree checked"
+            if tree
+            else "an unrecorded tree"
+        )
+        out.append(
+            finding(
+                "citation-unanchored",
+                f"{len(cites)} imported citation(s) were read at {tree or 'an unknown tree'}, {why}; they are checked "
+                "best-effort (a vanished one is a warning, not an error).",
+                "Run `porttrack check --reanchor --write` to re-anchor the ones found again to this tree.",
+                ctx.qrel,
+                ctx.citation_line(n, k),
+                entry=n,
+                check=f"citations read at {tree or 'an unknown tree'}",
+            )
+        )
         ctx.checks.add(f"citations read at {tree or 'an unknown tree'}")
     return out, reanchors
 
@@ -855,10 +1003,17 @@ def reanchor_write(queue_path: Path, reanchors: list[Reanchor]) -> int:
     qf = queuefile.load(queue_path)
     for r in reanchors:
         c = qf.queue.entry_of(r.entry).citations[r.index]
-        queuefile.set_citation(qf, r.entry, r.index, {
-            "line": r.line, "end": r.end, "tree": r.tree,
-            "previous": list(c.previous) + ([r.old] if r.old not in c.previous else []),
-        })
+        queuefile.set_citation(
+            qf,
+            r.entry,
+            r.index,
+            {
+                "line": r.line,
+                "end": r.end,
+                "tree": r.tree,
+                "previous": list(c.previous) + ([r.old] if r.old not in c.previous else []),
+            },
+        )
     queuefile.rebuild(qf)
     queuefile.save(qf)
     return len(reanchors)
@@ -885,21 +1040,31 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
     for e, b in lacking:
         label = f"entry {e.n} behaviour"
         ctx.checks.add(label)
-        claims = [(p.path, src) for p in provs for src in p.sources
-                  if src.pin and src.upstream in e.files and audit.pin_at_or_past(src.pin, ctx.q, ctx.cfg, e)]
+        claims = [
+            (p.path, src)
+            for p in provs
+            for src in p.sources
+            if src.pin and src.upstream in e.files and audit.pin_at_or_past(src.pin, ctx.q, ctx.cfg, e)
+        ]
         if not claims:
             continue
         (path, src), more = claims[0], claims[1:]
         cite = f"; case {b.case} {b.field}: expected {b.expected}, got {b.got}" if b.field else ""
-        out.append(finding(
-            "behaviour-behind-pin",
-            f"entry {e.n} ({e.short} {e.subject}) is kvref switch {b.switch}; the port's harness "
-            f"({b.harness}) answered {b.lack} case(s) as without it and {b.agree} as with it "
-            f"(validate kv --as-of {b.semantics} --cases {b.cases} --seed {b.seed}{cite}), yet {path}:{src.line} "
-            f"claims {src.upstream} @ {src.pin}, at or past it.",
-            f"Port {e.short}'s change into {path} (or correct its pin), then re-run validate kv --record.",
-            path, src.line, entry=e.n, check=label,
-            related=[f"{p}:{s.line}" for p, s in more] + [f"{ctx.qrel}:{ctx.entry_line(e.n)}"]))
+        out.append(
+            finding(
+                "behaviour-behind-pin",
+                f"entry {e.n} ({e.short} {e.subject}) is kvref switch {b.switch}; the port's harness "
+                f"({b.harness}) answered {b.lack} case(s) as without it and {b.agree} as with it "
+                f"(validate kv --as-of {b.semantics} --cases {b.cases} --seed {b.seed}{cite}), yet {path}:{src.line} "
+                f"claims {src.upstream} @ {src.pin}, at or past it.",
+                f"Port {e.short}'s change into {path} (or correct its pin), then re-run validate kv --record.",
+                path,
+                src.line,
+                entry=e.n,
+                check=label,
+                related=[f"{p}:{s.line}" for p, s in more] + [f"{ctx.qrel}:{ctx.entry_line(e.n)}"],
+            )
+        )
     return out
 
 
@@ -908,8 +1073,12 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
 
 def owner_findings(ctx: _Ctx) -> list[Finding]:
     """Owners are rows of the configured matrices, and not in a done state while the entry waits."""
-    wanted = [(e, label, obj, part) for e in ctx.q.entries for label, obj, part in _owners(e)
-              if obj.owner and obj.verdict not in SETTLED]
+    wanted = [
+        (e, label, obj, part)
+        for e in ctx.q.entries
+        for label, obj, part in _owners(e)
+        if obj.owner and obj.verdict not in SETTLED
+    ]
     if not wanted:
         return []
     from porttrack import owners
@@ -927,16 +1096,28 @@ def owner_findings(ctx: _Ctx) -> list[Finding]:
         row = rows.get(row_id)
         if row is None:
             globs = ", ".join(ctx.cfg.matrices) or "(no [owners] matrices configured)"
-            out.append(finding(
-                "owner-missing", f"{label} is owned by {row_id}, which is no row of {globs}.",
-                f"Restore row {row_id} or set {label}'s owner to the row that tracks it now (or re-triage it).",
-                ctx.qrel, qline, **kw))
+            out.append(
+                finding(
+                    "owner-missing",
+                    f"{label} is owned by {row_id}, which is no row of {globs}.",
+                    f"Restore row {row_id} or set {label}'s owner to the row that tracks it now (or re-triage it).",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                )
+            )
         elif row.state.upper() in done:
-            out.append(finding(
-                "owner-done",
-                f"{label} is owned by {row_id}, which is {row.state} at {row.where}, yet the entry is still {obj.verdict!r}.",
-                f"Check whether the row's work ported {label}; mark it ported or re-triage it.",
-                ctx.qrel, qline, **kw, related=[row.where]))
+            out.append(
+                finding(
+                    "owner-done",
+                    f"{label} is owned by {row_id}, which is {row.state} at {row.where}, yet the entry is still {obj.verdict!r}.",
+                    f"Check whether the row's work ported {label}; mark it ported or re-triage it.",
+                    ctx.qrel,
+                    qline,
+                    **kw,
+                    related=[row.where],
+                )
+            )
     return out
 
 
@@ -955,12 +1136,18 @@ def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
             continue
         label = f"entry {n}" + (f" part {part!r}" if part else "")
         ctx.checks.add(f"{label} blocked_by")
-        out.append(finding(
-            "actionable",
-            f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
-            f"Port {label} (or re-triage it) and clear its blocked_by.",
-            ctx.qrel, ctx.entry_line(n, "blocked_by", part), entry=n, part=part or "", check=f"{label} blocked_by",
-        ))
+        out.append(
+            finding(
+                "actionable",
+                f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
+                f"Port {label} (or re-triage it) and clear its blocked_by.",
+                ctx.qrel,
+                ctx.entry_line(n, "blocked_by", part),
+                entry=n,
+                part=part or "",
+                check=f"{label} blocked_by",
+            )
+        )
     return out
 
 
@@ -972,8 +1159,11 @@ def prepin_findings(ctx: _Ctx) -> list[Finding]:
     if not gaps:
         return []
     done = {s.upper() for s in ctx.cfg.done_states}
-    rows = [r for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern)
-            if r.state.upper() not in done]
+    rows = [
+        r
+        for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern)
+        if r.state.upper() not in done
+    ]
     out = []
     for symbol, (site, entries) in sorted(gaps.items()):
         chk = f"pre-pin gap {symbol}"
@@ -981,14 +1171,19 @@ def prepin_findings(ctx: _Ctx) -> list[Finding]:
         if any(owners.cites_symbol(r.upstream, symbol) for r in rows):
             continue
         first = entries[0]
-        out.append(finding(
-            "pre-pin-gap-unowned",
-            f"{symbol} was upstream at the pin ({site}) and is absent here; entries {', '.join(map(str, entries))} "
-            "point at it and no open matrix row cites it.",
-            f"Add a matrix row that cites {symbol} (one row for the gap, not one issue per entry).",
-            ctx.qrel, ctx.entry_line(first, "evidence"), entry=first, check=chk,
-            related=[f"{ctx.qrel}:{ctx.entry_line(n, 'evidence')}" for n in entries[1:]],
-        ))
+        out.append(
+            finding(
+                "pre-pin-gap-unowned",
+                f"{symbol} was upstream at the pin ({site}) and is absent here; entries {', '.join(map(str, entries))} "
+                "point at it and no open matrix row cites it.",
+                f"Add a matrix row that cites {symbol} (one row for the gap, not one issue per entry).",
+                ctx.qrel,
+                ctx.entry_line(first, "evidence"),
+                entry=first,
+                check=chk,
+                related=[f"{ctx.qrel}:{ctx.entry_line(n, 'evidence')}" for n in entries[1:]],
+            )
+        )
     return out
 
 
@@ -1004,10 +1199,14 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
         if a.code not in CODES:
             raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: ack code {a.code!r} is no check code ({', '.join(CODES)}).")
         if a.expires is None:
-            raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} needs an expires date (expires = YYYY-MM-DD).")
+            raise UserError(
+                f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} needs an expires date (expires = YYYY-MM-DD)."
+            )
         if isinstance(a.expires, dt.datetime):  # TOML date-times are dates too, but cannot be compared with today
-            raise UserError(f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} expires must be a date (YYYY-MM-DD), "
-                            f"not the date-time {a.expires.isoformat()}.")
+            raise UserError(
+                f"{ctx.qrel}:{ctx.ack_line(i)}: [[ack]] {a.code} expires must be a date (YYYY-MM-DD), "
+                f"not the date-time {a.expires.isoformat()}."
+            )
     for f in found:
         hit = next((i for i, a in enumerate(ctx.q.acks) if _matches(a, f)), None)
         if hit is None:
@@ -1022,18 +1221,39 @@ def apply_acks(ctx: _Ctx, found: list[Finding], today: dt.date):
     out = []
     for i, a in enumerate(ctx.q.acks):
         line = ctx.ack_line(i)
-        who = f"[[ack]] {a.code}" + (f" entry {a.entry}" if a.entry is not None else "") + (f" gate {a.gate}" if a.gate else "")
+        who = (
+            f"[[ack]] {a.code}"
+            + (f" entry {a.entry}" if a.entry is not None else "")
+            + (f" gate {a.gate}" if a.gate else "")
+        )
         chk = f"ack {i + 1} ({who})"
         ctx.checks.add(chk)
         if a.expires is not None and a.expires < today:
-            out.append(finding(
-                "ack-expired", f"{who} expired on {a.expires.isoformat()} (reason was: {a.reason}).",
-                "Fix what it acknowledged, or renew it with a new expires date and a current reason.",
-                ctx.qrel, line, entry=a.entry, gate=a.gate, check=chk))
+            out.append(
+                finding(
+                    "ack-expired",
+                    f"{who} expired on {a.expires.isoformat()} (reason was: {a.reason}).",
+                    "Fix what it acknowledged, or renew it with a new expires date and a current reason.",
+                    ctx.qrel,
+                    line,
+                    entry=a.entry,
+                    gate=a.gate,
+                    check=chk,
+                )
+            )
         elif not used[i]:
-            out.append(finding(
-                "ack-unused", f"{who} matches no finding any more.",
-                "Delete this acknowledgement: what it covered is resolved.", ctx.qrel, line, entry=a.entry, gate=a.gate, check=chk))
+            out.append(
+                finding(
+                    "ack-unused",
+                    f"{who} matches no finding any more.",
+                    "Delete this acknowledgement: what it covered is resolved.",
+                    ctx.qrel,
+                    line,
+                    entry=a.entry,
+                    gate=a.gate,
+                    check=chk,
+                )
+            )
     return kept, acked, out
 
 

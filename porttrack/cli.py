@@ -10,7 +10,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -21,8 +21,13 @@ from porttrack.errors import UserError
 def _typer(help: str, **kw) -> typer.Typer:
     # Plain click help: typer's rich panels print `--write <bool>` for every flag, which reads as
     # "takes a value" (and `--write true` is an error); plain help prints flags as flags.
-    return typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                       context_settings={"help_option_names": ["-h", "--help"]}, help=help, **kw)
+    return typer.Typer(
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        help=help,
+        **kw,
+    )
 
 
 app = _typer("Track a port against a fast-moving upstream.", add_completion=False)
@@ -33,6 +38,7 @@ app.add_typer(queue_app, name="queue")
 app.add_typer(validate_app, name="validate")
 app.add_typer(kvref_app, name="kvref")
 
+
 def console(stderr: bool = False) -> Console:
     """The CLI's console; it reads NO_COLOR and COLUMNS when it is made."""
     return Console(stderr=stderr, highlight=False, emoji=False)  # ":100:" in "file:100: ..." is a line, not an emoji
@@ -41,8 +47,16 @@ def console(stderr: bool = False) -> Console:
 out = console()
 err = console(stderr=True)
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")]
-QueueOpt = Annotated[Optional[Path], typer.Option("--queue", help="Queue file (default: the file named by queue.file in porttrack.toml, or the only queue/*.toml).")]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="porttrack.toml to use (default: found upward from here).")
+]
+QueueOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--queue",
+        help="Queue file (default: the file named by queue.file in porttrack.toml, or the only queue/*.toml).",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
@@ -56,8 +70,10 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
-                                          help="Print porttrack's version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_show_version, help="Print porttrack's version and exit."),
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="On an internal error (exit 3), print the traceback.")] = False,
 ) -> None:
     """Track a port against a fast-moving upstream. Exit codes: 0 fine, 1 findings, 2 bad input, 3 a bug in porttrack."""
@@ -120,9 +136,12 @@ def _internal_error(e: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exception(e)
     what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    err.print(f"porttrack: internal error, this is a bug in porttrack: {what}."
-              + ("" if debug else " Run the same command with --debug for the traceback, and report it."),
-              markup=False, soft_wrap=True)
+    err.print(
+        f"porttrack: internal error, this is a bug in porttrack: {what}."
+        + ("" if debug else " Run the same command with --debug for the traceback, and report it."),
+        markup=False,
+        soft_wrap=True,
+    )
     return 3
 
 
@@ -184,8 +203,12 @@ def print_json(data) -> None:
 @app.command()
 def init(
     root: Annotated[Path, typer.Option("--root", help="Port tree to look at.")] = Path("."),
-    upstream: Annotated[Optional[Path], typer.Option("--upstream", help="Upstream checkout: paths and pins are checked against it.")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="Upstream name for reports, OWNER/REPO (default: from its origin URL).")] = None,
+    upstream: Annotated[
+        Path | None, typer.Option("--upstream", help="Upstream checkout: paths and pins are checked against it.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Upstream name for reports, OWNER/REPO (default: from its origin URL).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing porttrack.toml.")] = False,
 ) -> None:
     """Propose a porttrack.toml from what the trees show: paths and pins from provenance headers, checked against the upstream."""
@@ -202,7 +225,9 @@ def init(
 
 @app.command()
 def demo(
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Folder to build the demo in (default: a new temp folder).")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Folder to build the demo in (default: a new temp folder).")
+    ] = None,
 ) -> None:
     """Build the bundled upstream+port example and run queue build, audit, reports and check on it."""
     from porttrack import demo as demo_mod
@@ -214,9 +239,14 @@ def demo(
 # ---------------------------------------------------------------- queue
 
 
-SkipMissingOpt = Annotated[bool, typer.Option(
-    "--skip-missing", help="Record mirrored files whose blobs the upstream clone lacks as unreadable and go on "
-                           "(audit calls their entries untrusted), instead of stopping.")]
+SkipMissingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-missing",
+        help="Record mirrored files whose blobs the upstream clone lacks as unreadable and go on "
+        "(audit calls their entries untrusted), instead of stopping.",
+    ),
+]
 
 
 def _unreadable_note(path: Path) -> None:
@@ -226,15 +256,19 @@ def _unreadable_note(path: Path) -> None:
     hit = [e for e in queuefile.load(path).queue.entries if e.unreadable]
     if hit:
         files = sorted({f for e in hit for f in e.unreadable})
-        out.print(f"{_plural(len(files), 'file')} could not be read (missing from the upstream clone): "
-                  f"{', '.join(files[:5])}{' …' if len(files) > 5 else ''}; recorded as unreadable in "
-                  f"{_plural(len(hit), 'entry', 'entries')}, which audit calls untrusted.", markup=False, soft_wrap=True)
+        out.print(
+            f"{_plural(len(files), 'file')} could not be read (missing from the upstream clone): "
+            f"{', '.join(files[:5])}{' …' if len(files) > 5 else ''}; recorded as unreadable in "
+            f"{_plural(len(hit), 'entry', 'entries')}, which audit calls untrusted.",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @queue_app.command("build")
 def queue_build(
     range_: Annotated[str, typer.Option("--range", help="Upstream range PIN..TARGET.")],
-    name: Annotated[Optional[str], typer.Option("--name", help="Queue name; file is queue/<name>.toml.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Queue name; file is queue/<name>.toml.")] = None,
     skip_missing: SkipMissingOpt = False,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
@@ -243,8 +277,9 @@ def queue_build(
     from porttrack import config as config_mod, queuebuild
 
     cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.build(cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err),
-                                   skip_missing=skip_missing)
+    path, added = queuebuild.build(
+        cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err), skip_missing=skip_missing
+    )
     out.print(f"wrote {path}: {_plural(added, 'entry', 'entries')}", markup=False, soft_wrap=True)
     if skip_missing:
         _unreadable_note(path)
@@ -253,8 +288,12 @@ def queue_build(
     if added:
         _next(f"porttrack audit{qarg}")
     else:
-        out.print(f"no commit of the range touches [upstream] paths {', '.join(cfg.upstream_paths) or '(all)'}: "
-                  "check the range and the paths.", markup=False, soft_wrap=True)
+        out.print(
+            f"no commit of the range touches [upstream] paths {', '.join(cfg.upstream_paths) or '(all)'}: "
+            "check the range and the paths.",
+            markup=False,
+            soft_wrap=True,
+        )
         _next(f"porttrack queue refresh --queue {qrel} (once upstream has moved)")
 
 
@@ -270,7 +309,7 @@ def _default_queue(cfg) -> Path | None:
 
 @queue_app.command("refresh")
 def queue_refresh(
-    target: Annotated[Optional[str], typer.Option("--target", help="New target (default: upstream HEAD).")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="New target (default: upstream HEAD).")] = None,
     skip_missing: SkipMissingOpt = False,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
@@ -279,10 +318,14 @@ def queue_refresh(
     from porttrack import config as config_mod, queuebuild
 
     cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.refresh(cfg, target=target, queue=queue, progress=queuebuild.console_progress(err),
-                                     skip_missing=skip_missing)
-    out.print(f"{path}: {_plural(added, 'new entry', 'new entries')}" if added else f"{path}: nothing new",
-              markup=False, soft_wrap=True)
+    path, added = queuebuild.refresh(
+        cfg, target=target, queue=queue, progress=queuebuild.console_progress(err), skip_missing=skip_missing
+    )
+    out.print(
+        f"{path}: {_plural(added, 'new entry', 'new entries')}" if added else f"{path}: nothing new",
+        markup=False,
+        soft_wrap=True,
+    )
     if added:
         if skip_missing:
             _unreadable_note(path)
@@ -294,7 +337,9 @@ def queue_import(
     reports: Annotated[list[Path], typer.Argument(help="Markdown sync reports, tranche reports or enumerations.")],
     config: ConfigOpt = None,
     queue: QueueOpt = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read and merge, print what would change, write nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Read and merge, print what would change, write nothing.")
+    ] = False,
 ) -> None:
     """Create or update a queue from a team's hand-written sync reports (docs/import.md)."""
     from porttrack import config as config_mod, reportimport
@@ -309,7 +354,9 @@ def queue_import(
 
 @queue_app.command("show")
 def queue_show(
-    numbers: Annotated[Optional[list[str]], typer.Argument(help="Entries, as --entries takes them: 3 5-9 or 3,5-9 (default: all).")] = None,
+    numbers: Annotated[
+        list[str] | None, typer.Argument(help="Entries, as --entries takes them: 3 5-9 or 3,5-9 (default: all).")
+    ] = None,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
     as_json: JsonOpt = False,
@@ -331,10 +378,16 @@ def queue_show(
 @app.command()
 def probe(
     symbols: Annotated[list[str], typer.Argument(help="Symbols (or regexes with --regex).")],
-    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="Paths under the port root: repeat --scope or separate with commas (default: the code scope).")] = None,
-    control: Annotated[Optional[str], typer.Option("--control", help="Positive control symbol.")] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="Paths under the port root: repeat --scope or separate with commas (default: the code scope).",
+        ),
+    ] = None,
+    control: Annotated[str | None, typer.Option("--control", help="Positive control symbol.")] = None,
     regex: Annotated[bool, typer.Option("--regex", help="Treat arguments as regexes (multi-line allowed).")] = False,
-    rev: Annotated[Optional[str], typer.Option("--rev", help="Probe a git revision instead of the working tree.")] = None,
+    rev: Annotated[str | None, typer.Option("--rev", help="Probe a git revision instead of the working tree.")] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -361,7 +414,7 @@ def probe(
 
 @app.command()
 def audit(
-    entries: Annotated[Optional[str], typer.Option("--entries", help="Entry numbers, e.g. 121-160,170.")] = None,
+    entries: Annotated[str | None, typer.Option("--entries", help="Entry numbers, e.g. 121-160,170.")] = None,
     write: Annotated[bool, typer.Option("--write", help="Record audit verdicts (never over human ones).")] = False,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
@@ -374,9 +427,13 @@ def audit(
 
     cfg, qf, qrel = _queue(config, queue, lock=write)
     try:
-        result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
-                                 where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
-                                 progress=_scan_progress())
+        result = audit_mod.audit(
+            cfg,
+            qf.queue,
+            entries=show.parse_entries(entries, qf.queue),
+            where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
+            progress=_scan_progress(),
+        )
         if write:
             changed, notes = audit_mod.write(qf, result, qrel)
             queuefile.save(qf)
@@ -386,10 +443,18 @@ def audit(
         queuefile.release(qf)
     ready = audit_mod.actionable(qf.queue)
     if as_json:
-        print_json({"tree": result.tree, "scope": result.scope, "written": changed,
-                    "results": [r.as_json() for r in result.results], "disagreements": notes,
-                    "actionable": [{"entry": n, "blockers": b} for n, b in ready],
-                    "prepin": result.prepin.as_json(), "notices": result.notices})
+        print_json(
+            {
+                "tree": result.tree,
+                "scope": result.scope,
+                "written": changed,
+                "results": [r.as_json() for r in result.results],
+                "disagreements": notes,
+                "actionable": [{"entry": n, "blockers": b} for n, b in ready],
+                "prepin": result.prepin.as_json(),
+                "notices": result.notices,
+            }
+        )
         return
     for line in result.notices:
         err.print(line, markup=False, soft_wrap=True)
@@ -401,23 +466,31 @@ def audit(
     for n, blockers in ready:
         out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} ported.", markup=False)
     counts = Counter(r.verdict for r in result.results)
-    out.print(f"{_plural(len(result.results), 'verdict')}: "
-              + (", ".join(f"{v} {c}" for v, c in sorted(counts.items())) or "none")
-              + f"; probed {result.tree} in {' '.join(result.scope)}", markup=False, soft_wrap=True)
+    out.print(
+        f"{_plural(len(result.results), 'verdict')}: "
+        + (", ".join(f"{v} {c}" for v, c in sorted(counts.items())) or "none")
+        + f"; probed {result.tree} in {' '.join(result.scope)}",
+        markup=False,
+        soft_wrap=True,
+    )
     qarg = _queue_arg(queue, qrel)
     if write:
         out.print(f"wrote {_plural(changed, 'verdict')} to {qrel}", markup=False, soft_wrap=True)
         _next(f"porttrack report sync{qarg} --out SYNC.md", f"porttrack check{qarg}")
     else:
-        out.print(f"nothing written; `porttrack audit --write{qarg}` records these verdicts in {qrel} "
-                  "(a person's verdicts stay).", markup=False, soft_wrap=True)
+        out.print(
+            f"nothing written; `porttrack audit --write{qarg}` records these verdicts in {qrel} "
+            "(a person's verdicts stay).",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()
 def report(
     kind: Annotated[str, typer.Argument(help="sync or deferral")],
-    entries: Annotated[Optional[str], typer.Option("--entries", help="Entry numbers, e.g. 121-160.")] = None,
-    out_file: Annotated[Optional[Path], typer.Option("--out", help="Write the report here (default: stdout).")] = None,
+    entries: Annotated[str | None, typer.Option("--entries", help="Entry numbers, e.g. 121-160.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (default: stdout).")] = None,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
 ) -> None:
@@ -427,12 +500,18 @@ def report(
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(cfg, qf.queue, entries=show.parse_entries(entries, qf.queue),
-                             where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}", progress=_scan_progress())
+    result = audit_mod.audit(
+        cfg,
+        qf.queue,
+        entries=show.parse_entries(entries, qf.queue),
+        where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
+        progress=_scan_progress(),
+    )
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
-    text = render(qf.queue, result, command=command, name=cfg.upstream_name,
-                  **({"queue_rel": qrel} if kind == "deferral" else {}))
+    text = render(
+        qf.queue, result, command=command, name=cfg.upstream_name, **({"queue_rel": qrel} if kind == "deferral" else {})
+    )
     if out_file is None:
         sys.stdout.write(text)
         return
@@ -447,12 +526,19 @@ def report(
 
 @app.command()
 def check(
-    base: Annotated[Optional[str], typer.Option("--base", help="Git ref of the port to compare the queue against.")] = None,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Git ref of the port to compare the queue against.")
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="text, json, github, sarif or junit.")] = "text",
     config: ConfigOpt = None,
     queue: QueueOpt = None,
-    reanchor: Annotated[bool, typer.Option("--reanchor", help="List the imported citations found again, and where they are now.")] = False,
-    write: Annotated[bool, typer.Option("--write", help="With --reanchor: rewrite them in the queue, keeping the old place as history.")] = False,
+    reanchor: Annotated[
+        bool, typer.Option("--reanchor", help="List the imported citations found again, and where they are now.")
+    ] = False,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="With --reanchor: rewrite them in the queue, keeping the old place as history."),
+    ] = False,
 ) -> None:
     """The CI gate: untriaged entries, live gates, stale citations, stale owners. Exit 1 on findings."""
     from porttrack import check as check_mod, config as config_mod, formats
@@ -467,16 +553,28 @@ def check(
     if reanchor:
         moved = [r for r in result.reanchors if r.moved]
         for r in result.reanchors:
-            err.print(f"entry {r.entry} citation {r.index + 1}: {r.old} -> {r.old.rsplit(':', 1)[0]}:{r.line}"
-                      + (f"-{r.end}" if r.end else "") + f" @ {r.tree}", markup=False, soft_wrap=True)
+            err.print(
+                f"entry {r.entry} citation {r.index + 1}: {r.old} -> {r.old.rsplit(':', 1)[0]}:{r.line}"
+                + (f"-{r.end}" if r.end else "")
+                + f" @ {r.tree}",
+                markup=False,
+                soft_wrap=True,
+            )
         if write:
             n = check_mod.reanchor_write(qpath, result.reanchors)
-            err.print(f"re-anchored {n} citation(s) in {result.queue_path} ({len(moved)} moved); checking again.",
-                      markup=False, soft_wrap=True)
+            err.print(
+                f"re-anchored {n} citation(s) in {result.queue_path} ({len(moved)} moved); checking again.",
+                markup=False,
+                soft_wrap=True,
+            )
             result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress())
         else:
-            err.print(f"{len(result.reanchors)} citation(s) would be re-anchored ({len(moved)} moved); "
-                      "pass --write to rewrite them.", markup=False, soft_wrap=True)
+            err.print(
+                f"{len(result.reanchors)} citation(s) would be re-anchored ({len(moved)} moved); "
+                "pass --write to rewrite them.",
+                markup=False,
+                soft_wrap=True,
+            )
     if format == "text":
         formats.text(result, out)
     else:
@@ -508,10 +606,19 @@ def headers(
 @validate_app.command("kv")
 def validate_kv(
     impl: Annotated[str, typer.Option("--impl", help="Command that starts the port's harness.")],
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.")] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Upstream semantics to expect (sha prefix or preset); empty: report which the harness matches.",
+        ),
+    ] = None,
     cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
-    record: Annotated[bool, typer.Option("--record", help="Write each switch's behavioural evidence into the queue entries of its commit.")] = False,
+    record: Annotated[
+        bool,
+        typer.Option("--record", help="Write each switch's behavioural evidence into the queue entries of its commit."),
+    ] = False,
     queue: QueueOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -519,29 +626,38 @@ def validate_kv(
     from porttrack import behaviour, validate
 
     qpath = behaviour.recorded_queue(queue) if record else None  # a bad --queue stops before the harness runs
-    report = validate.validate(impl, as_of or None, cases, seed, detect=as_of == "",
-                               progress=validate.console_progress(err))
+    report = validate.validate(
+        impl, as_of or None, cases, seed, detect=as_of == "", progress=validate.console_progress(err)
+    )
     rec = behaviour.record(qpath, report, report.evidence) if qpath is not None else None
     if as_json:
         data = validate.as_json(report)
         if rec is not None:
-            data["recorded"] = {"queue": str(rec.queue), "written": [list(w) for w in rec.written],
-                                "unchanged": rec.unchanged, "no_entry": rec.no_entry, "undetermined": rec.undetermined}
+            data["recorded"] = {
+                "queue": str(rec.queue),
+                "written": [list(w) for w in rec.written],
+                "unchanged": rec.unchanged,
+                "no_entry": rec.no_entry,
+                "undetermined": rec.undetermined,
+            }
         print_json(data)
     else:
         validate.render(report, out)
         if rec is not None:
             for n, sw, result in rec.written:
                 out.print(f"recorded: entry {n} behaviour.result = {result} ({sw}) in {rec.queue}", markup=False)
-            out.print(f"recorded {len(rec.written)} entries ({rec.unchanged} unchanged); switches with evidence but "
-                      f"no queue entry: {', '.join(rec.no_entry) or 'none'}", markup=False)
+            out.print(
+                f"recorded {len(rec.written)} entries ({rec.unchanged} unchanged); switches with evidence but "
+                f"no queue entry: {', '.join(rec.no_entry) or 'none'}",
+                markup=False,
+            )
     raise typer.Exit(1 if report.failed else 0)
 
 
 @kvref_app.command("vectors")
 def kvref_vectors(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the JSON Lines files.")],
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Upstream semantics (sha prefix or preset).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Upstream semantics (sha prefix or preset).")] = None,
     cases: Annotated[int, typer.Option("--cases", help="Random cases after the edge cases.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
 ) -> None:

@@ -12,7 +12,7 @@ import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 from tree_sitter import Node, Query, QueryCursor, QueryError
 
@@ -47,7 +47,16 @@ _NONCODE = {
 }
 # C-family sources without a grammar of their own: comments and strings lex the same, which is
 # all the mask needs (Objective-C++, Metal and GLSL shaders, included fragments)
-_EXTRA_SUFFIX = {".mm": "cpp", ".m": "c", ".metal": "cpp", ".inc": "cpp", ".comp": "c", ".glsl": "c", ".vert": "c", ".frag": "c"}
+_EXTRA_SUFFIX = {
+    ".mm": "cpp",
+    ".m": "c",
+    ".metal": "cpp",
+    ".inc": "cpp",
+    ".comp": "c",
+    ".glsl": "c",
+    ".vert": "c",
+    ".frag": "c",
+}
 
 
 def lang_for(path: str) -> str | None:
@@ -56,7 +65,7 @@ def lang_for(path: str) -> str | None:
     return _lang_for_suffix(path[dot:].lower() if dot > path.rfind("/") else "")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lang_for_suffix(suffix: str) -> str | None:
     return language_for("x" + suffix) or _EXTRA_SUFFIX.get(suffix)
 
@@ -95,10 +104,16 @@ _FUNCS = [
     "(function_definition name: (_) @fdecl body: (_) @body)",  # python
 ]
 # where a bare `struct Foo;` is a forward declaration rather than a use
-_DECL_PARENTS = {"translation_unit", "declaration_list", "field_declaration_list", "template_declaration", "declaration"}
+_DECL_PARENTS = {
+    "translation_unit",
+    "declaration_list",
+    "field_declaration_list",
+    "template_declaration",
+    "declaration",
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query(lang: str, patterns: tuple[str, ...]) -> Query | None:
     lang_obj = language(lang)
     ok = []
@@ -194,7 +209,9 @@ _DECLARATOR_LEAVES = {"identifier", "field_identifier", "type_identifier", "qual
 _NAME_DECL_PARENTS = {"enumerator", "alias_declaration", "preproc_def", "preproc_function_def", "namespace_definition"}
 _SPECS = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
 _CALL_TYPES = {"call_expression", "call"}
-_WORD_BYTE = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100)))  # as IDENT
+_WORD_BYTE = frozenset(
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100))
+)  # as IDENT
 _TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100)))
 
 
@@ -224,7 +241,10 @@ def _noncode_at(chain: list[tuple[Node, str | None]], s: int, data: bytes) -> in
             r = (node.start_byte, node.end_byte, STRING)
         elif t.startswith(("preproc_if", "preproc_elif")):
             cond = node.child_by_field_name("condition")
-            if cond is None or not (cond.type == "false" or (cond.type == "number_literal" and data[cond.start_byte : cond.end_byte].strip() in (b"0", b"0L"))):
+            if cond is None or not (
+                cond.type == "false"
+                or (cond.type == "number_literal" and data[cond.start_byte : cond.end_byte].strip() in (b"0", b"0L"))
+            ):
                 continue
             alt = node.child_by_field_name("alternative")
             r = (cond.end_byte, alt.start_byte if alt else node.end_byte, IF0)
@@ -293,8 +313,12 @@ def _flags(chain: list[tuple[Node, str | None]], data: bytes, s: int, word: str 
 
 def _delegates(chain: list[tuple[Node, str | None]], data: bytes, s: int, word: str) -> bool:
     """A call naming `word` at `s`, inside the body of a function named `word`."""
-    if not any(n.type in _CALL_TYPES and (f := n.child_by_field_name("function")) is not None and _callee_name(f).start_byte == s
-               for n, _ in chain):
+    if not any(
+        n.type in _CALL_TYPES
+        and (f := n.child_by_field_name("function")) is not None
+        and _callee_name(f).start_byte == s
+        for n, _ in chain
+    ):
         return False
     for n, _ in chain:
         if n.type != "function_definition":
@@ -323,7 +347,9 @@ class Words:
         opts.max_mem = 256 << 20  # thousands of names fit
         opts.never_capture = True
         alts = b"|".join(re.escape(w) for w in sorted(self.names, key=lambda w: (-len(w), w)))
-        self.any = re2.compile(rb"(?:^|[^0-9A-Za-z_#\x80-\xff])(?:" + alts + rb")(?:[^0-9A-Za-z_\x80-\xff]|$)", options=opts)
+        self.any = re2.compile(
+            rb"(?:^|[^0-9A-Za-z_#\x80-\xff])(?:" + alts + rb")(?:[^0-9A-Za-z_\x80-\xff]|$)", options=opts
+        )
 
     def find(self, data: bytes) -> dict[str, list[int]]:
         """Byte offsets of every token of `data` that is one of the names, by name."""
@@ -333,7 +359,9 @@ class Words:
         for w in sorted(self.names.intersection(IDENT.findall(data))):
             offsets, n, i = [], len(w), data.find(w)
             while i >= 0:
-                if (i == 0 or (data[i - 1] not in _WORD_BYTE and data[i - 1] != 35)) and (i + n == len(data) or data[i + n] not in _WORD_BYTE):
+                if (i == 0 or (data[i - 1] not in _WORD_BYTE and data[i - 1] != 35)) and (
+                    i + n == len(data) or data[i + n] not in _WORD_BYTE
+                ):
                     offsets.append(i)
                 i = data.find(w, i + n)
             if offsets:
@@ -478,7 +506,7 @@ def index_file(data: bytes, lang: str | None) -> FileIndex:
     j, n_ranges = 0, len(noncode)
     r_start, r_end, r_why = noncode[0] if noncode else (len(data) + 1, 0, CODE)
     text = data.decode("ascii") if data.isascii() else None  # str tokens without a decode each
-    for m in (IDENT.finditer(data) if text is None else _IDENT_STR.finditer(text)):
+    for m in IDENT.finditer(data) if text is None else _IDENT_STR.finditer(text):
         s = m.start()
         nl = data.count(b"\n", pos, s)
         if nl:

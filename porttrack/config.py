@@ -75,7 +75,16 @@ class Config:
 
 
 # Upstream files that carry no runtime behaviour a port could need: tests, docs, CI, benchmarks.
-NON_CODE: tuple[str, ...] = ("tests/**", "**/tests/**", "docs/**", "benchmarks/**", "examples/**", ".github/**", ".buildkite/**", "**/*.md")
+NON_CODE: tuple[str, ...] = (
+    "tests/**",
+    "**/tests/**",
+    "docs/**",
+    "benchmarks/**",
+    "examples/**",
+    ".github/**",
+    ".buildkite/**",
+    "**/*.md",
+)
 # Upstream files that are code; an unmapped file with another suffix (config, data) is ignored.
 SOURCE_SUFFIXES: tuple[str, ...] = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
 # Changed lines that are mechanics of a Python upstream rather than behaviour a port could need:
@@ -92,7 +101,15 @@ LANGUAGE_ONLY: dict[str, str] = {
     "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
 }
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
-DEFERRAL_WORDS: tuple[str, ...] = ("deferred", "not ported", "omitted", "deviation", "intentionally not", "out of scope", "not yet ported")
+DEFERRAL_WORDS: tuple[str, ...] = (
+    "deferred",
+    "not ported",
+    "omitted",
+    "deviation",
+    "intentionally not",
+    "out of scope",
+    "not yet ported",
+)
 
 # key path -> (expected python types, human name)
 _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
@@ -207,11 +224,19 @@ def load_config(path: Path) -> Config:
         if table == "map":
             continue
         if table not in known:
-            line = next((i for i, ln in enumerate(text.splitlines(), 1)
-                         if re.match(r"^\s*(\[\s*)?[\"']?" + re.escape(table) + r"[\"']?\s*[\].=]", ln)), None)
-            raise UserError(f"{path}{f':{line}' if line else ''}: unknown table [{table}] "
-                            f"(porttrack.toml has {', '.join(f'[{t}]' for t in [*known, 'map'])}).")
-        for key in (section if isinstance(section, dict) else {}):
+            line = next(
+                (
+                    i
+                    for i, ln in enumerate(text.splitlines(), 1)
+                    if re.match(r"^\s*(\[\s*)?[\"']?" + re.escape(table) + r"[\"']?\s*[\].=]", ln)
+                ),
+                None,
+            )
+            raise UserError(
+                f"{path}{f':{line}' if line else ''}: unknown table [{table}] "
+                f"(porttrack.toml has {', '.join(f'[{t}]' for t in [*known, 'map'])})."
+            )
+        for key in section if isinstance(section, dict) else {}:
             if key not in known[table]:
                 raise UserError(f"{where(table, key)}: unknown key {table}.{key} (one of {', '.join(known[table])}).")
     for (table, key), (types, human) in _SCHEMA.items():
@@ -258,7 +283,9 @@ def load_config(path: Path) -> Config:
     cfg.exclude = list(port.get("exclude", []))
     cfg.header_scan_lines = port.get("header_scan_lines", cfg.header_scan_lines)
     if cfg.header_scan_lines < 0:
-        raise UserError(f"{where('port', 'header_scan_lines')}: port.header_scan_lines must be 0 or more, not {cfg.header_scan_lines}.")
+        raise UserError(
+            f"{where('port', 'header_scan_lines')}: port.header_scan_lines must be 0 or more, not {cfg.header_scan_lines}."
+        )
     maps = doc.get("map", [])
     if not isinstance(maps, list):
         raise UserError(f"{where(None, 'map')}: map must be an array of tables ([[map]]).")
@@ -291,7 +318,9 @@ def load_config(path: Path) -> Config:
     if "language_only" in aud:
         for name, rx in aud["language_only"].items():
             if not isinstance(rx, str):
-                raise UserError(f"{where('audit', 'language_only')}: audit.language_only.{name} must be a regex string.")
+                raise UserError(
+                    f"{where('audit', 'language_only')}: audit.language_only.{name} must be a regex string."
+                )
             _check_regex(rx, where("audit", "language_only"), f"audit.language_only.{name}")
         cfg.language_only = dict(aud["language_only"])
     cfg.queue_file = doc.get("queue", {}).get("file", "")
@@ -323,11 +352,15 @@ def _check_templates(upstream: str, templates: list[str], where: str, number: in
             t.format(**groups)
         except KeyError as e:
             have = ", ".join(groups) or "none"
-            raise UserError(f"{where}: map number {number} port template {t!r} uses {{{e.args[0]}}}, "
-                            f"which is no named group of its upstream regex (named groups: {have}).") from None
+            raise UserError(
+                f"{where}: map number {number} port template {t!r} uses {{{e.args[0]}}}, "
+                f"which is no named group of its upstream regex (named groups: {have})."
+            ) from None
         except (ValueError, IndexError, AttributeError) as e:
-            raise UserError(f"{where}: map number {number} port template {t!r} is not a valid template ({e}); "
-                            "write {name} for a named group and {{ }} for a literal brace.") from None
+            raise UserError(
+                f"{where}: map number {number} port template {t!r} is not a valid template ({e}); "
+                "write {name} for a named group and {{ }} for a literal brace."
+            ) from None
 
 
 def resolve_config(explicit: Path | None, cwd: Path | None = None) -> Config:
@@ -338,7 +371,9 @@ def resolve_config(explicit: Path | None, cwd: Path | None = None) -> Config:
         return load_config(explicit)  # which refuses a missing file, or a FIFO, in one sentence
     found = find_config(cwd or Path.cwd())
     if found is None:
-        raise UserError(f"no {CONFIG_NAME} in {cwd or Path.cwd()} or any parent; run `porttrack init` or pass --config.")
+        raise UserError(
+            f"no {CONFIG_NAME} in {cwd or Path.cwd()} or any parent; run `porttrack init` or pass --config."
+        )
     return load_config(found)
 
 
@@ -354,7 +389,10 @@ def inside(root: Path, rel: str, what: str) -> Path:
 
 def _has_entries(path: Path) -> bool:
     try:
-        return re.search(r"^[ \t]*\[\[\s*entry\s*\]\]", path.read_text(encoding="utf-8", errors="replace"), re.M) is not None
+        return (
+            re.search(r"^[ \t]*\[\[\s*entry\s*\]\]", path.read_text(encoding="utf-8", errors="replace"), re.M)
+            is not None
+        )
     except OSError:
         return True  # unreadable: let loading it say why
 

@@ -146,11 +146,11 @@ class KVBlockZeroer:
             t.view(t.shape[0], -1)[block_ids] = 0
 '''
 
-_PIPELINE = '''steps:
+_PIPELINE = """steps:
   - label: V1 core
     commands:
       - pytest -v tests/v1/core
-'''
+"""
 
 _PIN_FILES = {
     "vllm/v1/kv_cache_interface.py": _INTERFACE,
@@ -168,6 +168,7 @@ def _replace(old: str, new: str):
     def edit(text: str) -> str:
         assert old in text, old
         return text.replace(old, new, 1)
+
     return edit
 
 
@@ -182,108 +183,158 @@ class UpstreamCommit:
 UPSTREAM = [
     UpstreamCommit("[Core] KV cache manager for hybrid models (#30000)", "2026-03-01", dict(_PIN_FILES), "the pin"),
     UpstreamCommit(
-        "[Core] Zero freed SSM cache blocks (#35219)", "2026-03-10",
+        "[Core] Zero freed SSM cache blocks (#35219)",
+        "2026-03-10",
         {
-            "vllm/v1/core/single_type_kv_cache_manager.py": lambda t: _replace(
-                "        self.req_to_blocks = {}\n",
-                "        self.req_to_blocks = {}\n        self.new_block_ids: list[int] = []\n")(_replace(
-                "        self.req_to_blocks.setdefault(request_id, []).extend(blocks)\n",
-                "        self.req_to_blocks.setdefault(request_id, []).extend(blocks)\n"
-                "        self.new_block_ids.extend(b.block_id for b in blocks)\n")(t))
-            + "\n    def take_new_block_ids(self) -> list[int]:\n"
-              "        ids, self.new_block_ids = self.new_block_ids, []\n"
-              "        return ids\n",
-            "vllm/v1/core/kv_cache_manager.py": lambda t: t
-            + "\n    def take_new_block_ids(self) -> list[int]:\n"
-              "        ids = []\n"
-              "        for m in self.managers:\n"
-              "            ids.extend(m.take_new_block_ids())\n"
-              "        return ids\n",
+            "vllm/v1/core/single_type_kv_cache_manager.py": lambda t: (
+                _replace(
+                    "        self.req_to_blocks = {}\n",
+                    "        self.req_to_blocks = {}\n        self.new_block_ids: list[int] = []\n",
+                )(
+                    _replace(
+                        "        self.req_to_blocks.setdefault(request_id, []).extend(blocks)\n",
+                        "        self.req_to_blocks.setdefault(request_id, []).extend(blocks)\n"
+                        "        self.new_block_ids.extend(b.block_id for b in blocks)\n",
+                    )(t)
+                )
+                + "\n    def take_new_block_ids(self) -> list[int]:\n"
+                "        ids, self.new_block_ids = self.new_block_ids, []\n"
+                "        return ids\n"
+            ),
+            "vllm/v1/core/kv_cache_manager.py": lambda t: (
+                t + "\n    def take_new_block_ids(self) -> list[int]:\n"
+                "        ids = []\n"
+                "        for m in self.managers:\n"
+                "            ids.extend(m.take_new_block_ids())\n"
+                "        return ids\n"
+            ),
         },
         "ported: the port carries take_new_block_ids, pinned at this commit",
     ),
     UpstreamCommit(
-        "[Doc] Describe block recording in the KV cache design (#36001)", "2026-03-20",
+        "[Doc] Describe block recording in the KV cache design (#36001)",
+        "2026-03-20",
         {"docs/design/kv_cache.md": lambda t: t + "\nNew block ids are recorded for zeroing.\n"},
         "outside the mirrored paths: not queued",
     ),
     UpstreamCommit(
-        "[Core] Resolve scheduler and hash block sizes for hybrid models (#40860)", "2026-04-26",
-        {"vllm/v1/core/kv_cache_utils.py": lambda t: _replace(
-            "from vllm.v1.kv_cache_interface import KVCacheSpec\n",
-            "from math import gcd, lcm\n\nfrom vllm.v1.kv_cache_interface import KVCacheSpec, MambaSpec\n")(t)
-            + "\n\ndef resolve_kv_cache_block_sizes(specs: list[KVCacheSpec], block_size: int,\n"
-              "                                 enable_prefix_caching: bool = True) -> tuple[int, int]:\n"
-              "    sizes = [s.block_size for s in specs]\n"
-              "    scheduler_block_size = lcm(*sizes)\n"
-              "    if not enable_prefix_caching:\n"
-              "        return scheduler_block_size, scheduler_block_size\n"
-              "    if any(isinstance(s, MambaSpec) and s.block_size != block_size for s in specs):\n"
-              "        return scheduler_block_size, scheduler_block_size\n"
-              "    hash_block_size = gcd(*sizes)\n"
-              "    return scheduler_block_size, hash_block_size\n"},
+        "[Core] Resolve scheduler and hash block sizes for hybrid models (#40860)",
+        "2026-04-26",
+        {
+            "vllm/v1/core/kv_cache_utils.py": lambda t: (
+                _replace(
+                    "from vllm.v1.kv_cache_interface import KVCacheSpec\n",
+                    "from math import gcd, lcm\n\nfrom vllm.v1.kv_cache_interface import KVCacheSpec, MambaSpec\n",
+                )(t)
+                + "\n\ndef resolve_kv_cache_block_sizes(specs: list[KVCacheSpec], block_size: int,\n"
+                "                                 enable_prefix_caching: bool = True) -> tuple[int, int]:\n"
+                "    sizes = [s.block_size for s in specs]\n"
+                "    scheduler_block_size = lcm(*sizes)\n"
+                "    if not enable_prefix_caching:\n"
+                "        return scheduler_block_size, scheduler_block_size\n"
+                "    if any(isinstance(s, MambaSpec) and s.block_size != block_size for s in specs):\n"
+                "        return scheduler_block_size, scheduler_block_size\n"
+                "    hash_block_size = gcd(*sizes)\n"
+                "    return scheduler_block_size, hash_block_size\n"
+            )
+        },
         "real-gap: new code in a file the port has",
     ),
     UpstreamCommit(
-        "[Bugfix] Round get_num_blocks down per layer before dividing (#41234)", "2026-05-02",
-        {"vllm/v1/core/kv_cache_utils.py": _replace(
-            "    return available_memory // page_size // num_layers\n",
-            "    per_layer = available_memory // num_layers\n    return per_layer // page_size\n")},
+        "[Bugfix] Round get_num_blocks down per layer before dividing (#41234)",
+        "2026-05-02",
+        {
+            "vllm/v1/core/kv_cache_utils.py": _replace(
+                "    return available_memory // page_size // num_layers\n",
+                "    per_layer = available_memory // num_layers\n    return per_layer // page_size\n",
+            )
+        },
         "real-gap: changes a function the port has and calls",
     ),
     UpstreamCommit(
-        "[Core] Cap hybrid cache hits at the LCM block size (#42000)", "2026-05-10",
-        {"vllm/v1/core/kv_cache_coordinator.py": _replace(
-            "        return hit\n",
-            "        return hit - hit % self.block_size\n")},
+        "[Core] Cap hybrid cache hits at the LCM block size (#42000)",
+        "2026-05-10",
+        {
+            "vllm/v1/core/kv_cache_coordinator.py": _replace(
+                "        return hit\n", "        return hit - hit % self.block_size\n"
+            )
+        },
         "owned: the matrix row KV-HYBRID-COORD cites this file",
     ),
     UpstreamCommit(
-        "[Core] Loop over every KV cache group in get_kv_cache_config (#43000)", "2026-05-20",
-        {"vllm/v1/core/kv_cache_utils.py": _replace(
-            '    return {"num_blocks": num_blocks, "groups": [specs]}\n',
-            '    groups = [[s for s in specs if type(s) is t] for t in dict.fromkeys(type(s) for s in specs)]\n'
-            '    return {"num_blocks": num_blocks, "groups": groups}\n')},
+        "[Core] Loop over every KV cache group in get_kv_cache_config (#43000)",
+        "2026-05-20",
+        {
+            "vllm/v1/core/kv_cache_utils.py": _replace(
+                '    return {"num_blocks": num_blocks, "groups": [specs]}\n',
+                "    groups = [[s for s in specs if type(s) is t] for t in dict.fromkeys(type(s) for s in specs)]\n"
+                '    return {"num_blocks": num_blocks, "groups": groups}\n',
+            )
+        },
         "no-op (a human's verdict): every port group holds one spec type already",
     ),
     UpstreamCommit(
-        "[CI] Run the V1 core tests in their own step (#44000)", "2026-06-01",
-        {".buildkite/test-pipeline.yaml": lambda t: t + "  - label: V1 core (hybrid)\n    commands:\n      - pytest -v tests/v1/core -k hybrid\n"},
+        "[CI] Run the V1 core tests in their own step (#44000)",
+        "2026-06-01",
+        {
+            ".buildkite/test-pipeline.yaml": lambda t: (
+                t + "  - label: V1 core (hybrid)\n    commands:\n      - pytest -v tests/v1/core -k hybrid\n"
+            )
+        },
         "ignore: CI only",
     ),
     UpstreamCommit(
-        "[Bugfix] Step KVBlockZeroer segments by block stride, not page size (#50276)", "2026-06-10",
-        {"vllm/v1/worker/utils.py": lambda t: _replace(
-            "        self.page = block_size\n",
-            "        self.page = block_size\n        self.strides = [t.stride(0) for t in self.tensors]\n")(_replace(
-            "        for t in self.tensors:\n            t.view(t.shape[0], -1)[block_ids] = 0\n",
-            "        for t, stride in zip(self.tensors, self.strides):\n"
-            "            t.as_strided((t.shape[0], stride), (stride, 1))[block_ids] = 0\n")(t))},
+        "[Bugfix] Step KVBlockZeroer segments by block stride, not page size (#50276)",
+        "2026-06-10",
+        {
+            "vllm/v1/worker/utils.py": lambda t: _replace(
+                "        self.page = block_size\n",
+                "        self.page = block_size\n        self.strides = [t.stride(0) for t in self.tensors]\n",
+            )(
+                _replace(
+                    "        for t in self.tensors:\n            t.view(t.shape[0], -1)[block_ids] = 0\n",
+                    "        for t, stride in zip(self.tensors, self.strides):\n"
+                    "            t.as_strided((t.shape[0], stride), (stride, 1))[block_ids] = 0\n",
+                )(t)
+            )
+        },
         "surface-absent: the port has no KVBlockZeroer",
     ),
     UpstreamCommit(
-        "[Core] Add tokens_per_state to KV cache specs (#51718)", "2026-06-23",
-        {"vllm/v1/kv_cache_interface.py": _replace(
-            "class KVCacheSpec:\n    block_size: int\n",
-            "class KVCacheSpec:\n    block_size: int\n    tokens_per_state: int = 1\n")},
+        "[Core] Add tokens_per_state to KV cache specs (#51718)",
+        "2026-06-23",
+        {
+            "vllm/v1/kv_cache_interface.py": _replace(
+                "class KVCacheSpec:\n    block_size: int\n",
+                "class KVCacheSpec:\n    block_size: int\n    tokens_per_state: int = 1\n",
+            )
+        },
         "real-gap: a new spec field",
     ),
     UpstreamCommit(
-        "[Core] Drain recorded block ids every step (#52310)", "2026-07-01",
-        {"vllm/v1/core/single_type_kv_cache_manager.py": _replace(
-            "        ids, self.new_block_ids = self.new_block_ids, []\n        return ids\n",
-            "        ids = self.new_block_ids\n        self.new_block_ids = []\n        return ids or []\n")},
+        "[Core] Drain recorded block ids every step (#52310)",
+        "2026-07-01",
+        {
+            "vllm/v1/core/single_type_kv_cache_manager.py": _replace(
+                "        ids, self.new_block_ids = self.new_block_ids, []\n        return ids\n",
+                "        ids = self.new_block_ids\n        self.new_block_ids = []\n        return ids or []\n",
+            )
+        },
         "inert: take_new_block_ids has no consumer in the port",
     ),
     UpstreamCommit(
-        "[Core] Align prefix-cache hits to each spec's tokens_per_state (#53896)", "2026-08-31",
-        {"vllm/v1/core/kv_cache_utils.py": _replace(
-            "    hash_block_size = gcd(*sizes)\n    return scheduler_block_size, hash_block_size\n",
-            "    hash_block_size = gcd(*sizes)\n"
-            "    for alignment in {s.tokens_per_state for s in specs if s.tokens_per_state > 1}:\n"
-            "        if scheduler_block_size % alignment:\n"
-            "            raise ValueError(f\"block size {scheduler_block_size} is not a multiple of {alignment}\")\n"
-            "    return scheduler_block_size, hash_block_size\n")},
+        "[Core] Align prefix-cache hits to each spec's tokens_per_state (#53896)",
+        "2026-08-31",
+        {
+            "vllm/v1/core/kv_cache_utils.py": _replace(
+                "    hash_block_size = gcd(*sizes)\n    return scheduler_block_size, hash_block_size\n",
+                "    hash_block_size = gcd(*sizes)\n"
+                "    for alignment in {s.tokens_per_state for s in specs if s.tokens_per_state > 1}:\n"
+                "        if scheduler_block_size % alignment:\n"
+                '            raise ValueError(f"block size {scheduler_block_size} is not a multiple of {alignment}")\n'
+                "    return scheduler_block_size, hash_block_size\n",
+            )
+        },
         "blocked: needs tokens_per_state (#51718) and resolve_kv_cache_block_sizes (#40860)",
     ),
 ]
@@ -327,11 +378,16 @@ NO_OP_REASON = "the port builds one group per spec type, so every group already 
 
 def _git(repo: Path, *args: str, date: str | None = None) -> str:
     env = dict(os.environ)
-    env.update({
-        "GIT_AUTHOR_NAME": "porttrack demo", "GIT_AUTHOR_EMAIL": "demo@porttrack.invalid",
-        "GIT_COMMITTER_NAME": "porttrack demo", "GIT_COMMITTER_EMAIL": "demo@porttrack.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-    })
+    env.update(
+        {
+            "GIT_AUTHOR_NAME": "porttrack demo",
+            "GIT_AUTHOR_EMAIL": "demo@porttrack.invalid",
+            "GIT_COMMITTER_NAME": "porttrack demo",
+            "GIT_COMMITTER_EMAIL": "demo@porttrack.invalid",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+    )
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{date}T12:00:00+00:00"
     proc = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True)
@@ -417,8 +473,7 @@ def record_human_verdicts(port: Path) -> None:
 def _porttrack(port: Path, args: list[str], console: Console) -> subprocess.CompletedProcess:
     console.print(f"[bold]$ porttrack {shlex.join(args)}[/bold]")
     env = dict(os.environ, NO_COLOR="1", COLUMNS=str(console.width))  # tables fit this terminal
-    proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=port, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=port, env=env, capture_output=True, text=True)
     text = (proc.stdout + proc.stderr).rstrip()
     if text:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -461,7 +516,11 @@ def run_demo(out: Path | None, console: Console) -> int:
     for args in steps:
         if args[0] == "report":
             console.print(f"report:   {port / args[-1]}", markup=False, soft_wrap=True)
-    console.print("next: add a consumer of take_new_block_ids to the port and run `porttrack check` again.", markup=False, soft_wrap=True)
+    console.print(
+        "next: add a consumer of take_new_block_ids to the port and run `porttrack check` again.",
+        markup=False,
+        soft_wrap=True,
+    )
     return rc
 
 

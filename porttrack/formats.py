@@ -33,13 +33,17 @@ def render(result: CheckResult, fmt: str, console: Console | None = None) -> str
 def summary(result: CheckResult) -> str:
     n = len(result.findings)
     by = {s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "info")}
-    bits = [f"{n} finding{'s' if n != 1 else ''}" + (f" ({', '.join(f'{v} {k}' for k, v in by.items() if v)})" if n else "")]
+    bits = [
+        f"{n} finding{'s' if n != 1 else ''}" + (f" ({', '.join(f'{v} {k}' for k, v in by.items() if v)})" if n else "")
+    ]
     if result.acknowledged:
         bits.append(f"{len(result.acknowledged)} acknowledged")
     if result.ignored:
         bits.append(f"{result.ignored} filtered by [check] config")
     st = result.stats
-    bits.append(f"{st.get('entries', 0)} entries, {st.get('gates', 0)} gates in {st.get('scans', 0)} scan(s), {st.get('seconds', 0)} s")
+    bits.append(
+        f"{st.get('entries', 0)} entries, {st.get('gates', 0)} gates in {st.get('scans', 0)} scan(s), {st.get('seconds', 0)} s"
+    )
     return "; ".join(bits)
 
 
@@ -52,7 +56,9 @@ def _repo_path(result: CheckResult, path: str) -> str:
 
 def text(result: CheckResult, console: Console) -> None:
     base = f" against base {result.base}" if result.base else ""
-    console.print(f"porttrack check: {escape(result.queue_path)} at {escape(result.tree)}{escape(base)}", soft_wrap=True)
+    console.print(
+        f"porttrack check: {escape(result.queue_path)} at {escape(result.tree)}{escape(base)}", soft_wrap=True
+    )
     for f in result.findings:
         style = _STYLE[f.severity]
         who = escape(f.check or f.subject)
@@ -181,7 +187,12 @@ def sarif(result: CheckResult) -> str:
                 "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code}],
                 "results": [_sarif_result(result, f, rule_index) for f in result.findings]
                 + [_sarif_result(result, f, rule_index, reason) for f, reason in result.acknowledged],
-                "properties": {"queue": result.queue_path, "tree": result.tree, "base": result.base, "stats": result.stats},
+                "properties": {
+                    "queue": result.queue_path,
+                    "tree": result.tree,
+                    "base": result.base,
+                    "stats": result.stats,
+                },
             }
         ],
     }
@@ -202,8 +213,14 @@ def junit(result: CheckResult) -> str:
 
     suites = ET.Element("testsuites", name="porttrack check", tests=str(len(names)), failures=str(failures), errors="0")
     suite = ET.SubElement(
-        suites, "testsuite", name=f"porttrack check {result.queue_path}", tests=str(len(names)),
-        failures=str(failures), errors="0", skipped="0", time=str(result.stats.get("seconds", 0)),
+        suites,
+        "testsuite",
+        name=f"porttrack check {result.queue_path}",
+        tests=str(len(names)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=str(result.stats.get("seconds", 0)),
     )
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="tree", value=result.tree)

@@ -53,8 +53,11 @@ def probe_state(g: Gate, count, status: str, control: str | None, control_code: 
     if live:
         return GateState(LIVE, *live)
     if status == UNTRUSTED or (relies_on_zero(g) and control_code == 0):
-        why = (f"its positive control {control!r} has {control_code} code hit(s) in {scope}" if control
-               else "no positive control")
+        why = (
+            f"its positive control {control!r} has {control_code} code hit(s) in {scope}"
+            if control
+            else "no positive control"
+        )
         return GateState(UNTRUSTED, why, [])
     return GateState(HOLDS, "", [])
 

@@ -15,8 +15,7 @@ def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
     proc = subprocess.run(
         ["git", "-C", str(repo), *args],
         input=input,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
     )
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -70,7 +69,7 @@ def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
     )
     lines = proc.stdout.decode(errors="replace").splitlines()
     out: dict[str, str | None] = {}
-    for rev, line in zip(revs, lines):
+    for rev, line in zip(revs, lines, strict=False):
         bits = line.split()
         out[rev] = bits[0] if len(bits) == 2 and bits[1] == "commit" else None
     return out
@@ -162,9 +161,21 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
     if not paths:
         return []
     proc = subprocess.run(
-        ["git", "-C", str(repo), "diff", "--no-color", "--no-ext-diff", "-U0", "--no-renames",
-         f"{sha}^!", "--", *paths],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [
+            "git",
+            "-C",
+            str(repo),
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "-U0",
+            "--no-renames",
+            f"{sha}^!",
+            "--",
+            *paths,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     if proc.returncode != 0:
         return None
@@ -184,7 +195,15 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
         if m:
             if cur is not None:
                 out.append(Hunk(*cur))
-            cur = [path, int(m[1]), int(m[2] if m[2] is not None else 1), int(m[3]), int(m[4] if m[4] is not None else 1), [], []]
+            cur = [
+                path,
+                int(m[1]),
+                int(m[2] if m[2] is not None else 1),
+                int(m[3]),
+                int(m[4] if m[4] is not None else 1),
+                [],
+                [],
+            ]
             continue
         if cur is None or not raw:
             continue
@@ -202,7 +221,8 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
     not, as path -> line numbers; None when `repo` is no git work tree (the caller reads files itself)."""
     proc = subprocess.run(
         ["git", "-C", str(repo), "grep", "-n", "-I", "-i", "--untracked", "-E", "-e", pattern, "--", *paths],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     if proc.returncode == 1:
         return {}
@@ -219,7 +239,9 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
 
 def start(repo: Path, *args: str) -> subprocess.Popen:
     """`git -C repo --literal-pathspecs args...` started, for `records` to collect while other work runs."""
-    return subprocess.Popen(["git", "-C", str(repo), "--literal-pathspecs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        ["git", "-C", str(repo), "--literal-pathspecs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 def records(proc: subprocess.Popen) -> list[bytes]:
@@ -250,15 +272,22 @@ def path_exists_at(repo: Path, commit: str, path: str) -> bool:
 
 def tracked(repo: Path, path: str) -> bool:
     """Whether git tracks any file at or under `path` (relative to the work tree)."""
-    proc = subprocess.run(["git", "-C", str(repo), "--literal-pathspecs", "ls-files", "--", path or "."],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "--literal-pathspecs", "ls-files", "--", path or "."],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
 def cat_batch(repo: Path, shas: list[str]) -> dict[str, bytes | None]:
     """Many blobs through one `git cat-file --batch`, all requests written at once (no round trips)."""
-    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(s + "\n" for s in shas).encode(),
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input="".join(s + "\n" for s in shas).encode(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     out: dict[str, bytes | None] = {}
     buf, pos = proc.stdout, 0
     for sha in shas:

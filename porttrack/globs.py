@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 
-@lru_cache(maxsize=None)
+@cache
 def translate(pattern: str) -> str:
     """A regex source for `pattern`, to be used with fullmatch; `**/` also matches no folder."""
     out, i = "", 0

@@ -11,21 +11,41 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from porttrack import gitio
 from porttrack import paths as pathrules
 
 # Files whose comments we read; `#` comments for scripts, `//` and `/* */` for the C family.
 _HASH = {".py", ".sh", ".cmake", ".pyi", ".bash"}
-_SLASH = {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl", ".ipp", ".metal", ".m", ".mm"}
+_SLASH = {
+    ".c",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".h",
+    ".hh",
+    ".hpp",
+    ".hxx",
+    ".cu",
+    ".cuh",
+    ".inl",
+    ".ipp",
+    ".metal",
+    ".m",
+    ".mm",
+}
 HEADER_SUFFIXES = _HASH | _SLASH
 
-_PIN_RE = re.compile(r"(?:@\s*(?:pin\s+)?|\bat\s+(?:pin\s+)?(?=`?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b))`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])")
+_PIN_RE = re.compile(
+    r"(?:@\s*(?:pin\s+)?|\bat\s+(?:pin\s+)?(?=`?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b))`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])"
+)
 # A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
 _PATH = r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
 _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
-_SOURCE_RE = re.compile(r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?")
+_SOURCE_RE = re.compile(
+    r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?"
+)
 # The statements that name sources; "Ports" only counts when a path follows at once.
 _LABEL_RE = re.compile(
     r"(?i)(?P<label>REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT(?:\s+of)?|faithful\s+(?:1:1\s+)?ports?\s+of|ported\s+from|\(?upstream(?=\s*:\s*`?[\w.\-]+/)|\bgrounding(?=\s*:\s*`?[\w.\-]+/)|\bports(?=\s+`?[\w.\-]+/))\s*(?:\([^)]*\))?\s*:?\s*"
@@ -133,8 +153,10 @@ def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, i
             break
         if text.endswith("/"):
             text += nxt
-        elif re.search(r"(?:@|\+|,|\band|\bat)$", text) or re.match(r"(?:@|\+|,|and\s|at\s+`?[0-9a-f]{7})", nxt) or (
-            bare and re.match(r"`?(?:[A-Za-z0-9_.\-]+/|" + _PATH + ")", nxt)
+        elif (
+            re.search(r"(?:@|\+|,|\band|\bat)$", text)
+            or re.match(r"(?:@|\+|,|and\s|at\s+`?[0-9a-f]{7})", nxt)
+            or (bare and re.match(r"`?(?:[A-Za-z0-9_.\-]+/|" + _PATH + ")", nxt))
         ):
             text += " " + nxt
         else:
@@ -226,10 +248,12 @@ def _list_files(root: Path) -> list[str]:
     )
 
 
-
-
 def scan_headers(
-    root: Path, paths: Iterable[str] | None = None, *, scan_lines: int = 40, scopes: list[str] | None = None,
+    root: Path,
+    paths: Iterable[str] | None = None,
+    *,
+    scan_lines: int = 40,
+    scopes: list[str] | None = None,
     skipped: list[str] | None = None,
 ) -> list[Provenance]:
     """Provenance of every commentable file under `root` (or of `paths`; or under `scopes`), sorted by path.
@@ -317,7 +341,7 @@ def port_commit_pins(root: Path, pins: Iterable[str]) -> dict[str, str]:
         stderr=subprocess.DEVNULL,
     )
     out = {}
-    for pin, line in zip(pins, proc.stdout.decode().splitlines()):
+    for pin, line in zip(pins, proc.stdout.decode().splitlines(), strict=False):
         parts = line.split()
         if len(parts) == 2 and parts[1] == "commit":
             out[pin] = parts[0]
@@ -394,10 +418,16 @@ def render_text(rep: HeadersReport) -> list[str]:
         via = f" via {p.inherits}" if p.kind == "inherits" and srcs else ""
         lines.append(f"{p.path}  [{p.kind}{via}]  {text}".rstrip())
     lines.append("")
-    lines.append("files claiming a source with no pin:" if rep.unpinned else "files claiming a source with no pin: none")
+    lines.append(
+        "files claiming a source with no pin:" if rep.unpinned else "files claiming a source with no pin: none"
+    )
     for path, s in rep.unpinned:
         lines.append(f"  {path}:{s.line}  {s.upstream}")
-    lines.append("pins that resolve as port commits (not upstream pins):" if rep.port_pins else "pins that resolve as port commits: none")
+    lines.append(
+        "pins that resolve as port commits (not upstream pins):"
+        if rep.port_pins
+        else "pins that resolve as port commits: none"
+    )
     for pin, sha in rep.port_pins.items():
         users = sorted(p.path for p in rep.files if any(s.pin == pin for s in p.sources))
         lines.append(f"  {pin} = port commit {sha}: {', '.join(users)}")

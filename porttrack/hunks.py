@@ -66,11 +66,62 @@ def language_only(hunks: list[Hunk], constructs: dict[str, str]) -> LanguageOnly
     return LanguageOnly(not behaviour and bool(hunks), met, behaviour)
 
 
-_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b\d+(?:\.\d+)?(?:e-?\d+)?\b|[A-Za-z_]\w*|==|!=|<=|>=|//|\*\*|[-+*/%<>]")
+_TOKEN = re.compile(
+    r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b\d+(?:\.\d+)?(?:e-?\d+)?\b|[A-Za-z_]\w*|==|!=|<=|>=|//|\*\*|[-+*/%<>]"
+)
 _PY_WORDS = frozenset(
-    "and or not in is if else elif for while return def class self cls None True False pass lambda with as "
-    "try except finally raise yield from import assert del global nonlocal async await break continue "
-    "int float str bool list dict tuple set len range isinstance print super".split()
+    [
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "if",
+        "else",
+        "elif",
+        "for",
+        "while",
+        "return",
+        "def",
+        "class",
+        "self",
+        "cls",
+        "None",
+        "True",
+        "False",
+        "pass",
+        "lambda",
+        "with",
+        "as",
+        "try",
+        "except",
+        "finally",
+        "raise",
+        "yield",
+        "from",
+        "import",
+        "assert",
+        "del",
+        "global",
+        "nonlocal",
+        "async",
+        "await",
+        "break",
+        "continue",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "len",
+        "range",
+        "isinstance",
+        "print",
+        "super",
+    ]
 )
 
 
@@ -100,7 +151,7 @@ def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
             return len(t) > 4
         if t[0].isdigit():
             return t not in ("0", "1", "2")
-        return len(t) >= 4 and t[0].isalpha() or t.startswith("_") and len(t) > 4
+        return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
 
     return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
 

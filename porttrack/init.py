@@ -60,7 +60,7 @@ def origin_name(repo: Path, depth: int = 3) -> str | None:
         url = gitio.git(repo, "config", "--get", "remote.origin.url").decode().strip()
     except UserError:
         return None
-    if re.match(r"[a-z][a-z0-9+.-]*://", url) and not url.startswith("file://") or re.match(r"[\w.-]+@[\w.-]+:", url):
+    if (re.match(r"[a-z][a-z0-9+.-]*://", url) and not url.startswith("file://")) or re.match(r"[\w.-]+@[\w.-]+:", url):
         m = re.search(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
         return f"{m[1]}/{m[2]}" if m else None
     local = Path(url.removeprefix("file://"))
@@ -138,16 +138,22 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
             warn.append(f"most common header pin {common} ({count} files) is unchecked: no --upstream to place it in")
         elif common in placed:
             pin = common
-            notes.append(f"pin {common}: the most common header pin ({count} of {sum(pins.values())} pinned "
-                         f"statements), a commit of {upstream}")
+            notes.append(
+                f"pin {common}: the most common header pin ({count} of {sum(pins.values())} pinned "
+                f"statements), a commit of {upstream}"
+            )
             others = [f"{p} ({c} files)" for p, c in pins.most_common() if p not in placed]
             if others:
-                warn.append(f"header pins {', '.join(others[:3])}{' …' if len(others) > 3 else ''} are not commits "
-                            f"of {upstream}: audit cannot place those files' pins until they are fetched")
+                warn.append(
+                    f"header pins {', '.join(others[:3])}{' …' if len(others) > 3 else ''} are not commits "
+                    f"of {upstream}: audit cannot place those files' pins until they are fetched"
+                )
         else:
             missing = ", ".join(f"{p} ({c} files)" for p, c in pins.most_common(3) if p not in placed)
-            warn.append(f"header pins {missing} are not commits of {upstream}: fetch them "
-                        f"(git -C {upstream} fetch origin {common}), or start from a pin it has")
+            warn.append(
+                f"header pins {missing} are not commits of {upstream}: fetch them "
+                f"(git -C {upstream} fetch origin {common}), or start from a pin it has"
+            )
             if placed:
                 pin = max(placed, key=lambda p: placed[p][1])
                 warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
@@ -164,31 +170,49 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
         cited = {c for c in cited_all if c in present}
         gone = sorted(cited_all - cited)
         if gone:
-            warn.append(f"{len(gone)} cited files are not in {upstream} at {ref[:10]} and do not shape the paths "
-                        f"(other projects, or renamed since): {', '.join(gone[:4])}{' …' if len(gone) > 4 else ''}")
+            warn.append(
+                f"{len(gone)} cited files are not in {upstream} at {ref[:10]} and do not shape the paths "
+                f"(other projects, or renamed since): {', '.join(gone[:4])}{' …' if len(gone) > 4 else ''}"
+            )
         paths = roll_up(cited, tree)
     else:
         target = None
         cited = cited_all
         paths = sorted({c.split("/")[0] + "/" for c in cited})
         if paths:
-            warn.append("no --upstream: paths are the top folders the headers cite, not measured against the upstream tree")
+            warn.append(
+                "no --upstream: paths are the top folders the headers cite, not measured against the upstream tree"
+            )
     if not paths:
         paths = ["vllm/"]
-        warn.append('no provenance header cites an upstream file: paths = ["vllm/"] is a guess; list the folders you mirror')
+        warn.append(
+            'no provenance header cites an upstream file: paths = ["vllm/"] is a guess; list the folders you mirror'
+        )
     else:
         tests = [p for p in paths if p.startswith("tests/")]
-        notes.append(f"{len(paths)} mirrored paths from {len(cited)} upstream files cited by {ported} port files' "
-                     f"headers (a folder when more than half of it is cited)"
-                     + (f"; {len(tests)} of them under tests/, where the port has ported tests" if tests else
-                        "; no tests/ path: no header cites an upstream test"))
+        notes.append(
+            f"{len(paths)} mirrored paths from {len(cited)} upstream files cited by {ported} port files' "
+            f"headers (a folder when more than half of it is cited)"
+            + (
+                f"; {len(tests)} of them under tests/, where the port has ported tests"
+                if tests
+                else "; no tests/ path: no header cites an upstream test"
+            )
+        )
 
     code, test_scope, code_ok, tests_ok = _scopes(provs, root)
     (notes if code_ok else warn).append(
-        f"code scope {code}" + ("" if code_ok else ": no header says where ported code lives; a guess")
-        + ("" if all((root / d).is_dir() for d in code) else f" ({', '.join(d for d in code if not (root / d).is_dir())} missing)"))
+        f"code scope {code}"
+        + ("" if code_ok else ": no header says where ported code lives; a guess")
+        + (
+            ""
+            if all((root / d).is_dir() for d in code)
+            else f" ({', '.join(d for d in code if not (root / d).is_dir())} missing)"
+        )
+    )
     (notes if tests_ok else warn).append(
-        f"tests scope {test_scope}" + ("" if tests_ok else ": no ported test found; a guess"))
+        f"tests scope {test_scope}" + ("" if tests_ok else ": no ported test found; a guess")
+    )
     if matrices:
         notes.append(f"matrices: {', '.join(matrices)}")
     else:
@@ -200,8 +224,10 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
             notes.append(f"name {name!r}, from the upstream's origin URL")
         else:
             name = upstream.resolve().name
-            warn.append(f"name {name!r} is the upstream folder's name: its origin URL names no owner/repo; "
-                        "set [upstream] name (reports write NAME#PR)")
+            warn.append(
+                f"name {name!r} is the upstream folder's name: its origin URL names no owner/repo; "
+                "set [upstream] name (reports write NAME#PR)"
+            )
     elif name is None:
         name = "upstream"
         warn.append("name 'upstream' is a placeholder: pass --name OWNER/REPO (reports write NAME#PR)")
@@ -248,20 +274,25 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
     prop.next_command = f"porttrack queue build --range {pin or 'PIN'}..{to}"
     if pin is None and pins and upstream is not None:  # the pin exists once it is fetched
         common = pins.most_common(1)[0][0]
-        prop.next_command = f"git -C {upstream} fetch origin {common}` then `porttrack queue build --range {common}..{to}"
+        prop.next_command = (
+            f"git -C {upstream} fetch origin {common}` then `porttrack queue build --range {common}..{to}"
+        )
     if upstream is not None and pin is not None and pin in placed and target:
         if placed[pin][0] == target:
             warn.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
         elif not gitio.is_ancestor(upstream, placed[pin][0], target):
-            warn.append(f"pin {pin} is not an ancestor of {upstream}'s HEAD {to}: check out the branch the port "
-                        "follows, or give queue build a TARGET that descends from the pin")
+            warn.append(
+                f"pin {pin} is not an ancestor of {upstream}'s HEAD {to}: check out the branch the port "
+                "follows, or give queue build a TARGET that descends from the pin"
+            )
         else:
             notes.append(f"range {pin}..{to}: the pin is an ancestor of {upstream}'s HEAD, so the build below walks it")
     return prop
 
 
-def write_starter(root: Path, *, upstream: Path | None = None, name: str | None = None,
-                  force: bool = False) -> tuple[Path, Proposal]:
+def write_starter(
+    root: Path, *, upstream: Path | None = None, name: str | None = None, force: bool = False
+) -> tuple[Path, Proposal]:
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory.")
     if upstream is not None:

@@ -9,6 +9,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+
 class VerdictKind(NamedTuple):
     """What a verdict means to every stage: check's completeness rules, report's sections, audit."""
 
@@ -23,16 +24,16 @@ T, F = True, False
 # The one verdict table every module reads.
 #                                  deferred needs_gate needs_reason settled untriaged
 VERDICT_TABLE: dict[str, VerdictKind] = {
-    "real-gap":       VerdictKind(F, F, F, F, F),
-    "inert":          VerdictKind(T, T, F, F, F),
-    "blocked":        VerdictKind(T, F, F, F, F),
-    "owned":          VerdictKind(T, F, F, F, F),
+    "real-gap": VerdictKind(F, F, F, F, F),
+    "inert": VerdictKind(T, T, F, F, F),
+    "blocked": VerdictKind(T, F, F, F, F),
+    "owned": VerdictKind(T, F, F, F, F),
     "surface-absent": VerdictKind(T, T, F, F, F),
-    "no-op":          VerdictKind(F, F, T, T, F),
-    "ported":         VerdictKind(F, F, F, T, F),
-    "ignore":         VerdictKind(F, F, T, T, F),
-    "untrusted":      VerdictKind(F, F, F, F, T),
-    "unclassified":   VerdictKind(F, F, F, F, T),
+    "no-op": VerdictKind(F, F, T, T, F),
+    "ported": VerdictKind(F, F, F, T, F),
+    "ignore": VerdictKind(F, F, T, T, F),
+    "untrusted": VerdictKind(F, F, F, F, T),
+    "unclassified": VerdictKind(F, F, F, F, T),
 }
 del T, F
 VERDICTS = tuple(VERDICT_TABLE)
@@ -152,7 +153,7 @@ class Behaviour:
         """The [entry.behaviour] table: empty citations and dates left out."""
         return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
 
-    def same_observation(self, other: "Behaviour") -> bool:
+    def same_observation(self, other: Behaviour) -> bool:
         mine, theirs = self.as_dict(), other.as_dict()
         mine.pop("recorded", None)
         theirs.pop("recorded", None)

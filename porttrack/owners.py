@@ -16,7 +16,6 @@ from porttrack.config import inside
 from porttrack.errors import UserError
 
 
-
 @functools.lru_cache(maxsize=1)
 def _md():
     from markdown_it import MarkdownIt  # only commands that read matrices pay for the import
@@ -207,8 +206,14 @@ def open_rows(rows: list[Row], done_states: Sequence[str], parked_states: Sequen
 
 
 def find_owner(
-    rows: list[Row], *, paths: list[str], symbols: list[str], pr: int | None, done_states: Sequence[str],
-    parked_states: Sequence[str] = (), changed_lines: dict[str, list[tuple[int, int]]] | None = None,
+    rows: list[Row],
+    *,
+    paths: list[str],
+    symbols: list[str],
+    pr: int | None,
+    done_states: Sequence[str],
+    parked_states: Sequence[str] = (),
+    changed_lines: dict[str, list[tuple[int, int]]] | None = None,
 ) -> Row | None:
     """The first open row whose upstream cell cites the PR, else one of the symbols, else one of the paths.
 

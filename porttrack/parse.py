@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser
@@ -31,7 +31,7 @@ def language_for(path: str) -> str | None:
     return _SUFFIX_LANG.get(PurePosixPath(path).suffix.lower())
 
 
-@lru_cache(maxsize=None)
+@cache
 def language(name: str) -> Language:
     if name not in ("python", "c", "cpp", "cuda"):
         raise ValueError(f"no grammar for language {name!r}")
@@ -39,6 +39,6 @@ def language(name: str) -> Language:
     return Language(mod.language())
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser(name: str) -> Parser:
     return Parser(language(name))

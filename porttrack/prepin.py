@@ -33,9 +33,13 @@ SETTLED = frozenset({"ported", "no-op", "untrusted", "unclassified"})
 
 # The evidence lines this module writes; check reads the first one back from a queue.
 PREPIN_LINE = "pre-pin: {symbol} defined at {pin}:{path}:{line} upstream, absent here"
-PREPIN_RE = re.compile(r"^pre-pin: (?P<symbol>\S+) defined at (?P<pin>[0-9a-f]+):(?P<path>.+):(?P<line>\d+) upstream, absent here$")
-NETZERO_LINE = ("net-zero: {symbol} is added by entry {added} and removed by entry {removed}, "
-                "and upstream did not have it at the pin {pin}: skip both")
+PREPIN_RE = re.compile(
+    r"^pre-pin: (?P<symbol>\S+) defined at (?P<pin>[0-9a-f]+):(?P<path>.+):(?P<line>\d+) upstream, absent here$"
+)
+NETZERO_LINE = (
+    "net-zero: {symbol} is added by entry {added} and removed by entry {removed}, "
+    "and upstream did not have it at the pin {pin}: skip both"
+)
 PIN_CHARS = 10  # enough to name a commit in evidence; `git show` takes the prefix
 
 
@@ -63,11 +67,14 @@ class Gap:
     owner: str = ""  # "ROW (matrix.md:line)" of an open row citing it, "" when a row is owed
 
     def text(self) -> str:
-        """"`C` (class) at `pin:path:line`: entries 3, 5, 7; a row is owed" (the seed's shape)."""
+        """ "`C` (class) at `pin:path:line`: entries 3, 5, 7; a row is owed" (the seed's shape)."""
         who = f"owned by {self.owner}" if self.owner else "a row is owed"
         ns = ", ".join(map(str, self.entries))
-        return (f"`{self.symbol}` ({self.kind}) at `{self.site}`, absent here: "
-                + (f"entry {ns} points" if len(self.entries) == 1 else f"entries {ns} point") + f" at it; {who}")
+        return (
+            f"`{self.symbol}` ({self.kind}) at `{self.site}`, absent here: "
+            + (f"entry {ns} points" if len(self.entries) == 1 else f"entries {ns} point")
+            + f" at it; {who}"
+        )
 
     def as_json(self) -> dict:
         return {
@@ -90,13 +97,24 @@ class NetZero:
 
     def text(self) -> str:
         ns = ", ".join(map(str, self.between))
-        mid = (f", entry {ns} changes it" if len(self.between) == 1 else f", entries {ns} change it") if self.between else ""
-        return (f"{self.symbol}: entries {self.added} and {self.removed} add and remove it inside the queue{mid}, "
-                f"and upstream did not have it at the pin: skip both")
+        mid = (
+            (f", entry {ns} changes it" if len(self.between) == 1 else f", entries {ns} change it")
+            if self.between
+            else ""
+        )
+        return (
+            f"{self.symbol}: entries {self.added} and {self.removed} add and remove it inside the queue{mid}, "
+            f"and upstream did not have it at the pin: skip both"
+        )
 
     def as_json(self) -> dict:
-        return {"symbol": self.symbol, "added_by": self.added, "removed_by": self.removed,
-                "changed_by": self.between, "pin": self.pin}
+        return {
+            "symbol": self.symbol,
+            "added_by": self.added,
+            "removed_by": self.removed,
+            "changed_by": self.between,
+            "pin": self.pin,
+        }
 
 
 @dataclass
@@ -115,8 +133,11 @@ class Outcome:
         return out + ([self.note] if self.note else [])
 
     def as_json(self) -> dict:
-        return {"gaps": [g.as_json() for g in self.gaps], "net_zero": [z.as_json() for z in self.net_zero],
-                "note": self.note or None}
+        return {
+            "gaps": [g.as_json() for g in self.gaps],
+            "net_zero": [z.as_json() for z in self.net_zero],
+            "note": self.note or None,
+        }
 
 
 def owner_class(symbol: str) -> str | None:
@@ -143,7 +164,9 @@ class Upstream:
     def _read(self, sha: str) -> bytes:
         data = self.cat.read(sha)
         if data is None:
-            raise UserError(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.")
+            raise UserError(
+                f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry."
+            )
         return data
 
     def resolve(self, pin: str) -> str | None:
@@ -254,20 +277,30 @@ def run(
     out = Outcome()
     repo = cfg.upstream_repo
     if repo is None or not Path(repo).is_dir() or not gitio.is_git_repo(Path(repo)):
-        out.note = ("pre-pin check not run: no [upstream] repo is configured" if repo is None
-                    else f"pre-pin check not run: [upstream] repo {repo} is not a git repository")
+        out.note = (
+            "pre-pin check not run: no [upstream] repo is configured"
+            if repo is None
+            else f"pre-pin check not run: [upstream] repo {repo} is not a git repository"
+        )
         return out
     prefixes = [p.strip("/") for p in (cfg.upstream_paths or queue.meta.paths) if p.strip("/")]
     files_of = _files_by_symbol(queue)
     first = _first_mention(queue)
     up = Upstream(Path(repo), cfg.cache_dir or None)
     try:
-        up.resolve_all([queue.meta.pin, *(e.sha for e in queue.entries),
-                        *(pin for fs in files_of.values() for f in fs for pin in pins_for(f))])
+        up.resolve_all(
+            [
+                queue.meta.pin,
+                *(e.sha for e in queue.entries),
+                *(pin for fs in files_of.values() for f in fs for pin in pins_for(f)),
+            ]
+        )
         queue_pin = up.resolve(queue.meta.pin)
         if queue.meta.pin and queue_pin is None:
-            out.note = (f"pre-pin check at the queue's pin skipped: {queue.meta.pin[:PIN_CHARS]} is not in the upstream "
-                        f"checkout {repo}; fetch it there (header pins are still checked)")
+            out.note = (
+                f"pre-pin check at the queue's pin skipped: {queue.meta.pin[:PIN_CHARS]} is not in the upstream "
+                f"checkout {repo}; fetch it there (header pins are still checked)"
+            )
 
         def pins(e: Entry, symbol: str) -> list[str]:
             """The queue's pin, then the pins of port files mapping the symbol's files, if before the entry."""
@@ -299,11 +332,15 @@ def run(
                 candidates = []
                 if cls and absent(cls):
                     candidates.append(cls)
-                if first.get(s, ("changed", 0))[0] != "added" and not _dunder(s):  # one the queue adds was not at the pin
+                if first.get(s, ("changed", 0))[0] != "added" and not _dunder(
+                    s
+                ):  # one the queue adds was not at the pin
                     candidates.append(s)
                 for key in candidates:
                     # the first pin that had it; which pins count depends on the entry (a header pin must precede it)
-                    site = next(filter(None, (up.find(pin, prefixes, files_of.get(key, []), key) for pin in pins(e, key))), None)
+                    site = next(
+                        filter(None, (up.find(pin, prefixes, files_of.get(key, []), key) for pin in pins(e, key))), None
+                    )
                     if site is None:
                         continue
                     sites.setdefault(key, site)
@@ -318,7 +355,9 @@ def run(
         for key in sorted(pointing):
             site = sites[key]
             last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
-            row = next((row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None)
+            row = next(
+                (row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None
+            )
             out.gaps.append(Gap(key, site.kind, site, sorted(pointing[key]), owners_mod.owner_text(row) if row else ""))
         out.net_zero = _net_zero(queue, result, absent, up, queue_pin, prefixes, files_of)
         out.trees = len(up._trees)
@@ -337,10 +376,12 @@ def _net_zero(queue, result, absent, up: Upstream, pin: str | None, prefixes, fi
     covered: set[tuple[str, int, int]] = set()
     for i, e in enumerate(order):
         for s in sorted(set(e.symbols.added)):
-            if any(x.n != e.n and (s in x.symbols.added or s in x.symbols.changed or s in x.symbols.removed)
-                   for x in order[:i]):
+            if any(
+                x.n != e.n and (s in x.symbols.added or s in x.symbols.changed or s in x.symbols.removed)
+                for x in order[:i]
+            ):
                 continue  # named before this entry: not new inside the queue
-            later = next((x for x in order[i + 1:] if s in x.symbols.removed), None)
+            later = next((x for x in order[i + 1 :] if s in x.symbols.removed), None)
             if later is None or not ({e.n, later.n} & chosen):
                 continue
             cls = owner_class(s)
@@ -350,11 +391,13 @@ def _net_zero(queue, result, absent, up: Upstream, pin: str | None, prefixes, fi
                 continue  # the port has it: skipping the removal would leave it behind
             if pin and up.find(pin, prefixes, files_of.get(s, []), s) is not None:
                 continue
-            between = [x.n for x in order[i + 1:order.index(later)] if s in x.symbols.changed]
+            between = [x.n for x in order[i + 1 : order.index(later)] if s in x.symbols.changed]
             covered.add((s, e.n, later.n))
             found.append(NetZero(s, e.n, later.n, pin or queue.meta.pin, between))
     for z in found:
-        line = NETZERO_LINE.format(symbol=z.symbol, added=z.added, removed=z.removed, pin=(z.pin or "unknown")[:PIN_CHARS])
+        line = NETZERO_LINE.format(
+            symbol=z.symbol, added=z.added, removed=z.removed, pin=(z.pin or "unknown")[:PIN_CHARS]
+        )
         for r in result.results:
             if r.n in (z.added, z.removed, *z.between) and line not in r.evidence:
                 r.evidence.append(line)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -31,8 +30,14 @@ class ConsoleProgress:
     def __call__(self, done: int, total: int | None) -> None:
         if self.console.is_terminal:
             if self._bar is None:
-                self._bar = Progress(TextColumn("walking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                     console=self.console, transient=True)
+                self._bar = Progress(
+                    TextColumn("walking"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    console=self.console,
+                    transient=True,
+                )
                 self._bar.start()
                 self._task = self._bar.add_task("walk", total=total)
             self._bar.update(self._task, completed=done, total=total)
@@ -67,26 +72,30 @@ def entries_from(result: walk.WalkResult, paths: list[str], first_n: int) -> lis
     for i, c in enumerate(result.commits):
         files = [f for f in c.files if mirrored(f.path) or (f.old_path and mirrored(f.old_path))]
         unread = set(c.unreadable)
-        entries.append(Entry(
-            n=first_n + i,
-            sha=c.sha,
-            subject=c.subject,
-            date=c.date,
-            pr=c.pr,
-            reverts=c.reverts,
-            files=[f.path for f in files],
-            renames={f.path: f.old_path for f in files if f.old_path and f.old_path != f.path},
-            stat={f.path: [f.insertions, f.deletions] for f in files if f.path not in unread},
-            unreadable=list(c.unreadable),
-            symbols=c.symbols,
-        ))
+        entries.append(
+            Entry(
+                n=first_n + i,
+                sha=c.sha,
+                subject=c.subject,
+                date=c.date,
+                pr=c.pr,
+                reverts=c.reverts,
+                files=[f.path for f in files],
+                renames={f.path: f.old_path for f in files if f.old_path and f.old_path != f.path},
+                stat={f.path: [f.insertions, f.deletions] for f in files if f.path not in unread},
+                unreadable=list(c.unreadable),
+                symbols=c.symbols,
+            )
+        )
     return entries
 
 
 def _walk(cfg: Config, repo: Path, rev_range: str, progress, skip_missing: bool = False) -> walk.WalkResult:
     try:
         return walk.walk(
-            repo, rev_range, cfg.upstream_paths,
+            repo,
+            rev_range,
+            cfg.upstream_paths,
             pr_pattern=cfg.pr_pattern,
             first_parent=cfg.merges == "first-parent",
             cache_dir=cache_root(cfg.cache_dir or None),
@@ -115,18 +124,29 @@ def _destination(cfg: Config, queue: Path | None, stem: str) -> Path:
     if full.exists():
         raise UserError(f"{full} already exists; use `porttrack queue refresh` to append to it.")
     if len(full.name.encode()) > 255:
-        raise UserError(f"queue file name {full.name[:40]}... is longer than a file name may be; pass a shorter --name.")
+        raise UserError(
+            f"queue file name {full.name[:40]}... is longer than a file name may be; pass a shorter --name."
+        )
     return full
 
 
-def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path | None = None,
-          progress: Callable | None = None, skip_missing: bool = False) -> tuple[Path, int]:
+def build(
+    cfg: Config,
+    rev_range: str,
+    *,
+    name: str | None = None,
+    queue: Path | None = None,
+    progress: Callable | None = None,
+    skip_missing: bool = False,
+) -> tuple[Path, int]:
     """Walk the range and write a new queue file: (its path, the number of entries)."""
     repo = _upstream(cfg)
     if ".." not in rev_range:
         raise UserError(f"--range {rev_range!r} must look like PIN..TARGET.")
     if name is not None and not re.fullmatch(r"\w[\w.-]*", name):
-        raise UserError(f"--name {name!r} may hold only letters, digits, '.', '_' and '-', and starts with a letter or digit.")
+        raise UserError(
+            f"--name {name!r} may hold only letters, digits, '.', '_' and '-', and starts with a letter or digit."
+        )
     # refuse a bad or taken destination before walking anything: the default name needs only the target
     target = gitio.rev_parse(repo, rev_range.rsplit("..", 1)[1].strip()) if name is None and queue is None else None
     if queue is not None or name is not None or target is not None:
@@ -149,8 +169,14 @@ def build(cfg: Config, rev_range: str, *, name: str | None = None, queue: Path |
     return full, len(entries)
 
 
-def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None,
-            progress: Callable | None = None, skip_missing: bool = False) -> tuple[Path, int]:
+def refresh(
+    cfg: Config,
+    *,
+    target: str | None = None,
+    queue: Path | None = None,
+    progress: Callable | None = None,
+    skip_missing: bool = False,
+) -> tuple[Path, int]:
     from porttrack.config import queue_path
 
     path = queue_path(cfg, queue)
@@ -164,7 +190,9 @@ def refresh(cfg: Config, *, target: str | None = None, queue: Path | None = None
         if new_target is None:
             raise UserError(f"--target {target or 'HEAD'!r} is no commit of the upstream repository {repo}.")
         if gitio.rev_parse(repo, old) is None:
-            raise UserError(f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?).")
+            raise UserError(
+                f"{path}: recorded target {old[:12]} is not in the upstream repository {repo} (shallow clone?)."
+            )
         if new_target == old:
             return path, 0
         result = _walk(cfg, repo, f"{old}..{new_target}", progress, skip_missing)

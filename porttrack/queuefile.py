@@ -18,7 +18,8 @@ import tomllib
 from functools import lru_cache
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import tomlkit
 from tomlkit.items import AoT, Table
@@ -56,8 +57,7 @@ class QueueFile:
     when something is about to be edited, so read-only commands stay fast.
     """
 
-    def __init__(self, path: Path, doc: tomlkit.TOMLDocument | None, queue: Queue, text: str,
-                 data: dict | None = None):
+    def __init__(self, path: Path, doc: tomlkit.TOMLDocument | None, queue: Queue, text: str, data: dict | None = None):
         self.path = path
         self._doc = doc
         self.queue = queue
@@ -75,10 +75,7 @@ class QueueFile:
     @property
     def doc(self) -> tomlkit.TOMLDocument:
         if self._doc is None:
-            if self.pending is not None:
-                text = self.pending
-            else:
-                text = _spliced(self) if self._chunks else self.text
+            text = self.pending if self.pending is not None else _spliced(self) if self._chunks else self.text
             self._doc = parse_toml(self.path, text)
             self.pending, self._chunks = None, {}
         return self._doc
@@ -98,19 +95,21 @@ def edit_entry(qf: QueueFile, n: int) -> Table | None:
             return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
         start, end = spans[index]
         lines = qf.text.splitlines(keepends=True)
-        qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1:end - 1])))
+        qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1 : end - 1])))
     return qf._chunks[index][2]["entry"][0]
 
 
 def _entry_index(data: dict) -> dict[int, int]:
-    return {e["n"]: i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict) and isinstance(e.get("n"), int)}
+    return {
+        e["n"]: i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict) and isinstance(e.get("n"), int)
+    }
 
 
 def _spliced(qf: QueueFile) -> str:
     """The read text with each separately edited entry's new text in place of its old lines."""
     lines = qf.text.splitlines(keepends=True)
     for start, end, doc in sorted(qf._chunks.values(), key=lambda c: c[0], reverse=True):
-        lines[start - 1:end - 1] = [doc.as_string()]
+        lines[start - 1 : end - 1] = [doc.as_string()]
     return "".join(lines)
 
 
@@ -123,7 +122,9 @@ def load(path: Path, *, lock: bool = False) -> QueueFile:
     try:
         raw = pathrules.read_regular(path, "queue file")
         if not raw.strip():
-            raise UserError(f"{path}: empty queue file; a queue has at least a [queue] table (run `porttrack queue build`).")
+            raise UserError(
+                f"{path}: empty queue file; a queue has at least a [queue] table (run `porttrack queue build`)."
+            )
         qf = _decode(raw, path)
     except BaseException:
         _unlock(held)
@@ -163,8 +164,10 @@ def _decode_toml(text: str, path: Path) -> dict:
         line = f":{m.group(1)}" if m else ""
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
     except RecursionError:
-        raise UserError(f"{path}{_deepest(text)}: a value is nested too deeply "
-                        "(hundreds of arrays or inline tables inside each other); no queue needs that.") from None
+        raise UserError(
+            f"{path}{_deepest(text)}: a value is nested too deeply "
+            "(hundreds of arrays or inline tables inside each other); no queue needs that."
+        ) from None
 
 
 def _deepest(text: str) -> str:
@@ -197,8 +200,11 @@ def _spans(text: str, name: str) -> list[tuple[int, int]]:
     tops = [ln for ln, nm in heads if nm == name]
     others = [ln for ln, nm in heads if "." not in nm and nm != name]
     # a plain [table] header also ends an element; one pass finds them all, a bisect each span's end
-    plain = [j for j, line in enumerate(_lines(text), 1)
-             if re.match(r"^\s*\[[^\[]", line) and not re.match(r"^\s*\[\s*" + re.escape(name) + r"\.", line)]
+    plain = [
+        j
+        for j, line in enumerate(_lines(text), 1)
+        if re.match(r"^\s*\[[^\[]", line) and not re.match(r"^\s*\[\s*" + re.escape(name) + r"\.", line)
+    ]
     enders = sorted(set(tops + others + plain))
     spans = []
     for start in tops:
@@ -294,7 +300,9 @@ class _Where:
 
 
 def _expect(value: Any, types: type | tuple, where: str, what: str, human: str) -> Any:
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,))):
+    if not isinstance(value, types) or (
+        isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,))
+    ):
         raise UserError(f"{where}: {what} must be {human}, not {type(value).__name__}.")
     return value
 
@@ -318,7 +326,9 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
         raise UserError(f"{where}: {owner} gate must be a table.")
     kind = raw.get("kind", "")
     if kind not in GATE_KINDS:
-        raise UserError(f"{where}: {owner} gate {raw.get('id', '?')!r} has unknown kind {kind!r} (one of {', '.join(GATE_KINDS)}).")
+        raise UserError(
+            f"{where}: {owner} gate {raw.get('id', '?')!r} has unknown kind {kind!r} (one of {', '.join(GATE_KINDS)})."
+        )
     g = Gate(id=str(raw.get("id", "")), kind=kind)
     for key in ("probe", "control", "established_at"):
         if key in raw:
@@ -326,11 +336,19 @@ def _gate(raw: Any, where: str, owner: str) -> Gate:
     if "scope" in raw:
         g.scope = _str_list(raw["scope"], where, f"{owner} gate {g.id!r} scope")
         for s in g.scope:
-            bad = ("is an empty path" if not s.strip() else
-                   "is an absolute path" if s.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:[\\/]", s) else
-                   "lies outside the port root" if ".." in re.split(r"[\\/]", s) else "")
+            bad = (
+                "is an empty path"
+                if not s.strip()
+                else "is an absolute path"
+                if s.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:[\\/]", s)
+                else "lies outside the port root"
+                if ".." in re.split(r"[\\/]", s)
+                else ""
+            )
             if bad:
-                raise UserError(f"{where}: {owner} gate {g.id!r} scope {s!r} {bad}; scopes are paths under the port root.")
+                raise UserError(
+                    f"{where}: {owner} gate {g.id!r} scope {s!r} {bad}; scopes are paths under the port root."
+                )
     if "expect" in raw:
         g.expect = _expect(raw["expect"], int, where, f"{owner} gate {g.id!r} expect", "an integer")
     if "entry" in raw:
@@ -356,9 +374,13 @@ def _behaviour(raw: Any, where, owner: str) -> Behaviour:
     _expect(raw, dict, where("behaviour"), f"{owner} behaviour", "a table")
     here = where("result")
     if raw.get("result") not in BEHAVIOUR_RESULTS:
-        raise UserError(f"{here}: {owner} behaviour.result must be one of {', '.join(BEHAVIOUR_RESULTS)}, "
-                        f"not {raw.get('result')!r}.")
-    b = Behaviour(result=raw["result"], switch=_expect(raw.get("switch", ""), str, here, f"{owner} behaviour.switch", "a string"))
+        raise UserError(
+            f"{here}: {owner} behaviour.result must be one of {', '.join(BEHAVIOUR_RESULTS)}, "
+            f"not {raw.get('result')!r}."
+        )
+    b = Behaviour(
+        result=raw["result"], switch=_expect(raw.get("switch", ""), str, here, f"{owner} behaviour.switch", "a string")
+    )
     for key in ("semantics", "harness", "impl", "field", "expected", "got"):
         if key in raw:
             setattr(b, key, _expect(raw[key], str, here, f"{owner} behaviour.{key}", "a string"))
@@ -367,8 +389,13 @@ def _behaviour(raw: Any, where, owner: str) -> Behaviour:
             setattr(b, key, _expect(raw[key], int, here, f"{owner} behaviour.{key}", "an integer"))
     if "recorded" in raw:
         d = raw["recorded"]
-        b.recorded = _expect(d.date() if isinstance(d, dt.datetime) else d, dt.date, here,
-                             f"{owner} behaviour.recorded", "a date (YYYY-MM-DD)")
+        b.recorded = _expect(
+            d.date() if isinstance(d, dt.datetime) else d,
+            dt.date,
+            here,
+            f"{owner} behaviour.recorded",
+            "a date (YYYY-MM-DD)",
+        )
     return b
 
 
@@ -389,7 +416,7 @@ def _judgement(obj: Entry | Part, raw: dict, where, owner: str, gate_where=None)
     obj.verdict = verdict
     vby = raw.get("verdict_by", "")
     if vby and vby not in VERDICT_BY:
-        raise UserError(f"{where('verdict_by')}: {owner} verdict_by must be \"human\" or \"audit\", not {vby!r}.")
+        raise UserError(f'{where("verdict_by")}: {owner} verdict_by must be "human" or "audit", not {vby!r}.')
     obj.verdict_by = vby
     for key in ("reason", "owner", "rule"):
         if key in raw:
@@ -416,29 +443,47 @@ def _imported(e: Entry, raw: dict, where, label: str, cwhere) -> None:
         if key in raw:
             setattr(e, key, _str_list(raw[key], where(key), f"{label} {key}"))
     if "upstream_missing" in raw:
-        e.upstream_missing = _expect(raw["upstream_missing"], bool, where("upstream_missing"),
-                                     f"{label} upstream_missing", "true or false")
+        e.upstream_missing = _expect(
+            raw["upstream_missing"], bool, where("upstream_missing"), f"{label} upstream_missing", "true or false"
+        )
     cits = raw.get("citation", [])
     if not isinstance(cits, list) or not all(isinstance(c, dict) for c in cits):
         _tables(cits, where("citation"), f"{label} citation")
     for k, c in enumerate(cits):
         path, line, end = c.get("path"), c.get("line"), c.get("end", 0)
-        ok = (isinstance(path, str) and path.strip() and type(line) is int and line >= 1 and type(end) is int
-              and all(isinstance(c.get(x, ""), str) for x in ("tree", "source", "text"))
-              and all(isinstance(c.get(x, []), list) and all(isinstance(v, str) for v in c.get(x, []))
-                      for x in ("anchor", "previous")))
+        ok = (
+            isinstance(path, str)
+            and path.strip()
+            and type(line) is int
+            and line >= 1
+            and type(end) is int
+            and all(isinstance(c.get(x, ""), str) for x in ("tree", "source", "text"))
+            and all(
+                isinstance(c.get(x, []), list) and all(isinstance(v, str) for v in c.get(x, []))
+                for x in ("anchor", "previous")
+            )
+        )
         if not ok:
             _citation_error(c, k, label, cwhere)
-        e.citations.append(Citation(path=path, line=line, end=end, tree=c.get("tree", ""), source=c.get("source", ""),
-                                    anchor=list(c.get("anchor", [])), text=c.get("text", ""),
-                                    previous=list(c.get("previous", []))))
+        e.citations.append(
+            Citation(
+                path=path,
+                line=line,
+                end=end,
+                tree=c.get("tree", ""),
+                source=c.get("source", ""),
+                anchor=list(c.get("anchor", [])),
+                text=c.get("text", ""),
+                previous=list(c.get("previous", [])),
+            )
+        )
 
 
 def _citation_error(c: dict, k: int, label: str, cwhere) -> None:
     """Raise the sentence naming what is wrong with one citation table, and where."""
     path, line = c.get("path"), c.get("line")
     if not isinstance(path, str) or not path.strip():
-        raise UserError(f"{cwhere(k, 'path')}: {label} citation needs path = \"file\" under the port root.")
+        raise UserError(f'{cwhere(k, "path")}: {label} citation needs path = "file" under the port root.')
     if type(line) is not int or line < 1:
         raise UserError(f"{cwhere(k, 'line')}: {label} citation needs line = a line number of 1 or more.")
     for key in ("end",):
@@ -470,12 +515,14 @@ def _to_model(qf: QueueFile) -> Queue:
         def find() -> str:
             line = key_line(qf.text, None, key)
             return f"{path}:{line}" if line else str(path)
+
         return _Lazy(find)
 
     raw_entries = doc.get("entry", [])
     _tables(raw_entries, top("entry"), "entry")
     seen: dict[int, str] = {}
     for i, raw in enumerate(raw_entries):
+
         def where(key=None, i=i):
             return w.at("entry", i, key)
 
@@ -486,8 +533,11 @@ def _to_model(qf: QueueFile) -> Queue:
             raise UserError(f"{where('n')}: duplicate entry number n = {n} (first at {seen[n]}).")
         seen[n] = where("n")
         label = f"entry {n}"
-        e = Entry(n=n, sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
-                  subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"))
+        e = Entry(
+            n=n,
+            sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
+            subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"),
+        )
         if "date" in raw:
             d = raw["date"]
             if isinstance(d, dt.datetime):
@@ -506,12 +556,17 @@ def _to_model(qf: QueueFile) -> Queue:
         for new, old in e.renames.items():
             _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
         for f, counts in e.stat.items():
-            if not (isinstance(counts, list) and len(counts) == 2
-                    and all(isinstance(c, int) and not isinstance(c, bool) for c in counts)):
+            if not (
+                isinstance(counts, list)
+                and len(counts) == 2
+                and all(isinstance(c, int) and not isinstance(c, bool) for c in counts)
+            ):
                 raise UserError(f"{where('stat')}: {label} stat.{f!r} must be [insertions, deletions], not {counts!r}.")
         disp = raw.get("disposition", e.disposition)
         if disp not in DISPOSITIONS:
-            raise UserError(f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)}).")
+            raise UserError(
+                f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)})."
+            )
         e.disposition = disp
         for key in ("size", "landing"):
             if key in raw:
@@ -520,7 +575,12 @@ def _to_model(qf: QueueFile) -> Queue:
             e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
         syms = raw.get("symbols", {})
         _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
-        e.symbols = Symbols(**{fl.name: _str_list(syms.get(fl.name, []), where("symbols"), f"{label} symbols.{fl.name}") for fl in fields(Symbols)})
+        e.symbols = Symbols(
+            **{
+                fl.name: _str_list(syms.get(fl.name, []), where("symbols"), f"{label} symbols.{fl.name}")
+                for fl in fields(Symbols)
+            }
+        )
         for fl in fields(Symbols):
             if any(not name.strip() for name in getattr(e.symbols, fl.name)):
                 raise UserError(f"{where('symbols')}: {label} symbols.{fl.name} holds an empty name.")
@@ -528,6 +588,7 @@ def _to_model(qf: QueueFile) -> Queue:
             e.behaviour = _behaviour(raw["behaviour"], lambda key, i=i: w.at("entry", i, key), label)
         _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
         for k, part in enumerate(_tables(raw.get("part", []), where("part"), f"{label} part")):
+
             def pwhere(key=None, i=i, k=k):  # a key inside this [[entry.part]], not the entry's own
                 return w.child("entry", i, "part", k, key or "name")
 
@@ -547,22 +608,29 @@ def _to_model(qf: QueueFile) -> Queue:
         q.entries.append(e)
 
     for i, raw in enumerate(_tables(doc.get("rule", []), top("rule"), "rule")):
+
         def where(key=None, i=i):
             return w.at("rule", i, key)
 
-        r = Rule(upstream=_expect(raw.get("upstream", ""), str, where("upstream"), "rule upstream", "a glob string"),
-                 verdict=raw.get("verdict", ""))
+        r = Rule(
+            upstream=_expect(raw.get("upstream", ""), str, where("upstream"), "rule upstream", "a glob string"),
+            verdict=raw.get("verdict", ""),
+        )
         if r.verdict not in VERDICTS:
             raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
         r.reason = str(raw.get("reason", ""))
         rgates = _tables(raw.get("gate", []), where("gate"), f"rule {r.upstream!r} gate")
-        r.gates = [_gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(rgates)]
+        r.gates = [
+            _gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(rgates)
+        ]
         q.rules.append(r)
 
     for i, raw in enumerate(_tables(doc.get("ack", []), top("ack"), "ack")):
         at_ack = w.at("ack", i)
-        a = Ack(code=_expect(raw.get("code", ""), str, at_ack, "ack code", "a string"),
-                reason=_expect(raw.get("reason", ""), str, at_ack, "ack reason", "a string"))
+        a = Ack(
+            code=_expect(raw.get("code", ""), str, at_ack, "ack code", "a string"),
+            reason=_expect(raw.get("reason", ""), str, at_ack, "ack reason", "a string"),
+        )
         if not a.reason:
             raise UserError(f"{at_ack}: an acknowledgement needs a reason.")
         if "entry" in raw:
@@ -574,16 +642,22 @@ def _to_model(qf: QueueFile) -> Queue:
 
     # references between entries, once all numbers are known
     for i, e in enumerate(q.entries):
-        owners: list[tuple[str, Entry | Part, Callable[..., str]]] = [(f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))]
-        owners += [(f"entry {e.n} part {p.name!r}", p, lambda key, i=i, k=k: w.child("entry", i, "part", k, key))
-                   for k, p in enumerate(e.parts)]
+        owners: list[tuple[str, Entry | Part, Callable[..., str]]] = [
+            (f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))
+        ]
+        owners += [
+            (f"entry {e.n} part {p.name!r}", p, lambda key, i=i, k=k: w.child("entry", i, "part", k, key))
+            for k, p in enumerate(e.parts)
+        ]
         for owner, obj, at in owners:
             for b in obj.blocked_by:
                 if b not in seen:
                     raise UserError(f"{at('blocked_by')}: {owner} is blocked_by {b}, which is no entry of this queue.")
             for g in obj.gates:
                 if g.kind == "entry-ported" and g.entry not in seen:
-                    raise UserError(f"{at('gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue.")
+                    raise UserError(
+                        f"{at('gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue."
+                    )
     return q
 
 
@@ -674,7 +748,9 @@ def _set_fields(table: Table, values: dict[str, Any]) -> None:
         if key == "parts":
             raise ValueError("parts are edited one at a time with set_entry(..., part=name)")
         current = table.get(key)
-        plain = value.__dict__ if isinstance(value, Symbols) else value.as_dict() if isinstance(value, Behaviour) else value
+        plain = (
+            value.__dict__ if isinstance(value, Symbols) else value.as_dict() if isinstance(value, Behaviour) else value
+        )
         if current is not None and (current.unwrap() if hasattr(current, "unwrap") else current) == plain:
             continue
         if value is None:
@@ -700,13 +776,13 @@ def _set_gates(table: Table, gates: list[Gate]) -> None:
         if new:
             table["gate"] = _gates_aot(gates)
         return
-    for t, want in zip(old, new):
+    for t, want in zip(old, new, strict=False):
         for key in [k for k in t if k not in want]:
             del t[key]
         for key, value in want.items():
             if t.get(key) is None or t[key].unwrap() != value.unwrap():
                 t[key] = value
-    for want in new[len(old):]:
+    for want in new[len(old) :]:
         old.append(want)
     while len(old) > len(new):  # a removed gate hands its comments to the table before it
         keep = [item for k, item in old[-1].value.body if k is None]
@@ -733,11 +809,50 @@ def set_entry(qf: QueueFile, n: int, part: str | None = None, **values: Any) -> 
 
 # Keys of a new [[entry]], in reading order; those in _ALWAYS are written even when empty,
 # so a person sees every field there is to fill in.
-_ENTRY_KEYS = ("n", "sha", "pr", "reverts", "subject", "date", "upstream_missing", "files", "renames", "stat",
-               "unreadable", "disposition", "verdict", "verdict_by", "label", "gate_text", "reason", "source", "issues",
-               "owner", "blocked_by", "size", "landing", "rule", "evidence", "notes", "history", "symbols")
-_ALWAYS = {"n", "sha", "subject", "files", "disposition", "verdict", "verdict_by", "reason", "owner",
-           "blocked_by", "size", "symbols"}
+_ENTRY_KEYS = (
+    "n",
+    "sha",
+    "pr",
+    "reverts",
+    "subject",
+    "date",
+    "upstream_missing",
+    "files",
+    "renames",
+    "stat",
+    "unreadable",
+    "disposition",
+    "verdict",
+    "verdict_by",
+    "label",
+    "gate_text",
+    "reason",
+    "source",
+    "issues",
+    "owner",
+    "blocked_by",
+    "size",
+    "landing",
+    "rule",
+    "evidence",
+    "notes",
+    "history",
+    "symbols",
+)
+_ALWAYS = {
+    "n",
+    "sha",
+    "subject",
+    "files",
+    "disposition",
+    "verdict",
+    "verdict_by",
+    "reason",
+    "owner",
+    "blocked_by",
+    "size",
+    "symbols",
+}
 
 
 def _gates_aot(gates: list[Gate]) -> AoT:
@@ -773,7 +888,18 @@ def _aot(tables: list[Table]) -> AoT:
 def _part_dict(p: Part) -> dict[str, Any]:
     """The keys a new [[entry.part]] gets, in order (gates apart)."""
     d: dict[str, Any] = {"name": p.name}
-    for key in ("verdict", "verdict_by", "label", "gate_text", "reason", "owner", "blocked_by", "files", "symbols", "rule"):
+    for key in (
+        "verdict",
+        "verdict_by",
+        "label",
+        "gate_text",
+        "reason",
+        "owner",
+        "blocked_by",
+        "files",
+        "symbols",
+        "rule",
+    ):
         value = getattr(p, key)
         if value or key == "verdict":
             d[key] = list(value) if isinstance(value, list) else value
@@ -834,12 +960,12 @@ def set_aot(table: Table, key: str, tables: list[Table]) -> None:
             table[key] = _aot(tables)
         return
     aot = table[key]
-    for old, new in zip(aot, tables):
+    for old, new in zip(aot, tables, strict=False):
         wanted = new.unwrap()
         for k in [k for k in old if k not in wanted]:
             del old[k]
         _set_fields(old, wanted)
-    for new in tables[len(aot):]:
+    for new in tables[len(aot) :]:
         aot.append(new)
     while len(aot) > len(tables):
         del aot[len(aot) - 1]
@@ -951,8 +1077,10 @@ def entry_text(e: Entry, newline: str = "\n") -> str:
     if e.gates:
         t["gate"] = [_gate_table(g).unwrap() for g in e.gates]
     if e.parts:
-        t["part"] = [{**_part_dict(p), **({"gate": [_gate_table(g).unwrap() for g in p.gates]} if p.gates else {})}
-                     for p in e.parts]
+        t["part"] = [
+            {**_part_dict(p), **({"gate": [_gate_table(g).unwrap() for g in p.gates]} if p.gates else {})}
+            for p in e.parts
+        ]
     if e.citations:
         t["citation"] = [_citation_dict(c) for c in e.citations]
     return newline.join(_table_text("entry", t, True)) + newline
@@ -1022,7 +1150,7 @@ def follow_citations(qf: QueueFile) -> None:
             return follow_citations_whole(qf)
         spans = _spans(qf.text, "entry")
         lines = _lines(qf.text)
-        cites = [i for i, (s, e) in enumerate(spans) if any("entry-ported" in ln for ln in lines[s - 1:e - 1])]
+        cites = [i for i, (s, e) in enumerate(spans) if any("entry-ported" in ln for ln in lines[s - 1 : e - 1])]
         numbers_of = {i: e.get("n") for i, e in enumerate(qf.data.get("entry", []))}
         for i in cites:  # entries that had such gates when read; those edited since are loaded already
             if numbers_of.get(i) is not None:
@@ -1083,8 +1211,10 @@ def _lock(path: Path) -> _Held:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
-                    raise UserError(f"{path}: another porttrack held the write lock {lock} for over "
-                                    f"{LOCK_WAIT_S:g} s; nothing was written.") from None
+                    raise UserError(
+                        f"{path}: another porttrack held the write lock {lock} for over "
+                        f"{LOCK_WAIT_S:g} s; nothing was written."
+                    ) from None
                 time.sleep(0.05)
         mine = os.fstat(fd)
         try:

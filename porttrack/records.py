@@ -45,8 +45,14 @@ class Records:
     deferrals: list[Record] = field(default_factory=list)
     citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
 
-    def deferral_for(self, names: list[str], prs: list[int], near: set[str], qualified: Sequence[str] = (),
-                     docs: tuple[str, ...] = ("docs/",)) -> tuple[Record, str] | None:
+    def deferral_for(
+        self,
+        names: list[str],
+        prs: list[int],
+        near: set[str],
+        qualified: Sequence[str] = (),
+        docs: tuple[str, ...] = ("docs/",),
+    ) -> tuple[Record, str] | None:
         """The first deferral record naming one of `names` (any spelling) in one of the files `near`
         (the counterparts), or one of `qualified` (`Class.member`, `Class::member`) or `prs` in the
         port's docs, whose prose is too common a place for a bare word; with what it names."""
@@ -87,7 +93,7 @@ def _block_after(lines: list[str], i: int) -> list[str]:
     """The lines a deferral heading (`DEFERRED upstream fields:`) goes on to list: the rest of its
     comment block, or the list items that follow it in a doc, up to a blank line."""
     out: list[str] = []
-    for line in lines[i: i + BLOCK]:
+    for line in lines[i : i + BLOCK]:
         c = _COMMENT.match(line)
         if c and c.group(2).strip():
             if _HEADING.match(c.group(2)):
@@ -106,7 +112,11 @@ _HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
 def scan(root: Path, folders: list[str], words: list[str]) -> Records:
     """Read the deferral records and PR/sha citations under `folders` of the port root. One `git grep`
     finds the candidate lines; only the files holding one are read (all files when the port is no git tree)."""
-    word_re = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I) if words else None
+    word_re = (
+        re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I)
+        if words
+        else None
+    )
     present = [f for f in folders if (root / f).is_dir()]
     out = Records()
     if not present:
@@ -114,7 +124,9 @@ def scan(root: Path, folders: list[str], words: list[str]) -> Records:
     alternatives = [r"#[0-9]{3,7}", "/pull/", "commit", *(re.escape(w).replace("\\ ", " ") for w in words)]
     found = gitio.grep_lines(root, "|".join(alternatives), present)
     if found is None:
-        found = {p.relative_to(root).as_posix(): [] for f in present for p in sorted((root / f).rglob("*")) if p.is_file()}
+        found = {
+            p.relative_to(root).as_posix(): [] for f in present for p in sorted((root / f).rglob("*")) if p.is_file()
+        }
     for rel in sorted(found):
         p = root / rel
         if p.suffix not in _TEXT_SUFFIXES or p.is_symlink() or not p.is_file():
@@ -135,10 +147,17 @@ def scan(root: Path, folders: list[str], words: list[str]) -> Records:
             if not m and not prs and not shas:
                 continue
             # a deferral names what lies near its word: a long doc paragraph defers only its own clause
-            near = line[max(0, m.start() - WINDOW): m.end() + WINDOW] if m else line
+            near = line[max(0, m.start() - WINDOW) : m.end() + WINDOW] if m else line
             if m:
                 near += " " + " ".join(_block_after(lines, i))
-            rec = Record(rel, i, near.strip()[:200], {norm(t) for t in _IDENT.findall(near)},
-                         {int(x) for x in _PR.findall(near)} if m else prs, shas, m.group(0) if m else "")
+            rec = Record(
+                rel,
+                i,
+                near.strip()[:200],
+                {norm(t) for t in _IDENT.findall(near)},
+                {int(x) for x in _PR.findall(near)} if m else prs,
+                shas,
+                m.group(0) if m else "",
+            )
             (out.deferrals if m else out.citations).append(rec)
     return out

@@ -14,7 +14,6 @@ from porttrack import audit as audit_mod
 from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Part, Queue
 
 
-
 @dataclass
 class View:
     """One entry or part as the report shows it: the recorded judgement, else audit's."""
@@ -43,11 +42,33 @@ def views(queue: Queue, result: audit_mod.Audit) -> list[View]:
         for obj, part in rows:
             r = by_key.get((n, part))
             if obj.verdict not in ("", "unclassified") or r is None:
-                out.append(View(e, part, obj.verdict, obj.reason, obj.owner, list(obj.blocked_by), list(obj.gates),
-                                obj.verdict_by or "human", r))
+                out.append(
+                    View(
+                        e,
+                        part,
+                        obj.verdict,
+                        obj.reason,
+                        obj.owner,
+                        list(obj.blocked_by),
+                        list(obj.gates),
+                        obj.verdict_by or "human",
+                        r,
+                    )
+                )
             else:
-                out.append(View(e, part, r.verdict, r.reason, r.owner, list(r.blocked_by), list(r.gates),
-                                "audit (not written)", r))
+                out.append(
+                    View(
+                        e,
+                        part,
+                        r.verdict,
+                        r.reason,
+                        r.owner,
+                        list(r.blocked_by),
+                        list(r.gates),
+                        "audit (not written)",
+                        r,
+                    )
+                )
     return out
 
 
@@ -104,8 +125,11 @@ def _grouped(vs: list[View]) -> list[list[View]]:
 
 # Where an entry of the PORT-NOW level goes in the sync report, by its verdict: each entry is
 # listed once, and the header counts what each section holds.
-_CARRY = (("Owned", frozenset({"owned"})), ("Blocked", frozenset({"blocked"})),
-          ("Deferred", DEFERRED - {"owned", "blocked"}))
+_CARRY = (
+    ("Owned", frozenset({"owned"})),
+    ("Blocked", frozenset({"blocked"})),
+    ("Deferred", DEFERRED - {"owned", "blocked"}),
+)
 
 
 def _section_of(v: View) -> str:
@@ -124,20 +148,26 @@ def _section_of(v: View) -> str:
 def _cycle_state(counts: dict[str, int]) -> str:
     to_port, triage = counts.get("PORT-NOW", 0), counts.get("TO TRIAGE", 0)
     head = (
-        f"**OPEN**: {to_port} real gap{'s' if to_port != 1 else ''} to port" if to_port
-        else "**OPEN**: entries still to triage" if triage
+        f"**OPEN**: {to_port} real gap{'s' if to_port != 1 else ''} to port"
+        if to_port
+        else "**OPEN**: entries still to triage"
+        if triage
         else "**CLOSED**: nothing left to port"
     )
     carry = sum(counts.get(name, 0) for name, _ in _CARRY)
-    parts = [f"to triage {triage}", f"carry-over {carry} (" + ", ".join(
-        f"{name.lower()} {counts.get(name, 0)}" for name, _ in _CARRY) + ")",
-        f"settled {counts.get('SETTLED', 0)}", f"INVENTORY {counts.get('INVENTORY', 0)}",
-        f"IGNORE {counts.get('IGNORE', 0)}"]
+    parts = [
+        f"to triage {triage}",
+        f"carry-over {carry} (" + ", ".join(f"{name.lower()} {counts.get(name, 0)}" for name, _ in _CARRY) + ")",
+        f"settled {counts.get('SETTLED', 0)}",
+        f"INVENTORY {counts.get('INVENTORY', 0)}",
+        f"IGNORE {counts.get('IGNORE', 0)}",
+    ]
     return f"{head}; " + ", ".join(parts) + "."
 
 
 def _carry_reason(g: list[View]) -> str:
     """An entry waiting on something: why, then what ends the wait (each part's after its own reason)."""
+
     def waits(v: View) -> str:
         text = _why(v).rstrip(".")
         sep = ", " if ":" in text else ": "  # `verdict: reason`, the form a report line is read back in
@@ -279,7 +309,12 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     owned = [v for v in deferred if v.verdict == "owned"]
     numbers = sorted({v.entry.n for v in deferred})
     title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
-    lines = [title, "", f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.", ""]
+    lines = [
+        title,
+        "",
+        f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.",
+        "",
+    ]
 
     rows: dict[str, list[str]] = {}
     for v in deferred:
@@ -287,11 +322,19 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
             rows.setdefault(v.owner, []).append(v.label)
     lines += ["## Row it concerns", ""]
     if rows:
-        lines += [f"- {owner}: entr{'y' if len(ls) == 1 else 'ies'} {', '.join(ls)}" for owner, ls in sorted(rows.items())]
+        lines += [
+            f"- {owner}: entr{'y' if len(ls) == 1 else 'ies'} {', '.join(ls)}" for owner, ls in sorted(rows.items())
+        ]
     else:
-        lines.append("No matrix row owns these entries (see \"A row is owed\").")
+        lines.append('No matrix row owns these entries (see "A row is owed").')
 
-    lines += ["", "## Deferred entries", "", "| entry | upstream | gate that makes it real | established at |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "## Deferred entries",
+        "",
+        "| entry | upstream | gate that makes it real | established at |",
+        "|---|---|---|---|",
+    ]
     for v in gated:
         gates: list[Gate | None] = list(v.gates) or [None]
         for g in gates:
@@ -326,7 +369,9 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     if pp is not None and pp.gaps:
         lines += [f"- {g.text()}." for g in pp.gaps]
     else:
-        lines.append("None: no absent symbol was defined upstream at the pin." if pp is None or not pp.note else "None found.")
+        lines.append(
+            "None: no absent symbol was defined upstream at the pin." if pp is None or not pp.note else "None found."
+        )
     if pp is not None and pp.note:
         lines.append(f"- Note: {pp.note}.")
 
@@ -346,7 +391,14 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     if not unknown and not bad_probes:
         lines.append("Nothing: every probe had a working positive control.")
 
-    lines += ["", "## Verification state", "", f"- Port commit probed: `{result.tree}`", f"- Scope: `{' '.join(result.scope)}`", "- Probes:"]
+    lines += [
+        "",
+        "## Verification state",
+        "",
+        f"- Port commit probed: `{result.tree}`",
+        f"- Scope: `{' '.join(result.scope)}`",
+        "- Probes:",
+    ]
     wanted = {g.probe for v in vs for g in v.gates if g.probe} | {s for r in result.results for s in r.probes}
     shown = [p for p in result.probes if p.symbol in wanted]
     seen: set[str] = set()

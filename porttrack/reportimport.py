@@ -39,25 +39,43 @@ LABELS = {
 DISPOSITION_WORDS = {"PORT-NOW": "PORT-NOW", "INVENTORY": "INVENTORY", "IGNORE": "IGNORE", "UNCLASSIFIED": None}
 # Where halves disagree, the entry carries the verdict of the half needing the most work.
 _WORK_ORDER = ("real-gap", "inert", "surface-absent", "ported", "no-op", "ignore")
-_VERDICT_WORDS = ("real-gap", "inert", "blocked", "owned", "surface-absent", "no-op", "ported", "ignore",
-                  "untrusted", "unclassified")
+_VERDICT_WORDS = (
+    "real-gap",
+    "inert",
+    "blocked",
+    "owned",
+    "surface-absent",
+    "no-op",
+    "ported",
+    "ignore",
+    "untrusted",
+    "unclassified",
+)
 
-_ENUM = re.compile(r"^- `(?P<sha>[0-9a-f]{7,40})`\s+(?:(?P<repo>[\w.-]+)#(?P<pr>\d+)\s+)?(?P<subject>.*?)\s+—\s+"
-                   r"(?P<disp>PORT-NOW|INVENTORY|IGNORE|UNCLASSIFIED)\b:?\s*(?P<reason>.*)$")
-_SYNC = re.compile(r"^- (?P<repo>[\w.-]+)(?:#(?P<pr>\d+)|@[0-9a-f]{7,40})? `(?P<subject>(?:[^`\\]|\\.)*)` "
-                   r"\(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+)$")
+_ENUM = re.compile(
+    r"^- `(?P<sha>[0-9a-f]{7,40})`\s+(?:(?P<repo>[\w.-]+)#(?P<pr>\d+)\s+)?(?P<subject>.*?)\s+—\s+"
+    r"(?P<disp>PORT-NOW|INVENTORY|IGNORE|UNCLASSIFIED)\b:?\s*(?P<reason>.*)$"
+)
+_SYNC = re.compile(
+    r"^- (?P<repo>[\w.-]+)(?:#(?P<pr>\d+)|@[0-9a-f]{7,40})? `(?P<subject>(?:[^`\\]|\\.)*)` "
+    r"\(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+)$"
+)
 _SECTION = re.compile(r"^##\s+(?:\d+\.\s+)?(?P<name>PORT-NOW|INVENTORY|IGNORE)\b")
 # porttrack's own sync report lists each entry once: PORT-NOW-level entries it files under these
 # (docs/reports.md), where a hand-written Carry-over only repeats entries listed above it
 _OWN_SECTION = re.compile(r"^(?:##\s+(?:SETTLED|TO TRIAGE)|###\s+(?:Owned|Blocked|Deferred)) \(\d+\)\s*$")
 _CORRECTED = re.compile(r"^\*\*CORRECTED\s+(?P<date>\d{4}-\d{2}-\d{2})\s*\((?P<wave>[^,)]*?)(?:,\s*#(?P<issue>\d+))?\)")
-_STATED = re.compile(r"\b(?:disposition|label)\s+(?:is now|is|becomes|:)\s+\**`?(?P<word>PORT-NOW|INVENTORY|IGNORE|"
-                     r"UNCLASSIFIED|NOT_APPLICABLE|ALREADY_SATISFIED|REAL_GAP)\b")
+_STATED = re.compile(
+    r"\b(?:disposition|label)\s+(?:is now|is|becomes|:)\s+\**`?(?P<word>PORT-NOW|INVENTORY|IGNORE|"
+    r"UNCLASSIFIED|NOT_APPLICABLE|ALREADY_SATISFIED|REAL_GAP)\b"
+)
 _ISSUE_LINK = re.compile(r"\[#(\d+)\]\([^)]*?/issues/\1\)")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _SHA_CELL = re.compile(r"`?\b([0-9a-f]{7,40})\b`?")
 _SPAN = re.compile(r"`([^`\n]+)`")
-_CITE = re.compile(r"^(?P<path>[\w.+/-]*[\w+-]\.[A-Za-z0-9]+)?:(?P<lines>\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*)(?P<rest>.*)$")
+_CITE = re.compile(
+    r"^(?P<path>[\w.+/-]*[\w+-]\.[A-Za-z0-9]+)?:(?P<lines>\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*)(?P<rest>.*)$"
+)
 _PATH_ONLY = re.compile(r"^[\w.+-]+(?:/[\w.+-]+)*\.[A-Za-z0-9]+$")
 _IDENT = re.compile(r"^~?[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.|->)~?[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\))?$")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
@@ -173,10 +191,13 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
 
 def _header_facts(rep: Report, lines: list[str]) -> None:
     head = "\n".join(lines[:60])
-    m = re.search(r"Tree read:\s*(?:`[^`]*`\s+at\s+)?`([0-9a-f]{7,40})`", head) or \
-        re.search(r"\*\*Port commit probed:\*\*\s*`([0-9a-f]{7,40})", head)
+    m = re.search(r"Tree read:\s*(?:`[^`]*`\s+at\s+)?`([0-9a-f]{7,40})`", head) or re.search(
+        r"\*\*Port commit probed:\*\*\s*`([0-9a-f]{7,40})", head
+    )
     rep.tree = m.group(1) if m else ""
-    m = re.search(r"`([0-9a-f]{7,40}\.\.[0-9a-f]{7,40})`", head) or re.search(r"\b([0-9a-f]{7,40}\.\.[0-9a-f]{7,40})\b", head)
+    m = re.search(r"`([0-9a-f]{7,40}\.\.[0-9a-f]{7,40})`", head) or re.search(
+        r"\b([0-9a-f]{7,40}\.\.[0-9a-f]{7,40})\b", head
+    )
     rep.range = m.group(1) if m else ""
     m = re.search(r"\bRow\s+`([^`]+)`", head)
     rep.row = m.group(1) if m else ""
@@ -229,9 +250,13 @@ def _table_row(rep: Report, header: list[str], cols: dict[str, int], ln: int, ro
     cells = _cells(row)
     if len(cells) > len(header):
         # a `a|b` inside backticks splits a GitHub table too, but its writer meant one cell
-        cells = [c.replace("\0", "|") for c in _cells(re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace("|", "\0"), row))]
+        cells = [
+            c.replace("\0", "|") for c in _cells(re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace("|", "\0"), row))
+        ]
     if len(cells) != len(header):
-        rep.warnings.append(f"{rep.where(ln)}: table row has {len(cells)} cells, the header {len(header)}; row skipped.")
+        rep.warnings.append(
+            f"{rep.where(ln)}: table row has {len(cells)} cells, the header {len(header)}; row skipped."
+        )
         return
     m = _SHA_CELL.search(cells[cols["upstream"]])
     if not m:
@@ -247,7 +272,9 @@ def _table_row(rep: Report, header: list[str], cols: dict[str, int], ln: int, ro
     item.label = cells[cols["label"]]
     halves = parse_label(item.label)
     if halves is None:
-        rep.warnings.append(f"{rep.where(ln)}: label {item.label!r} is not one porttrack knows; kept verbatim, no verdict set.")
+        rep.warnings.append(
+            f"{rep.where(ln)}: label {item.label!r} is not one porttrack knows; kept verbatim, no verdict set."
+        )
     else:
         _set_halves(item, halves)
     evidence = cells[cols["evidence"]] if "evidence" in cols else ""
@@ -269,14 +296,19 @@ def parse_label(cell: str) -> list[Half] | None:
         gate = re.search(r"`inert:\s*([^`]*)`", seg)
         if gate:
             # `inert:` with the gate written after the backticks: `inert:` the BF16-only arm (half B)
-            text_ = gate.group(1).strip() or _plain(seg[gate.end():].split("(")[0])
+            text_ = gate.group(1).strip() or _plain(seg[gate.end() :].split("(")[0])
             halves.append(Half("inert", seg.strip(), desc, text_.strip()))
             continue
         na = re.match(r"^(?:NA|NOT_APPLICABLE)\b\s*", plain)
-        rest = plain[na.end():] if na else plain
+        rest = plain[na.end() :] if na else plain
         # the label is the first label word: `**REAL_GAP** (… both edited halves surface-absent)` is a real gap
-        first = min(((m.start(), m.group(0)) for m in re.finditer(r"ALREADY_SATISFIED|REAL_GAP|surface-absent|\binert\b", rest)),
-                    default=None)
+        first = min(
+            (
+                (m.start(), m.group(0))
+                for m in re.finditer(r"ALREADY_SATISFIED|REAL_GAP|surface-absent|\binert\b", rest)
+            ),
+            default=None,
+        )
         if first is None:
             if not na:
                 return None
@@ -284,7 +316,7 @@ def parse_label(cell: str) -> list[Half] | None:
             halves.append(Half("surface-absent", seg.strip(), desc))
             continue
         if first[1] == "inert":
-            text_ = re.sub(r"^\s*:?\s*", "", rest[first[0] + len("inert"):])
+            text_ = re.sub(r"^\s*:?\s*", "", rest[first[0] + len("inert") :])
             if d and _plain(d.group(0)) in text_:
                 text_ = text_[: text_.find(_plain(d.group(0)))]
             halves.append(Half("inert", seg.strip(), desc, text_.strip()))
@@ -306,8 +338,14 @@ def _issues(text: str) -> list[int]:
 
 def _enumeration(rep: Report, lines: list[str], i: int, m: re.Match, resolver: PathResolver) -> int:
     rep.formats.add("enumeration")
-    item = Item(sha=m["sha"], line=i + 1, fmt="enumeration", pr=int(m["pr"]) if m["pr"] else None,
-                subject=m["subject"].strip(), reason=m["reason"].strip())
+    item = Item(
+        sha=m["sha"],
+        line=i + 1,
+        fmt="enumeration",
+        pr=int(m["pr"]) if m["pr"] else None,
+        subject=m["subject"].strip(),
+        reason=m["reason"].strip(),
+    )
     word = m["disp"]
     item.disposition = DISPOSITION_WORDS[word]
     item.label = word
@@ -330,8 +368,13 @@ def _enumeration(rep: Report, lines: list[str], i: int, m: re.Match, resolver: P
             para.append(ln.strip())
             j += 1
             continue
-        if not ln.strip() and j + 1 < len(lines) and lines[j + 1].startswith(("  ", "\t")) and lines[j + 1].strip() \
-                and not lines[j + 1].lstrip().startswith("- "):
+        if (
+            not ln.strip()
+            and j + 1 < len(lines)
+            and lines[j + 1].startswith(("  ", "\t"))
+            and lines[j + 1].strip()
+            and not lines[j + 1].lstrip().startswith("- ")
+        ):
             if para:
                 paras.append((start, " ".join(para)))
                 para = []
@@ -365,8 +408,15 @@ def _enumeration(rep: Report, lines: list[str], i: int, m: re.Match, resolver: P
 
 def _sync_item(rep: Report, m: re.Match, ln: int, section: str, resolver: PathResolver) -> Item:
     reason = m["reason"].strip()
-    item = Item(sha=m["sha"], line=ln, fmt="sync", pr=int(m["pr"]) if m["pr"] else None,
-                subject=m["subject"].replace("\\`", "`"), disposition=section, reason=reason)
+    item = Item(
+        sha=m["sha"],
+        line=ln,
+        fmt="sync",
+        pr=int(m["pr"]) if m["pr"] else None,
+        subject=m["subject"].replace("\\`", "`"),
+        disposition=section,
+        reason=reason,
+    )
     word = re.match(r"^(?P<v>[a-z-]+):\s*(?P<rest>.*)$", reason)
     if word and word["v"] in _VERDICT_WORDS:
         item.verdict = word["v"]
@@ -440,8 +490,16 @@ def citations(text: str, rep: Report, ln: int, resolver: PathResolver) -> list[C
             start, end = int(a), int(b) if b else 0
             if start < 1:
                 continue
-            out.append(Citation(path=current, line=start, end=end if end > start else 0, tree=rep.tree,
-                                source=rep.where(ln), anchor=anchor))
+            out.append(
+                Citation(
+                    path=current,
+                    line=start,
+                    end=end if end > start else 0,
+                    tree=rep.tree,
+                    source=rep.where(ln),
+                    anchor=anchor,
+                )
+            )
     return out
 
 
@@ -487,8 +545,12 @@ def comparison(rep: Report) -> list[tuple[str, int, int]]:
     table = [it for it in rep.items if it.fmt == "table"]
     for it in table:
         first = it.halves[0].verdict if it.halves else it.verdict
-        word = {"ported": "ALREADY_SATISFIED", "real-gap": "REAL_GAP", "surface-absent": "NOT_APPLICABLE",
-                "inert": "NOT_APPLICABLE"}.get(first or "", "unlabelled")
+        word = {
+            "ported": "ALREADY_SATISFIED",
+            "real-gap": "REAL_GAP",
+            "surface-absent": "NOT_APPLICABLE",
+            "inert": "NOT_APPLICABLE",
+        }.get(first or "", "unlabelled")
         tally[word] = tally.get(word, 0) + 1
         if word == "NOT_APPLICABLE":
             tally[f"NOT_APPLICABLE {first}"] = tally.get(f"NOT_APPLICABLE {first}", 0) + 1
@@ -497,8 +559,16 @@ def comparison(rep: Report) -> list[tuple[str, int, int]]:
             tally[it.disposition] = tally.get(it.disposition, 0) + 1
     out = []
     for key, stated in rep.summary.items():
-        if key in tally or key in ("ALREADY_SATISFIED", "REAL_GAP", "NOT_APPLICABLE", "PORT-NOW", "INVENTORY", "IGNORE",
-                                   "NOT_APPLICABLE surface-absent", "NOT_APPLICABLE inert"):
+        if key in tally or key in (
+            "ALREADY_SATISFIED",
+            "REAL_GAP",
+            "NOT_APPLICABLE",
+            "PORT-NOW",
+            "INVENTORY",
+            "IGNORE",
+            "NOT_APPLICABLE surface-absent",
+            "NOT_APPLICABLE inert",
+        ):
             out.append((key, tally.get(key, 0), stated))
     return out
 
@@ -517,7 +587,7 @@ def _port_files(root: Path) -> set[str]:
     if gitio.is_git_repo(root):
         out = gitio.git(root, "ls-files", "-z").decode("utf-8", "replace")
         prefix = gitio.git(root, "rev-parse", "--show-prefix").decode().strip()
-        return {f[len(prefix):] for f in out.split("\0") if f and f.startswith(prefix)}
+        return {f[len(prefix) :] for f in out.split("\0") if f and f.startswith(prefix)}
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
@@ -525,22 +595,40 @@ def _upstream_commits(repo: Path, shas: list[str]) -> dict[str, tuple[str, str, 
     """prefix -> (full sha, subject, date, files) for the prefixes that name one commit of the upstream checkout."""
     if not shas:
         return {}
-    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                          input="".join(f"{s}^{{commit}}\n" for s in shas).encode(), capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        input="".join(f"{s}^{{commit}}\n" for s in shas).encode(),
+        capture_output=True,
+        check=False,
+    )
     full: dict[str, str] = {}
-    for s, line in zip(shas, proc.stdout.decode().splitlines()):
+    for s, line in zip(shas, proc.stdout.decode().splitlines(), strict=False):
         bits = line.split()
         if len(bits) == 2 and bits[1] == "commit":
             full[s] = bits[0]
     if not full:
         return {}
-    proc = subprocess.run(["git", "-C", str(repo), "log", "--no-walk=unsorted", "--stdin", "-m", "--first-parent",
-                           "--name-only", "--format=%x00%H%x1f%s%x1f%as"],
-                          input="\n".join(sorted(set(full.values()))).encode(), capture_output=True, check=False)
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-m",
+            "--first-parent",
+            "--name-only",
+            "--format=%x00%H%x1f%s%x1f%as",
+        ],
+        input="\n".join(sorted(set(full.values()))).encode(),
+        capture_output=True,
+        check=False,
+    )
     info: dict[str, tuple[str, str, list[str]]] = {}
     for block in proc.stdout.decode("utf-8", "replace").split("\0")[1:]:
         head, _, rest = block.partition("\n")
-        sha, subject, date = (head.split("\x1f") + ["", ""])[:3]
+        sha, subject, date = ([*head.split("\x1f"), "", ""])[:3]
         info[sha] = (subject, date, [f for f in rest.splitlines() if f.strip()])
     return {s: (f, *info.get(f, ("", "", []))) for s, f in full.items()}
 
@@ -579,9 +667,18 @@ def _reading(e: Entry) -> str:
 
 
 def _item_reading(it: Item, rep: Report) -> str:
-    e = Entry(n=0, sha=it.sha, subject="", disposition=it.disposition or "?", verdict=it.verdict or "(none stated)",
-              verdict_by="human" if it.verdict else "", label=it.label, reason=it.reason, source=rep.where(it.line),
-              parts=[Part(name=h.description, verdict=h.verdict) for h in it.halves])
+    e = Entry(
+        n=0,
+        sha=it.sha,
+        subject="",
+        disposition=it.disposition or "?",
+        verdict=it.verdict or "(none stated)",
+        verdict_by="human" if it.verdict else "",
+        label=it.label,
+        reason=it.reason,
+        source=rep.where(it.line),
+        parts=[Part(name=h.description, verdict=h.verdict) for h in it.halves],
+    )
     return _reading(e)
 
 
@@ -596,8 +693,9 @@ def _parts(it: Item) -> list[Part]:
     return out
 
 
-def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path | None = None,
-                   dry_run: bool = False) -> ImportResult:
+def import_reports(
+    cfg: Config, reports: list[tuple[Path, str]], *, queue: Path | None = None, dry_run: bool = False
+) -> ImportResult:
     """Read every report, then create or update the queue: one entry per upstream commit, the latest reading winning."""
     root = cfg.port_root.resolve()
     resolver = PathResolver(_port_files(root))
@@ -613,11 +711,20 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
     qpath = _queue_destination(cfg, queue)
     created = not qpath.exists()
     if created:
-        latest = next((r for r in reversed(parsed) if r.range), None)  # the latest report's range wins, as its labels do
-        pin, _, target = (latest.range.partition("..") if latest else ("", "", ""))
-        qf = queuefile.new(qpath, QueueMeta(name=qpath.stem, upstream=cfg.upstream_name or
-                                            (cfg.upstream_repo.name if cfg.upstream_repo else ""), pin=pin, target=target,
-                                            paths=list(cfg.upstream_paths)))
+        latest = next(
+            (r for r in reversed(parsed) if r.range), None
+        )  # the latest report's range wins, as its labels do
+        pin, _, target = latest.range.partition("..") if latest else ("", "", "")
+        qf = queuefile.new(
+            qpath,
+            QueueMeta(
+                name=qpath.stem,
+                upstream=cfg.upstream_name or (cfg.upstream_repo.name if cfg.upstream_repo else ""),
+                pin=pin,
+                target=target,
+                paths=list(cfg.upstream_paths),
+            ),
+        )
     else:
         qf = queuefile.load(qpath)
     result = ImportResult(queue_path=qpath, created=created, reports=parsed)
@@ -639,8 +746,10 @@ def import_reports(cfg: Config, reports: list[tuple[Path, str]], *, queue: Path 
         for it in rep.items:
             hits = index.match(it.sha)
             if len(hits) > 1:
-                result.warnings.append(f"{rep.where(it.line)}: sha {it.sha} matches entries "
-                                       f"{', '.join(str(e.n) for e in hits)}; not imported.")
+                result.warnings.append(
+                    f"{rep.where(it.line)}: sha {it.sha} matches entries "
+                    f"{', '.join(str(e.n) for e in hits)}; not imported."
+                )
                 continue
             if hits:
                 e = hits[0]
@@ -736,9 +845,29 @@ def _remember(e: Entry, line: str) -> None:
 def _entry_values(e: Entry | None) -> dict:
     if e is None:
         return {}
-    return {k: getattr(e, k) for k in ("sha", "subject", "pr", "date", "files", "disposition", "verdict", "verdict_by",
-                                       "label", "gate_text", "reason", "source", "issues", "notes", "history",
-                                       "upstream_missing", "citations", "parts")}
+    return {
+        k: getattr(e, k)
+        for k in (
+            "sha",
+            "subject",
+            "pr",
+            "date",
+            "files",
+            "disposition",
+            "verdict",
+            "verdict_by",
+            "label",
+            "gate_text",
+            "reason",
+            "source",
+            "issues",
+            "notes",
+            "history",
+            "upstream_missing",
+            "citations",
+            "parts",
+        )
+    }
 
 
 def _write_entry(table, e: Entry) -> None:
@@ -786,19 +915,30 @@ def render(result: ImportResult, *, dry_run: bool) -> list[str]:
     for rep in result.reports:
         kinds = ", ".join(sorted(rep.formats))
         cites = sum(len(it.citations) for it in rep.items)
-        facts = "; ".join(b for b in (f"tree {rep.tree}" if rep.tree else "tree unknown",
-                                      f"range {rep.range}" if rep.range else "", f"row {rep.row}" if rep.row else "",
-                                      f"issue #{rep.issue}" if rep.issue else "") if b)
+        facts = "; ".join(
+            b
+            for b in (
+                f"tree {rep.tree}" if rep.tree else "tree unknown",
+                f"range {rep.range}" if rep.range else "",
+                f"row {rep.row}" if rep.row else "",
+                f"issue #{rep.issue}" if rep.issue else "",
+            )
+            if b
+        )
         out.append(f"{rep.path}: {len(rep.items)} entries ({kinds}), {cites} citations; {facts}")
         for key, got, stated in comparison(rep):
             mark = "ok" if got == stated else "DIFFERS"
             out.append(f"  {key}: imported {got}, report says {stated} — {mark}")
     verb = "would write" if dry_run else ("wrote" if result.written else "unchanged:")
-    out.append(f"{verb} {result.queue_path}: {result.added} new entries, {result.updated} updated, "
-               f"{result.unchanged} already up to date; {result.citations} citations on them.")
+    out.append(
+        f"{verb} {result.queue_path}: {result.added} new entries, {result.updated} updated, "
+        f"{result.unchanged} already up to date; {result.citations} citations on them."
+    )
     if result.upstream_checked:
-        out.append(f"{result.upstream_missing} of those entries name a sha that is not in the upstream checkout "
-                   "(kept, marked upstream_missing = true).")
+        out.append(
+            f"{result.upstream_missing} of those entries name a sha that is not in the upstream checkout "
+            "(kept, marked upstream_missing = true)."
+        )
     else:
         out.append("no [upstream] repo configured: shas were matched by prefix only.")
     if not dry_run and result.citations:

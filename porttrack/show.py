@@ -75,5 +75,10 @@ def table(queue: Queue, entries: list[Entry]) -> Table:
         for p in e.parts:
             verdict += f"\n{p.name}: {p.verdict}"
         rel = e.owner or (", ".join(f"#{b}" for b in e.blocked_by) if e.blocked_by else "")
-        t.add_row(*(Text(c) for c in (str(e.n), e.short, f"#{e.pr}" if e.pr else "", e.subject, verdict, rel, _gates(e), e.rule)))
+        t.add_row(
+            *(
+                Text(c)
+                for c in (str(e.n), e.short, f"#{e.pr}" if e.pr else "", e.subject, verdict, rel, _gates(e), e.rule)
+            )
+        )
     return t

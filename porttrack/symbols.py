@@ -21,22 +21,45 @@ import re
 import sqlite3
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
-from typing import Callable, Protocol, Self
+from typing import Protocol, Self
+from collections.abc import Callable
 
 from tree_sitter import Node, Query, QueryCursor
 
 from porttrack import cache as cache_mod
 from porttrack.parse import language, parser
+import contextlib
 
 # Bump when what is extracted changes, so stale cache entries are never read.
 
 _PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "__name__", "__file__"}
 _C_IGNORED = frozenset(
-    "std size_t ssize_t ptrdiff_t intptr_t uintptr_t nullptr_t NULL override final "
-    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t "
-    "static_cast dynamic_cast reinterpret_cast const_cast".split()
+    [
+        "std",
+        "size_t",
+        "ssize_t",
+        "ptrdiff_t",
+        "intptr_t",
+        "uintptr_t",
+        "nullptr_t",
+        "NULL",
+        "override",
+        "final",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "static_cast",
+        "dynamic_cast",
+        "reinterpret_cast",
+        "const_cast",
+    ]
 )
 _IDENT_QUERY = {
     "python": "(identifier) @i",
@@ -61,7 +84,7 @@ class FileDiff:
 # ---------------------------------------------------------------- tree-sitter helpers
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query(lang: str, source: str) -> Query:
     return Query(language(lang), source)
 
@@ -182,9 +205,8 @@ def _c_item(node: Node, outer: Node, prefix: str, out: _Defs) -> list[Node]:
     t = node.type
     if t == "template_declaration":
         for child in node.named_children:
-            if child.type != "template_parameter_list":
-                if _c_item(child, outer, prefix, out):
-                    return [outer]
+            if child.type != "template_parameter_list" and _c_item(child, outer, prefix, out):
+                return [outer]
         return []
     if t == "function_definition":
         name = _function_name(node.child_by_field_name("declarator"))
@@ -579,7 +601,7 @@ class Extractor:
         changes: list[tuple[str, str | None, str | None]],
         *,
         jobs: int = 1,
-        open_reader: Callable[[], "_Reader"] | None = None,
+        open_reader: Callable[[], _Reader] | None = None,
         sizes: Callable[[list[str]], dict[str, int]] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, FileDiff]:
@@ -606,7 +628,9 @@ class Extractor:
                 todo.append(change)
         if not todo:
             return out
-        buckets = _buckets(todo, jobs, sizes) if jobs > 1 and open_reader is not None and len(todo) >= _POOL_MIN else None
+        buckets = (
+            _buckets(todo, jobs, sizes) if jobs > 1 and open_reader is not None and len(todo) >= _POOL_MIN else None
+        )
         if buckets is not None and len(buckets) > 1:
             done = self._extract_forked(todo, buckets, jobs, open_reader, progress)
             if done is not None:
@@ -765,10 +789,8 @@ class Extractor:
 
     def _commit(self) -> None:
         if self.db is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self.db.commit()
-            except sqlite3.Error:
-                pass
 
     def close(self) -> None:
         if self.db is not None:
@@ -825,10 +847,11 @@ class Extractor:
             return
         if self.db is None:
             return
-        try:
-            self.db.execute(f"INSERT OR REPLACE INTO sym_{table} (key, value) VALUES (?, ?)", (key, json.dumps(value, separators=(",", ":"))))
-        except sqlite3.Error:
-            pass
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute(
+                f"INSERT OR REPLACE INTO sym_{table} (key, value) VALUES (?, ?)",
+                (key, json.dumps(value, separators=(",", ":"))),
+            )
 
     def __enter__(self) -> Self:
         return self

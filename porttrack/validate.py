@@ -22,10 +22,12 @@ from collections import Counter
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from porttrack import behaviour
 from porttrack.errors import UserError
+import contextlib
 
 DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
 MAX_TIMEOUT = 86_400.0  # a day: past that a per-case timeout is a typo (and overflows the thread timers)
@@ -73,8 +75,16 @@ class Harness:
         try:
             # its own session: stop() kills the harness and whatever it left running, which
             # would otherwise hold the pipes open (no EOF) and outlive porttrack
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, bufsize=1, errors="replace", start_new_session=True)
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                errors="replace",
+                start_new_session=True,
+            )
         except OSError as e:
             raise UserError(f"--impl: cannot start {argv[0]!r}: {e.strerror or e}.") from None
         self.lines: queue_mod.Queue = queue_mod.Queue()
@@ -103,7 +113,7 @@ class Harness:
 
     def _keep_err(self, line: str | None) -> None:
         if isinstance(line, str):
-            self.stderr_tail = (self.stderr_tail + [line.rstrip()[:1000]])[-5:]
+            self.stderr_tail = ([*self.stderr_tail, line.rstrip()[:1000]])[-5:]
 
     def request(self, rid: int, op: str, args: dict) -> dict:
         assert self.proc is not None and self.proc.stdin is not None  # started with pipes
@@ -157,10 +167,8 @@ class Harness:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()  # the group is gone already: the leader alone may be a zombie
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
             try:
                 if self.proc.stdin is not None:
                     self.proc.stdin.close()
@@ -189,7 +197,7 @@ def first_difference(expected: Any, got: Any, path: str) -> str | None:
     if isinstance(expected, list):
         if not isinstance(got, list):
             return path
-        for i, (a, b) in enumerate(zip(expected, got)):
+        for i, (a, b) in enumerate(zip(expected, got, strict=False)):
             d = first_difference(a, b, f"{path}[{i}]")
             if d:
                 return d
@@ -221,11 +229,19 @@ def compare(expected: dict, reply: dict) -> tuple[str | None, Any, Any]:
         note = reply.get("message") if not reply.get("ok") else reply.get("result")
         return "ok", expected["ok"], f"{reply.get('ok')} ({str(note)[:120]})"
     if not expected["ok"]:
-        return (None, None, None) if reply.get("error") == expected["error"] else ("error", expected["error"], reply.get("error"))
+        return (
+            (None, None, None)
+            if reply.get("error") == expected["error"]
+            else ("error", expected["error"], reply.get("error"))
+        )
     field = first_difference(expected["result"], reply.get("result"), "result")
     if field is None:
         return None, None, None
-    return field, _lookup({"result": expected["result"]}, "." + field), _lookup({"result": reply.get("result")}, "." + field)
+    return (
+        field,
+        _lookup({"result": expected["result"]}, "." + field),
+        _lookup({"result": reply.get("result")}, "." + field),
+    )
 
 
 # ---------------------------------------------------------------- the run
@@ -240,7 +256,9 @@ class CaseResult:
     expected: Any = None
     got: Any = None
     note: str = ""
-    switches: list[str] = dataclasses.field(default_factory=list)  # `field` is taken above; a failure: the switches that alone explain it
+    switches: list[str] = dataclasses.field(
+        default_factory=list
+    )  # `field` is taken above; a failure: the switches that alone explain it
 
 
 @dataclass
@@ -271,7 +289,7 @@ class Report:
 
 def resolve_as_of(as_of: str | None):
     """--as-of: a preset, a commit kvref knows, or any upstream revision placed with git."""
-    cases, semantics = _kvref()
+    _cases, semantics = _kvref()
     if as_of is None:
         return semantics.resolve_semantics("latest")
     if not as_of.strip():
@@ -281,8 +299,10 @@ def resolve_as_of(as_of: str | None):
     except ValueError as e:
         placed = _place_with_git(as_of, semantics)
         if placed is None:
-            raise UserError(f"--as-of {as_of!r}: {e}; an arbitrary upstream revision needs a porttrack.toml "
-                            "whose [upstream] repo holds it.") from None
+            raise UserError(
+                f"--as-of {as_of!r}: {e}; an arbitrary upstream revision needs a porttrack.toml "
+                "whose [upstream] repo holds it."
+            ) from None
         return placed
 
 
@@ -307,23 +327,37 @@ def _place_with_git(rev: str, semantics):
             continue
         full = gitio.rev_parse(repo, s.sha)
         known += full is not None
-        if full and subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", full, target],
-                                   capture_output=True).returncode == 0:
+        if (
+            full
+            and subprocess.run(
+                ["git", "-C", str(repo), "merge-base", "--is-ancestor", full, target], capture_output=True
+            ).returncode
+            == 0
+        ):
             on.add(s.name)
     if not known:
-        raise UserError(f"--as-of {rev!r}: the upstream repo {repo} holds none of the commits kvref knows "
-                        f"({', '.join(s.sha for s in semantics.SWITCHES if s.sha)}), so it cannot place the "
-                        "revision; use a preset or an upstream vLLM clone.")
+        raise UserError(
+            f"--as-of {rev!r}: the upstream repo {repo} holds none of the commits kvref knows "
+            f"({', '.join(s.sha for s in semantics.SWITCHES if s.sha)}), so it cannot place the "
+            "revision; use a preset or an upstream vLLM clone."
+        )
     names = [s.name for s in semantics.SWITCHES]
     # A row with no recorded commit is on when any later recorded row is.
     for i, s in enumerate(semantics.SWITCHES):
-        if not s.sha and any(t.name in on for t in semantics.SWITCHES[i + 1:] if t.sha):
+        if not s.sha and any(t.name in on for t in semantics.SWITCHES[i + 1 :] if t.sha):
             on.add(s.name)
     return semantics.Semantics(frozenset(n for n in names if n in on), f"{rev} (placed in {repo})")
 
 
-def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[int, int], None] | None = None,
-              *, deadline: float | None = None, stopped: list[str] | None = None):
+def run_cases(
+    impl: str,
+    cases: list[dict],
+    timeout: float,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    deadline: float | None = None,
+    stopped: list[str] | None = None,
+):
     """Send every case the harness supports; return (hello result, {case id: reply or fault text}).
 
     The run is bounded: after `deadline` seconds, or after MAX_CONSECUTIVE_TIMEOUTS hung cases in
@@ -341,16 +375,21 @@ def run_cases(impl: str, cases: list[dict], timeout: float, progress: Callable[[
         except HarnessFault as e:
             raise UserError(f"harness {impl!r} did not answer hello: {e}.") from None
         info = hello.get("result") if hello.get("ok") else None
-        if (not isinstance(info, dict) or not isinstance(info.get("ops"), list)
-                or not all(isinstance(op, str) for op in info["ops"])):
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("ops"), list)
+            or not all(isinstance(op, str) for op in info["ops"])
+        ):
             raise UserError(f"harness {impl!r} answered hello without a result listing its ops: {str(hello)[:160]}.")
         want = _kvref()[0].PROTOCOL_VERSION
         if info.get("protocol") != want:
             raise UserError(f"harness {impl!r} speaks protocol {info.get('protocol')!r}; porttrack speaks {want}.")
         known = _kvref()[0].OPS
         if not set(info["ops"]) & set(known):
-            raise UserError(f"harness {impl!r} lists none of the protocol's ops ({', '.join(known)}) in its hello "
-                            f"(it lists {info['ops']}), so there is nothing to validate.")
+            raise UserError(
+                f"harness {impl!r} lists none of the protocol's ops ({', '.join(known)}) in its hello "
+                f"(it lists {info['ops']}), so there is nothing to validate."
+            )
         replies: dict[int, Any] = {}
         for i, case in enumerate(cases):
             if progress:
@@ -402,8 +441,16 @@ def _judge(case: dict, expected: dict | None, reply: Any, supported: bool) -> Ca
     return CaseResult(case["id"], case["op"], "failed", fld, exp, got, note=str(note)[:200])
 
 
-def validate(impl: str, as_of: str | None, n: int, seed: int, *, detect: bool = False,
-             timeout: float | None = None, progress: Callable[[int, int], None] | None = None) -> Report:
+def validate(
+    impl: str,
+    as_of: str | None,
+    n: int,
+    seed: int,
+    *,
+    detect: bool = False,
+    timeout: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
     """Run the cases through the harness; compare with kvref at --as-of, or find the semantics it matches."""
     kcases, semantics = _kvref()
     if not 0 <= n <= MAX_CASES:
@@ -470,7 +517,7 @@ def _detect(cases, replies, supported, kcases, semantics):
                 bad += 1
         scores.append(bad)
     best = min(scores)
-    matching = [p for p, s in zip(points, scores) if s == best]
+    matching = [p for p, s in zip(points, scores, strict=False) if s == best]
     names = [s.name for s in semantics.SWITCHES]
     included = [n for n in names if all(n in p.on for p in matching)]
     excluded = [n for n in names if all(n not in p.on for p in matching)]
@@ -478,7 +525,9 @@ def _detect(cases, replies, supported, kcases, semantics):
     report = {
         "matches": best == 0,
         "mismatches_at_best": best,
-        "points": [{"semantics": p.last.name, "sha": p.last.sha, "mismatches": s} for p, s in zip(points, scores)],
+        "points": [
+            {"semantics": p.last.name, "sha": p.last.sha, "mismatches": s} for p, s in zip(points, scores, strict=False)
+        ],
         "matching": [p.last.name for p in matching],
         "included": [_switch_row(by_name[n]) for n in included],
         "not_included": [_switch_row(by_name[n]) for n in excluded],
@@ -530,19 +579,28 @@ def write_vectors(out_dir: Path, as_of: str | None, n: int, seed: int) -> list[P
         expect = kcases.answer(case, sem)
         if expect is None:
             continue
-        by_op[case["op"]].append(json.dumps({"id": case["id"], "op": case["op"], "edge": case["edge"],
-                                             "args": case["args"], "expect": expect}, sort_keys=True))
+        by_op[case["op"]].append(
+            json.dumps(
+                {"id": case["id"], "op": case["op"], "edge": case["edge"], "args": case["args"], "expect": expect},
+                sort_keys=True,
+            )
+        )
     written = []
     for op, lines in by_op.items():
         path = out_dir / f"{op}.jsonl"
         _write(path, "".join(line + "\n" for line in lines))
         written.append(path)
-    manifest = {"protocol": kcases.PROTOCOL_VERSION, "semantics": sem.label,
-                "switches_on": sorted(sem.on, key=[s.name for s in semantics.SWITCHES].index),
-                "cases": n, "seed": seed, "files": {p.name: len(by_op[p.stem]) for p in written}}
+    manifest = {
+        "protocol": kcases.PROTOCOL_VERSION,
+        "semantics": sem.label,
+        "switches_on": sorted(sem.on, key=[s.name for s in semantics.SWITCHES].index),
+        "cases": n,
+        "seed": seed,
+        "files": {p.name: len(by_op[p.stem]) for p in written},
+    }
     path = out_dir / "manifest.json"
     _write(path, json.dumps(manifest, indent=2) + "\n")
-    return written + [path]
+    return [*written, path]
 
 
 def _write(path: Path, text: str) -> None:
@@ -554,12 +612,18 @@ def _write(path: Path, text: str) -> None:
 
 def as_json(report: Report) -> dict:
     return {
-        "impl": report.impl, "harness": report.harness, "semantics": report.semantics,
-        "cases": report.cases, "seed": report.seed, "ok": not report.failed, "counts": report.counts(),
+        "impl": report.impl,
+        "harness": report.harness,
+        "semantics": report.semantics,
+        "cases": report.cases,
+        "seed": report.seed,
+        "ok": not report.failed,
+        "counts": report.counts(),
         "failures": [r.__dict__ for r in report.results if r.status == "failed"],
         "not_ported": [{"id": r.id, "op": r.op, "note": r.note} for r in report.results if r.status == "not-ported"],
         "switches": [e.as_json() for e in report.evidence],
-        "as_of": report.as_of, "stopped": report.stopped,
+        "as_of": report.as_of,
+        "stopped": report.stopped,
     }
 
 
@@ -567,8 +631,11 @@ def render(report: Report, console) -> None:
     from rich.table import Table
 
     h = report.harness
-    console.print(f"harness {h.get('name', '?')!s} (protocol {h.get('protocol')}) via {report.impl!r}; "
-                  f"{report.cases} random cases from seed {report.seed} after the edge cases", markup=False)
+    console.print(
+        f"harness {h.get('name', '?')!s} (protocol {h.get('protocol')}) via {report.impl!r}; "
+        f"{report.cases} random cases from seed {report.seed} after the edge cases",
+        markup=False,
+    )
     if report.as_of is None:
         console.print(f"expected behaviour: upstream as of {report.semantics}", markup=False)
     table = Table("op", "passed", "failed", "not-ported", "skipped", "n/a")
@@ -595,18 +662,28 @@ def render(report: Report, console) -> None:
         console.print(f"switch by switch, toggled around {report.semantics}:", markup=False)
         for e in decided:
             cite = f"; case {e.case}" + (f" {e.field}" if e.field and e.result != "matches" else "") if e.case else ""
-            console.print(f"  {e.result}: {e.sha or '(no sha)'} {e.switch} ({e.agree} as with it, {e.lack} as without, "
-                          f"{e.other} neither{cite})", markup=False)
+            console.print(
+                f"  {e.result}: {e.sha or '(no sha)'} {e.switch} ({e.agree} as with it, {e.lack} as without, "
+                f"{e.other} neither{cite})",
+                markup=False,
+            )
     if report.as_of is not None:
         a = report.as_of
         best = ", ".join(a["matching"])
-        head = "matches" if a["matches"] else f"matches no point exactly; closest ({a['mismatches_at_best']} mismatches)"
+        head = (
+            "matches" if a["matches"] else f"matches no point exactly; closest ({a['mismatches_at_best']} mismatches)"
+        )
         console.print(f"as-of: the harness {head}: {best}", markup=False)
         if not a["matches"] and any(e.result != "undetermined" for e in report.evidence):
-            console.print("  (no point matches exactly: the switch-by-switch lines above are the evidence per switch)",
-                          markup=False)
-        for key, title in (("included", "includes"), ("not_included", "does not include"),
-                           ("undetermined", "cannot tell (not observable by these ops)")):
+            console.print(
+                "  (no point matches exactly: the switch-by-switch lines above are the evidence per switch)",
+                markup=False,
+            )
+        for key, title in (
+            ("included", "includes"),
+            ("not_included", "does not include"),
+            ("undetermined", "cannot tell (not observable by these ops)"),
+        ):
             for s in a[key]:
                 entries = a["queue"].get(s["name"])
                 where = f" (queue entries {', '.join(map(str, entries))})" if entries else ""

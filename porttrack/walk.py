@@ -126,19 +126,34 @@ def walk(
     return result
 
 
-def _walk(repo: Path, pin: str, target: str, order: list[str], first_parent: bool, pathspec: list[str],
-          prefixes: list[str], pr_re, cache_dir: Path | None, progress) -> WalkResult:
+def _walk(
+    repo: Path,
+    pin: str,
+    target: str,
+    order: list[str],
+    first_parent: bool,
+    pathspec: list[str],
+    prefixes: list[str],
+    pr_re,
+    cache_dir: Path | None,
+    progress,
+) -> WalkResult:
     position = {sha: i for i, sha in enumerate(order, 1)}  # the stream comes newest first, like rev-list
     total = len(order)
     half = total // 2  # progress: reading the stream is the first half, the symbols the second
     jobs = _jobs()
     commits: list[Commit] = []
     with _Blobs(repo) as cat, Extractor(cat.one, cache_dir, cat.many) as extractor:
-        for done, commit in enumerate(_stream(repo, pin, target, first_parent, pathspec, pr_re, order if jobs > 1 else []), 1):
+        for done, commit in enumerate(
+            _stream(repo, pin, target, first_parent, pathspec, pr_re, order if jobs > 1 else []), 1
+        ):
             if progress:
                 progress(position.get(commit.sha, done) * half // max(total, 1), total)
             if not commit.files or (
-                prefixes and not any(pathrules.under(f.path, prefixes) or pathrules.under(f.old_path, prefixes) for f in commit.files)
+                prefixes
+                and not any(
+                    pathrules.under(f.path, prefixes) or pathrules.under(f.old_path, prefixes) for f in commit.files
+                )
             ):
                 continue  # a merge (no diff when side branches are walked) or no mirrored change
             commits.append(commit)
@@ -149,10 +164,8 @@ def _walk(repo: Path, pin: str, target: str, order: list[str], first_parent: boo
         report = None
         if progress:
             report = lambda n, of: progress(half + (total - half) * n // max(of, 1), total)  # noqa: E731
-        diffs = extractor.extract(
-            flat, jobs=jobs, open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report
-        )
-        for commit, per_commit in zip(commits, changes):
+        diffs = extractor.extract(flat, jobs=jobs, open_reader=lambda: _Blobs(repo), sizes=cat.sizes, progress=report)
+        for commit, per_commit in zip(commits, changes, strict=False):
             commit.symbols = _combine([diffs[pair_key(*change)] for change in per_commit])
     if progress:
         progress(total, total)
@@ -164,8 +177,9 @@ def _walk(repo: Path, pin: str, target: str, order: list[str], first_parent: boo
 # ---------------------------------------------------------------- missing objects
 
 
-def _missing_paths(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str],
-                   pr_re) -> tuple[list[Commit], list[str]]:
+def _missing_paths(
+    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re
+) -> tuple[list[Commit], list[str]]:
     """(the range's commits as a blob-free listing, the mirrored paths with a version missing)."""
     pre = list(_one_stream(repo, pin, target, first_parent, pathspec, pr_re, stats=False))
     blobs = {b for c in pre for f in c.files for b in (f.old_blob, f.new_blob) if b}
@@ -197,8 +211,9 @@ def _record_unreadable(result: WalkResult, pre: list[Commit], bad: set[str], pos
     result.commits.sort(key=lambda c: -position.get(c.sha, 0))  # oldest first, as the walk returns them
 
 
-def _missing_message(repo: Path, sha: str, pin: str, target: str, first_parent: bool, pathspec: list[str],
-                     paths: list[str], pr_re) -> str:
+def _missing_message(
+    repo: Path, sha: str, pin: str, target: str, first_parent: bool, pathspec: list[str], paths: list[str], pr_re
+) -> str:
     """Which commit and file the missing object is, which mirrored path pulled it in, what to do."""
     where = None
     for c in _one_stream(repo, pin, target, first_parent, pathspec, pr_re, stats=False):  # reads no blob
@@ -210,11 +225,17 @@ def _missing_message(repo: Path, sha: str, pin: str, target: str, first_parent: 
         return f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry."
     c, f = where
     rule = next((p for p in paths if pathrules.under(f.path, pathrules.norm_all([p]))), None)
-    pulled = f"[upstream] paths entry {pathrules.folder(pathrules.norm(rule))!r}" if rule is not None else "[upstream] paths (the whole tree)"
-    return (f"object {sha} is missing from {repo}: it is {f.path} in commit {c.sha[:10]} ({c.subject}), "
-            f"read because of the {pulled}. Narrow [upstream] paths to leave {f.path} out, fetch the object "
-            f"into {repo} (git fetch from a complete clone), or pass --skip-missing to record the file as "
-            "unreadable and go on (audit then calls those entries untrusted).")
+    pulled = (
+        f"[upstream] paths entry {pathrules.folder(pathrules.norm(rule))!r}"
+        if rule is not None
+        else "[upstream] paths (the whole tree)"
+    )
+    return (
+        f"object {sha} is missing from {repo}: it is {f.path} in commit {c.sha[:10]} ({c.subject}), "
+        f"read because of the {pulled}. Narrow [upstream] paths to leave {f.path} out, fetch the object "
+        f"into {repo} (git fetch from a complete clone), or pass --skip-missing to record the file as "
+        "unreadable and go on (audit then calls those entries untrusted)."
+    )
 
 
 # ---------------------------------------------------------------- range and repository checks
@@ -248,10 +269,17 @@ def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:
             raise UserError(f"revision {rev!r} of range {rev_range!r} is not a commit in {repo}{hint}.")
         shas.append(sha)
     pin, target = shas
-    if pin != target and subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", target, pin],
-                                        capture_output=True).returncode == 0:
-        raise UserError(f"range {rev_range!r} is backwards: its TARGET {target[:10]} is an ancestor of its PIN "
-                        f"{pin[:10]}, so the range holds no commits; write PIN..TARGET, older first.")
+    if (
+        pin != target
+        and subprocess.run(
+            ["git", "-C", str(repo), "merge-base", "--is-ancestor", target, pin], capture_output=True
+        ).returncode
+        == 0
+    ):
+        raise UserError(
+            f"range {rev_range!r} is backwards: its TARGET {target[:10]} is an ancestor of its PIN "
+            f"{pin[:10]}, so the range holds no commits; write PIN..TARGET, older first."
+        )
     return pin, target
 
 
@@ -263,7 +291,9 @@ def _refuse_shallow_cut(repo: Path, order: list[str]) -> None:
     """A commit of the range whose parents were cut by a shallow clone would end the walk early."""
     if not _is_shallow(repo):
         return
-    shallow_file = Path(gitio.git(repo, "rev-parse", "--path-format=absolute", "--git-path", "shallow").decode().strip())
+    shallow_file = Path(
+        gitio.git(repo, "rev-parse", "--path-format=absolute", "--git-path", "shallow").decode().strip()
+    )
     try:
         cut = set(shallow_file.read_text().split())
     except OSError:
@@ -290,14 +320,17 @@ class _Blobs(gitio.CatFile):
     def one(self, sha: str) -> bytes:
         data = self.read(sha)
         if data is None:
-            raise MissingObject(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha)
+            raise MissingObject(
+                f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha
+            )
         return data
 
     def sizes(self, shas: list[str]) -> dict[str, int]:
         """Byte sizes of blobs, from one `git cat-file --batch-check` (to share work out evenly)."""
         proc = subprocess.run(
             ["git", "-C", str(self.repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
-            input="".join(f"{sha}\n" for sha in shas).encode(), capture_output=True,
+            input="".join(f"{sha}\n" for sha in shas).encode(),
+            capture_output=True,
         )
         out: dict[str, int] = {}
         for line in proc.stdout.decode(errors="replace").splitlines():
@@ -319,7 +352,10 @@ class _Blobs(gitio.CatFile):
             for sha in chunk:
                 header = stdout.readline()
                 if not header or header.endswith((b" missing\n", b" ambiguous\n")):
-                    raise MissingObject(f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.", sha)
+                    raise MissingObject(
+                        f"object {sha} is missing from {self.repo} (a shallow or partial clone?): fetch it and retry.",
+                        sha,
+                    )
                 size = int(header.split()[2])
                 out[sha] = stdout.read(size)
                 stdout.read(1)
@@ -363,8 +399,9 @@ def _stream(
         yield from _parse(_tokens(spill), pr_re)
 
 
-def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str],
-              stats: bool = True) -> list[str]:
+def _log_args(
+    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], stats: bool = True
+) -> list[str]:
     # No --full-diff: git then diffs only the files under the pathspec, so a blob outside the
     # mirrored paths (which a partial mirror may well lack) is never read. Without `stats`
     # (no --numstat, no -M) the stream reads no blob at all: trees only.
@@ -378,11 +415,12 @@ def _log_args(repo: Path, pin: str, target: str, first_parent: bool, pathspec: l
         args += ["--first-parent", "--diff-merges=first-parent"]
     else:
         args += ["--full-history"]  # every commit that changes the paths, not one simplified line
-    return args + [f"{pin}..{target}", "--", *pathspec]
+    return [*args, f"{pin}..{target}", "--", *pathspec]
 
 
-def _one_stream(repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re,
-                stats: bool = True) -> Iterator[Commit]:
+def _one_stream(
+    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re, stats: bool = True
+) -> Iterator[Commit]:
     """Commits of `pin..target` touching `pathspec`, newest first, from one `git log` through a pipe."""
     args = _log_args(repo, pin, target, first_parent, pathspec, stats)
     with tempfile.TemporaryFile() as err:
@@ -402,7 +440,9 @@ def _fail(repo: Path, stderr: bytes):
     missing = _HEX40.search(stderr)
     if missing and re.search(rb"unable to read|missing|bad object|could not (read|fetch)|not a valid", stderr, re.I):
         sha = missing.group().decode()
-        raise MissingObject(f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.", sha)
+        raise MissingObject(
+            f"object {sha} is missing from {repo} (a shallow or partial clone?): fetch it and retry.", sha
+        )
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     raise UserError(f"git log failed in {repo}: {lines[-1] if lines else 'no message'}")
 

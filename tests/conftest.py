@@ -16,9 +16,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
 }
 
 
@@ -26,8 +29,9 @@ def git(repo: Path, *args: str, date: str | None = None) -> str:
     env = dict(os.environ, **GIT_ENV)
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def init_repo(path: Path) -> Path:
@@ -73,8 +77,9 @@ def _environ(env: dict[str, str]):
         os.environ.update(saved)
 
 
-def run_cli(*args: str, cwd: Path, check_rc: int | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path, check_rc: int | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run the real `porttrack` CLI in this process, as a user would: `main()` with this argv, cwd and
     environment (NO_COLOR, COLUMNS and `env` on top of ours), its stdout, stderr and exit code captured."""
     from porttrack import cli
@@ -104,12 +109,14 @@ def run_cli(*args: str, cwd: Path, check_rc: int | None = None,
     return _check(subprocess.CompletedProcess(["porttrack", *args], rc, stdout.getvalue(), stderr.getvalue()), check_rc)
 
 
-def run_cli_process(*args: str, cwd: Path, check_rc: int | None = None, env: dict[str, str] | None = None,
-                    **kw) -> subprocess.CompletedProcess:
+def run_cli_process(
+    *args: str, cwd: Path, check_rc: int | None = None, env: dict[str, str] | None = None, **kw
+) -> subprocess.CompletedProcess:
     """Run `python -m porttrack` in a subprocess: for the entry point itself, and what needs a real process."""
     full = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT), **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=cwd, env=full,
-                          capture_output=True, text=True, **kw)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porttrack", *args], cwd=cwd, env=full, capture_output=True, text=True, **kw
+    )
     return _check(proc, check_rc)
 
 

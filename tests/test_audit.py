@@ -12,7 +12,6 @@ import pytest
 from conftest import commit_files, init_repo, run_cli
 from porttrack import audit as audit_mod
 from porttrack import queuefile
-from porttrack.config import load_config
 from porttrack.errors import UserError
 
 
@@ -93,8 +92,19 @@ def port_files(pin40: str) -> dict[str, str]:
     }
 
 
-def entry(n: int, subject: str, files: list[str], *, added=(), changed=(), removed=(), uses=(), extra: str = "",
-          verdict: str = "", parts: str = "") -> str:
+def entry(
+    n: int,
+    subject: str,
+    files: list[str],
+    *,
+    added=(),
+    changed=(),
+    removed=(),
+    uses=(),
+    extra: str = "",
+    verdict: str = "",
+    parts: str = "",
+) -> str:
     lines = [
         "[[entry]]",
         f"n = {n}",
@@ -127,23 +137,44 @@ def queue_text() -> str:
         entry(1, "[CI] Bump runners", [".buildkite/test.yml", "docs/usage.md"]),
         entry(2, "[CI] Tune the mirrored tree's CI config", ["vllm/ci/pipeline.yaml"]),
         entry(10, "[Core] Add KV block zeroer", ["vllm/v1/worker/utils.py"], added=["KVBlockZeroer"]),
-        entry(11, "[Core] Zero blocks on reuse", ["vllm/v1/worker/gpu_model_runner.py"], added=["zero_block_ids"], uses=["KVBlockZeroer"]),
+        entry(
+            11,
+            "[Core] Zero blocks on reuse",
+            ["vllm/v1/worker/gpu_model_runner.py"],
+            added=["zero_block_ids"],
+            uses=["KVBlockZeroer"],
+        ),
         entry(12, "[Core] Zero on preemption", ["vllm/v1/worker/gpu_worker.py"], uses=["zero_block_ids"]),
-        entry(20, "[Core] Prefix match unit", ["vllm/v1/core/kv_cache_utils.py"], changed=["resolve_kv_cache_block_sizes"]),
+        entry(
+            20, "[Core] Prefix match unit", ["vllm/v1/core/kv_cache_utils.py"], changed=["resolve_kv_cache_block_sizes"]
+        ),
         entry(30, "[Spec] Eagle proposer", ["vllm/v1/spec_decode/eagle.py"], changed=["EagleProposer.propose"]),
         entry(40, "[Core] allocate_slots", [KVMGR], added=["KVCacheManager.allocate_slots"]),
         entry(50, "[Core] Record new block ids", [KVMGR], changed=["KVCacheManager.take_new_block_ids"]),
         entry(60, "[Core] Fix allocate_slots", [KVMGR], changed=["KVCacheManager.allocate_slots"]),
-        entry(61, "[Core] Tidy allocate_slots", [KVMGR], changed=["KVCacheManager.allocate_slots"],
-              verdict='verdict = "no-op"\nverdict_by = "human"\nreason = "the loop always holds one spec here"'),
-        entry(70, "[Model] Laguna + KV zeroing", ["vllm/model_executor/models/laguna.py", "vllm/v1/core/single_type_kv_cache_manager.py"],
-              uses=["KVBlockZeroer"],
-              parts='[[entry.part]]\nname = "(a) model half"\nfiles = ["vllm/model_executor/models/laguna.py"]\nsymbols = ["LagunaForCausalLM"]\n'
-                    '[[entry.part]]\nname = "(b) KV half"\nfiles = ["vllm/v1/core/single_type_kv_cache_manager.py"]\nsymbols = ["KVBlockZeroer"]\n'),
+        entry(
+            61,
+            "[Core] Tidy allocate_slots",
+            [KVMGR],
+            changed=["KVCacheManager.allocate_slots"],
+            verdict='verdict = "no-op"\nverdict_by = "human"\nreason = "the loop always holds one spec here"',
+        ),
+        entry(
+            70,
+            "[Model] Laguna + KV zeroing",
+            ["vllm/model_executor/models/laguna.py", "vllm/v1/core/single_type_kv_cache_manager.py"],
+            uses=["KVBlockZeroer"],
+            parts='[[entry.part]]\nname = "(a) model half"\nfiles = ["vllm/model_executor/models/laguna.py"]\nsymbols = ["LagunaForCausalLM"]\n'
+            '[[entry.part]]\nname = "(b) KV half"\nfiles = ["vllm/v1/core/single_type_kv_cache_manager.py"]\nsymbols = ["KVBlockZeroer"]\n',
+        ),
         entry(80, "[2/N][KV-Cache Layout Refactor] Move strides", ["vllm/v1/attention/backends/flash_attn.py"]),
         entry(81, "[1/N][KV-Cache Layout Refactor] Introduce layout", ["vllm/v1/attention/backends/flash_attn.py"]),
-        entry(82, "[3/N][KV-Cache Layout Refactor] Drop old layout", ["vllm/v1/attention/backends/flash_attn.py"],
-              verdict='verdict = "ported"\nverdict_by = "human"'),
+        entry(
+            82,
+            "[3/N][KV-Cache Layout Refactor] Drop old layout",
+            ["vllm/v1/attention/backends/flash_attn.py"],
+            verdict='verdict = "ported"\nverdict_by = "human"',
+        ),
         entry(90, "[Offload] CPU tier", ["vllm/v1/kv_offload/cpu/manager.py"], changed=["CPUOffloadingManager.lookup"]),
         entry(91, "[Offload] FS tier", ["vllm/v1/kv_offload/tiering/fs/backend.py", "vllm/v1/kv_offload/spec.py"]),
         entry(100, "[Mamba] align mode a", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
@@ -200,9 +231,19 @@ def test_rule_3_blocked_chain_of_three(results, port):
     r11, r12 = results[(11, None)], results[(12, None)]
     assert (r11["verdict"], r11["rule"], r11["blocked_by"]) == ("blocked", "blocked", [10])
     assert (r12["verdict"], r12["blocked_by"]) == ("blocked", [11])
-    assert r12["gates"] == [{"id": "entry-11-ported", "kind": "entry-ported", "entry": 11,
-                             "established_at": f"queue/cycle.toml:{queue_line(port, 11)}", "scope": []}] or \
-        r12["gates"][0]["established_at"] == f"queue/cycle.toml:{queue_line(port, 11)}"
+    assert (
+        r12["gates"]
+        == [
+            {
+                "id": "entry-11-ported",
+                "kind": "entry-ported",
+                "entry": 11,
+                "established_at": f"queue/cycle.toml:{queue_line(port, 11)}",
+                "scope": [],
+            }
+        ]
+        or r12["gates"][0]["established_at"] == f"queue/cycle.toml:{queue_line(port, 11)}"
+    )
     q = queuefile.load(port / "queue/cycle.toml").queue
     graph = audit_mod.blocked_graph(q)
     assert graph[12] == [11] and graph[11] == [10]
@@ -244,7 +285,10 @@ def test_rule_7_inert_no_consumer(results):
     assert (r["verdict"], r["rule"]) == ("inert", "inert")
     (g,) = r["gates"]
     assert g["kind"] == "no-consumer" and g["probe"] == "KVCacheManager.take_new_block_ids"
-    assert g["established_at"] in ("include/vllm/v1/core/kv_cache_manager.h:7", "src/vllm/v1/core/kv_cache_manager.cpp:5")
+    assert g["established_at"] in (
+        "include/vllm/v1/core/kv_cache_manager.h:7",
+        "src/vllm/v1/core/kv_cache_manager.cpp:5",
+    )
 
 
 def test_rule_8_real_gap_cites_the_consumer(results):
@@ -366,10 +410,21 @@ def test_series_parse():
 def test_rule_6_places_pins_with_the_upstream_repo(tmp_path):
     """A pin the queue cannot place (a commit between entries) is placed with the upstream repo's history."""
     up = init_repo(tmp_path / "upstream")
-    base = commit_files(up, {"vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    pass\n"}, "base", date="2026-01-01T00:00:00Z")
+    base = commit_files(
+        up,
+        {"vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    pass\n"},
+        "base",
+        date="2026-01-01T00:00:00Z",
+    )
     # the new side names a helper the port lacks, so content evidence is not enough and the pins decide
-    c1 = commit_files(up, {"vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    def allocate_slots(self):\n        return self.reserve_blocks()\n"},
-                      "[Core] allocate_slots (#40040)", date="2026-01-02T00:00:00Z")
+    c1 = commit_files(
+        up,
+        {
+            "vllm/v1/core/kv_cache_manager.py": "class KVCacheManager:\n    def allocate_slots(self):\n        return self.reserve_blocks()\n"
+        },
+        "[Core] allocate_slots (#40040)",
+        date="2026-01-02T00:00:00Z",
+    )
     c2 = commit_files(up, {"README.md": "docs\n"}, "docs (#40041)", date="2026-01-03T00:00:00Z")
     port = build_port(tmp_path)
     q = port / "queue/cycle.toml"

@@ -13,6 +13,7 @@ def test_dry_run_and_write_say_the_same_about_a_human_verdict(tmp_path):
     dry = run_cli("audit", "--json", cwd=port, check_rc=0).stdout
     note = next(n for n in json.loads(dry)["disagreements"] if n.startswith("entry 61:"))
     assert note.startswith("entry 61: audit would say real-gap (real-gap: ") and note.endswith(
-        "; the human verdict no-op stands.")
+        "; the human verdict no-op stands."
+    )
     wrote = run_cli("audit", "--write", "--json", cwd=port, check_rc=0).stdout
     assert note in json.loads(wrote)["disagreements"]

@@ -68,14 +68,27 @@ int Run(Scheduler& s) {{ return s.step(4) + s.free(1); }}
 MATRIX = "# Engine matrix\n\n| ID | Item | Upstream code/tests | State |\n|---|---|---|---|\n"
 
 
-def pair(tmp_path: Path, commits: list[tuple[str, dict]], *, port_sched: str = PORT_SCHED, port_extra: dict | None = None,
-         rows: str = "", owners: str = "", extra: str = "", base_extra: dict | None = None,
-         base_sched: str = SCHED) -> tuple[Path, dict[str, dict]]:
+def pair(
+    tmp_path: Path,
+    commits: list[tuple[str, dict]],
+    *,
+    port_sched: str = PORT_SCHED,
+    port_extra: dict | None = None,
+    rows: str = "",
+    owners: str = "",
+    extra: str = "",
+    base_extra: dict | None = None,
+    base_sched: str = SCHED,
+) -> tuple[Path, dict[str, dict]]:
     """Upstream: a base with vllm/core/sched.py, then `commits` (subject, files). The port maps
     vllm/core/ to src/core/. Returns the port and audit's entry-level results by subject."""
     up = init_repo(tmp_path / "up")
-    base = commit_files(up, {"vllm/core/sched.py": base_sched, **(base_extra or {})}, "[Core] base (#1)",
-                        date="2026-03-01T00:00:00+00:00")
+    base = commit_files(
+        up,
+        {"vllm/core/sched.py": base_sched, **(base_extra or {})},
+        "[Core] base (#1)",
+        date="2026-03-01T00:00:00+00:00",
+    )
     for i, (subject, files) in enumerate(commits):
         commit_files(up, files, subject, date=f"2026-03-{2 + i:02d}T00:00:00+00:00")
     port = init_repo(tmp_path / "port")
@@ -111,12 +124,26 @@ def steps(*changes: tuple[str, str, str]) -> list[tuple[str, dict]]:
 
 
 def test_no_op_names_the_language_only_constructs(tmp_path):
-    _, r = pair(tmp_path, steps(
-        ("[Core] Tidy", "class Scheduler:\n", "import functools\n\n\nclass Scheduler:\n    __slots__ = ('budget',)\n\n"),
-        ("[Core] Log", "        return compute_budget(tokens, self.budget)\n",
-         '        logger.debug("step with %d tokens", tokens)\n        return compute_budget(tokens, self.budget)\n'),
-        ("[Core] Behave", "        return compute_budget(tokens, self.budget)\n", "        return compute_budget(tokens, self.budget) - 1\n"),
-    ))
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Tidy",
+                "class Scheduler:\n",
+                "import functools\n\n\nclass Scheduler:\n    __slots__ = ('budget',)\n\n",
+            ),
+            (
+                "[Core] Log",
+                "        return compute_budget(tokens, self.budget)\n",
+                '        logger.debug("step with %d tokens", tokens)\n        return compute_budget(tokens, self.budget)\n',
+            ),
+            (
+                "[Core] Behave",
+                "        return compute_budget(tokens, self.budget)\n",
+                "        return compute_budget(tokens, self.budget) - 1\n",
+            ),
+        ),
+    )
     assert (r["[Core] Tidy"]["verdict"], r["[Core] Tidy"]["rule"]) == ("no-op", "no-op")
     assert r["[Core] Tidy"]["reason"] == "language-only change: import, __slots__"
     assert r["[Core] Log"]["reason"] == "language-only change: log text"
@@ -124,12 +151,21 @@ def test_no_op_names_the_language_only_constructs(tmp_path):
 
 
 def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
-    _, r = pair(tmp_path, [
-        ("[Spec] Add a proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"}),
-        ("[Spec] Tweak the proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 2\n"}),
-        ("[Docs] Spec notes", {"vllm/spec/NOTES.md": "notes\n"}),
-        ("[Tests] Spec test", {"vllm/spec/tests/test_proposer.py": "def test_x():\n    assert True\n"}),
-    ])
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Add a proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"},
+            ),
+            (
+                "[Spec] Tweak the proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 2\n"},
+            ),
+            ("[Docs] Spec notes", {"vllm/spec/NOTES.md": "notes\n"}),
+            ("[Tests] Spec test", {"vllm/spec/tests/test_proposer.py": "def test_x():\n    assert True\n"}),
+        ],
+    )
     tweak = r["[Spec] Tweak the proposer"]
     assert (tweak["verdict"], tweak["rule"]) == ("surface-absent", "unmapped")
     assert "no [[map]] or provenance header gives vllm/spec/proposer.py a port counterpart" in tweak["evidence"]
@@ -144,20 +180,34 @@ def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path)
 def test_member_counts_only_inside_its_class(tmp_path):
     # the port has a `free` (in Scheduler), but no Allocator: Allocator.free is not there
     other = "class Allocator:\n    def free(self, block):\n        return block\n"
-    _, r = pair(tmp_path, [
-        ("[Core] Fix free", {"vllm/core/alloc.py": other.replace("return block", "return block + 1")}),
-    ], base_extra={"vllm/core/alloc.py": other}, port_extra={"src/core/alloc.cpp": "// Ported from: vllm/core/alloc.py @ 0000000000\nint Unrelated() { return 0; }\n"})
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Fix free", {"vllm/core/alloc.py": other.replace("return block", "return block + 1")}),
+        ],
+        base_extra={"vllm/core/alloc.py": other},
+        port_extra={
+            "src/core/alloc.cpp": "// Ported from: vllm/core/alloc.py @ 0000000000\nint Unrelated() { return 0; }\n"
+        },
+    )
     fix = r["[Core] Fix free"]
     assert fix["verdict"] == "surface-absent", fix
-    assert any("Allocator.free: its 1 file(s) with code hits are none of the port counterparts" in e for e in fix["evidence"])
+    assert any(
+        "Allocator.free: its 1 file(s) with code hits are none of the port counterparts" in e for e in fix["evidence"]
+    )
 
 
 def test_content_evidence_ported_gap_and_absent(tmp_path):
     old = "        return compute_budget(tokens, self.budget)\n"
     new = "        return compute_token_budget(tokens, self.budget, max_batch_tokens)\n"
-    ported_port = PORT_SCHED.replace("ComputeBudget", "ComputeTokenBudget").replace(
-        "int ComputeTokenBudget(int tokens, int budget)", "constexpr int kMaxBatchTokens = 8;\nint ComputeTokenBudget(int tokens, int budget, int max_batch_tokens)").replace(
-        "ComputeTokenBudget(tokens, budget_)", "ComputeTokenBudget(tokens, budget_, kMaxBatchTokens)")
+    ported_port = (
+        PORT_SCHED.replace("ComputeBudget", "ComputeTokenBudget")
+        .replace(
+            "int ComputeTokenBudget(int tokens, int budget)",
+            "constexpr int kMaxBatchTokens = 8;\nint ComputeTokenBudget(int tokens, int budget, int max_batch_tokens)",
+        )
+        .replace("ComputeTokenBudget(tokens, budget_)", "ComputeTokenBudget(tokens, budget_, kMaxBatchTokens)")
+    )
     _, r = pair(tmp_path / "a", [("[Core] Cap the budget", edit(old, new))], port_sched=ported_port)
     got = r["[Core] Cap the budget"]
     assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
@@ -165,20 +215,37 @@ def test_content_evidence_ported_gap_and_absent(tmp_path):
     # the port still has the old side: work is left
     _, r = pair(tmp_path / "b", [("[Core] Cap the budget", edit(old, new))])
     assert r["[Core] Cap the budget"]["verdict"] == "real-gap"
-    assert any(": gap; " in e and "old side still there ['compute_budget']" in e for e in r["[Core] Cap the budget"]["evidence"])
+    assert any(
+        ": gap; " in e and "old side still there ['compute_budget']" in e
+        for e in r["[Core] Cap the budget"]["evidence"]
+    )
     # the port has the method but neither side of the hunk: it lacks the code the change edits
     bare = PORT_SCHED.replace("ComputeBudget(tokens, budget_)", "tokens").replace(
-        "int ComputeBudget(int tokens, int budget) {{ return tokens < budget ? tokens : budget; }}\n", "")
+        "int ComputeBudget(int tokens, int budget) {{ return tokens < budget ? tokens : budget; }}\n", ""
+    )
     _, r = pair(tmp_path / "c", [("[Core] Cap the budget", edit(old, new))], port_sched=bare)
     got = r["[Core] Cap the budget"]
     assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got
 
 
 def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
-    deferred = PORT_SCHED.replace("class Scheduler {{", "// DEFERRED upstream fields, left out here:\n//   - spec_budget (speculative decoding)\nclass Scheduler {{")
-    _, r = pair(tmp_path, [("[Spec] Budget for drafts", edit("    def free(self, request):\n",
-                                                              "    def spec_budget(self):\n        return 0\n\n    def free(self, request):\n"))],
-                port_sched=deferred)
+    deferred = PORT_SCHED.replace(
+        "class Scheduler {{",
+        "// DEFERRED upstream fields, left out here:\n//   - spec_budget (speculative decoding)\nclass Scheduler {{",
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Budget for drafts",
+                edit(
+                    "    def free(self, request):\n",
+                    "    def spec_budget(self):\n        return 0\n\n    def free(self, request):\n",
+                ),
+            )
+        ],
+        port_sched=deferred,
+    )
     got = r["[Spec] Budget for drafts"]
     assert (got["verdict"], got["rule"]) == ("real-gap", "deferred"), got
     assert got["reason"] == "the port records spec_budget as left out (DEFERRED) at src/core/sched.cpp:4"
@@ -188,11 +255,22 @@ def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
 
 
 def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
-    _, r = pair(tmp_path, [
-        ("[Spec] Proposer", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"}),
-        ("[Spec] Proposer helper", {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n\n\ndef draft_helper():\n    return 3\n"}),
-        ("[Core] Use the helper", edit("        return request\n", "        return draft_helper() + request\n")),
-    ])
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"},
+            ),
+            (
+                "[Spec] Proposer helper",
+                {
+                    "vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n\n\ndef draft_helper():\n    return 3\n"
+                },
+            ),
+            ("[Core] Use the helper", edit("        return request\n", "        return draft_helper() + request\n")),
+        ],
+    )
     use = r["[Core] Use the helper"]
     assert r["[Spec] Proposer helper"]["verdict"] == "surface-absent"
     assert (use["verdict"], use["rule"]) == ("surface-absent", "absent-blockers"), use
@@ -200,13 +278,23 @@ def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
 
 
 def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
-    _, r = pair(tmp_path, steps(
-        ("[Core] Add a pacer", "    def free(self, request):\n", "    def pace(self):\n        return 1\n\n    def free(self, request):\n"),
-        ("[Core] Document free", "    def free(self, request):\n        return request\n",
-         '    def free(self, request):\n        """Unlike pace, this frees."""\n        return request\n'),
-        ("[Core] Call the pacer", "        return request\n", "        return self.pace() + request\n"),
-        ("[Core] Drop the pacer", "    def pace(self):\n        return 1\n\n", ""),
-    ))
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Add a pacer",
+                "    def free(self, request):\n",
+                "    def pace(self):\n        return 1\n\n    def free(self, request):\n",
+            ),
+            (
+                "[Core] Document free",
+                "    def free(self, request):\n        return request\n",
+                '    def free(self, request):\n        """Unlike pace, this frees."""\n        return request\n',
+            ),
+            ("[Core] Call the pacer", "        return request\n", "        return self.pace() + request\n"),
+            ("[Core] Drop the pacer", "    def pace(self):\n        return 1\n\n", ""),
+        ),
+    )
     # the pacer's removal waits on nobody; a docstring mention waits on nobody; a real call does
     assert r["[Core] Drop the pacer"]["verdict"] != "blocked"
     assert r["[Core] Document free"]["verdict"] != "blocked"
@@ -218,18 +306,31 @@ def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
 
 
 def test_owned_needs_the_pr_a_symbol_or_an_overlapping_line_range(tmp_path):
-    change = edit("    def free(self, request):\n        return request\n", "    def free(self, request):\n        return request or None\n")
-    rows = ("| `SCHED-WHOLE` | whole file | `vllm/core/sched.py` | `ACTIVE` |\n"
-            "| `SCHED-TOP` | top lines | `vllm/core/sched.py:1-3` | `ACTIVE` |\n")
+    change = edit(
+        "    def free(self, request):\n        return request\n",
+        "    def free(self, request):\n        return request or None\n",
+    )
+    rows = (
+        "| `SCHED-WHOLE` | whole file | `vllm/core/sched.py` | `ACTIVE` |\n"
+        "| `SCHED-TOP` | top lines | `vllm/core/sched.py:1-3` | `ACTIVE` |\n"
+    )
     _, r = pair(tmp_path / "a", [("[Core] Free fix", change)], rows=rows)
     assert r["[Core] Free fix"]["verdict"] == "real-gap"  # a whole-file row and other lines own nothing
-    _, r = pair(tmp_path / "b", [("[Core] Free fix", change)], rows=rows + "| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `ACTIVE` |\n")
+    _, r = pair(
+        tmp_path / "b",
+        [("[Core] Free fix", change)],
+        rows=rows + "| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `ACTIVE` |\n",
+    )
     got = r["[Core] Free fix"]
     assert (got["verdict"], got["owner"].split(" ")[0]) == ("owned", "SCHED-FREE")
     assert any("cites vllm/core/sched.py:13-15, which overlaps the change" in e for e in got["evidence"])
     # a parked row owns nothing
-    _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], rows="| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `PARKED` |\n",
-                owners='parked_states = ["PARKED"]')
+    _, r = pair(
+        tmp_path / "c",
+        [("[Core] Free fix", change)],
+        rows="| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `PARKED` |\n",
+        owners='parked_states = ["PARKED"]',
+    )
     assert r["[Core] Free fix"]["verdict"] == "real-gap"
 
 
@@ -242,11 +343,17 @@ def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
     _, r = pair(tmp_path / "a", [("[Core] Free fix", change)], port_sched=pascal)
     got = r["[Core] Free fix"]
     assert got["verdict"] != "surface-absent" and "Scheduler.free is spelled Free in the port" in got["evidence"]
-    renamed = PORT_SCHED.replace("int free(int request)", "int release(int request)").replace("s.free(1)", "s.release(1)")
+    renamed = PORT_SCHED.replace("int free(int request)", "int release(int request)").replace(
+        "s.free(1)", "s.release(1)"
+    )
     _, r = pair(tmp_path / "b", [("[Core] Free fix", change)], port_sched=renamed)
     assert r["[Core] Free fix"]["verdict"] == "surface-absent"  # not found under any spelling ...
-    _, r = pair(tmp_path / "c", [("[Core] Free fix", change)], port_sched=renamed,
-                extra='[naming]\nrenames = { free = "release" }')
+    _, r = pair(
+        tmp_path / "c",
+        [("[Core] Free fix", change)],
+        port_sched=renamed,
+        extra='[naming]\nrenames = { free = "release" }',
+    )
     assert r["[Core] Free fix"]["verdict"] != "surface-absent"  # ... until the rename is declared
 
 
@@ -255,8 +362,11 @@ def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
 
 def test_a_pin_the_upstream_lacks_is_said_once_loudly_and_content_decides(tmp_path):
     unknown = "f" * 40
-    port, r = pair(tmp_path, [("[Core] Free fix", edit("        return request\n", "        return request or None\n"))],
-                   port_sched=PORT_SCHED.replace("@ {pin}", f"@ {unknown[:12]}"))
+    port, r = pair(
+        tmp_path,
+        [("[Core] Free fix", edit("        return request\n", "        return request or None\n"))],
+        port_sched=PORT_SCHED.replace("@ {pin}", f"@ {unknown[:12]}"),
+    )
     proc = run_cli("audit", cwd=port, check_rc=0)
     loud = [line for line in proc.stderr.splitlines() if line.startswith("PINS NOT PLACED")]
     assert len(loud) == 1 and f"{unknown[:12]} (stated by 1 port file(s), e.g. src/core/sched.cpp)" in loud[0]
@@ -271,26 +381,42 @@ def test_a_pin_the_upstream_lacks_is_said_once_loudly_and_content_decides(tmp_pa
 
 
 def test_an_absent_probe_gets_a_control_of_its_own_class_or_file(tmp_path):
-    base = SCHED.replace("    def free(self, request):\n", "    def drain(self):\n        return 0\n\n    def free(self, request):\n")
+    base = SCHED.replace(
+        "    def free(self, request):\n", "    def drain(self):\n        return 0\n\n    def free(self, request):\n"
+    )
     base += "\n\ndef plan_batch(n):\n    return n\n"
-    _, r = pair(tmp_path, [
-        ("[Core] Drain more", edit("        return 0\n", "        return 1\n", base)),
-        ("[Core] Plan less", edit("    return n\n", "    return n - 1\n", base)),
-        ("[Core] Free fix", edit("        return request\n", "        return request or None\n", base)),
-    ], base_sched=base)
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Drain more", edit("        return 0\n", "        return 1\n", base)),
+            ("[Core] Plan less", edit("    return n\n", "    return n - 1\n", base)),
+            ("[Core] Free fix", edit("        return request\n", "        return request or None\n", base)),
+        ],
+        base_sched=base,
+    )
     drain, plan = r["[Core] Drain more"], r["[Core] Plan less"]
     assert (drain["verdict"], plan["verdict"]) == ("surface-absent", "surface-absent")
     # a member's control is its class, where the port has it
     assert drain["gates"][0]["probe"] == "Scheduler.drain" and drain["gates"][0]["control"] == "Scheduler"
-    assert any(e.startswith("control for Scheduler.drain: Scheduler, its class, defined at src/core/sched.cpp:") for e in drain["evidence"])
+    assert any(
+        e.startswith("control for Scheduler.drain: Scheduler, its class, defined at src/core/sched.cpp:")
+        for e in drain["evidence"]
+    )
     # a top-level name's control is a sibling from the same upstream file, defined in its counterpart
     assert plan["gates"][0]["control"] == "Scheduler"
-    assert any("a sibling from vllm/core/sched.py, defined in its port counterpart at src/core/sched.cpp:" in e for e in plan["evidence"])
+    assert any(
+        "a sibling from vllm/core/sched.py, defined in its port counterpart at src/core/sched.cpp:" in e
+        for e in plan["evidence"]
+    )
 
 
 def test_prior_triage_is_cited_in_the_evidence(tmp_path):
-    cites = PORT_SCHED.replace("class Scheduler {{", "// free() returns the request as upstream #4321 fixed it\\nclass Scheduler {{")
+    cites = PORT_SCHED.replace(
+        "class Scheduler {{", "// free() returns the request as upstream #4321 fixed it\\nclass Scheduler {{"
+    )
     up_change = edit("        return request\n", "        return request or None\n")
     _, r = pair(tmp_path, [("[Core] Free fix (#4321)", up_change)], port_sched=cites.replace("\\n", "\n"))
     got = r["[Core] Free fix (#4321)"]
-    assert any(e.startswith("prior triage: the port cites #4321 at src/core/sched.cpp:4:") for e in got["evidence"]), got["evidence"]
+    assert any(e.startswith("prior triage: the port cites #4321 at src/core/sched.cpp:4:") for e in got["evidence"]), (
+        got["evidence"]
+    )

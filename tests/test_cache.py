@@ -27,10 +27,14 @@ void run(Zeroer& z) { z.zero_blocks(1); z.zero_blocks(2); }
 @pytest.fixture
 def port(tmp_path: Path) -> Path:
     repo = init_repo(tmp_path / "port")
-    commit_files(repo, {
-        "src/zero.cpp": SRC,
-        "porttrack.toml": '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = "../cache"\n',
-    }, "port")
+    commit_files(
+        repo,
+        {
+            "src/zero.cpp": SRC,
+            "porttrack.toml": '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = "../cache"\n',
+        },
+        "port",
+    )
     return repo
 
 
@@ -52,7 +56,10 @@ def warnings(stderr: str) -> list[str]:
 def test_garbage_and_truncated_caches_are_rebuilt_with_one_warning(port: Path):
     want, err = probe_json(port)
     assert want["code"] == 4 and warnings(err) == []
-    for damage in (lambda p: p.write_bytes(b"not a database" * 300), lambda p: p.write_bytes(p.read_bytes()[: 4096 + 100])):
+    for damage in (
+        lambda p: p.write_bytes(b"not a database" * 300),
+        lambda p: p.write_bytes(p.read_bytes()[: 4096 + 100]),
+    ):
         damage(db(port))
         for extra in db(port).parent.glob(db(port).name + "-*"):
             extra.unlink()
@@ -99,7 +106,9 @@ def test_an_unwritable_cache_runs_without_one(port: Path):
     db(port).parent.mkdir(parents=True, exist_ok=True)
     db(port).mkdir()  # a folder where the file should be: it cannot be opened or written
     got, err = probe_json(port)
-    assert got["code"] == 4 and "cannot be written" in err and "running without a cache" in err and len(warnings(err)) == 1
+    assert (
+        got["code"] == 4 and "cannot be written" in err and "running without a cache" in err and len(warnings(err)) == 1
+    )
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")
@@ -117,7 +126,9 @@ def test_a_read_only_cache_degrades_to_no_caching(port: Path):
 
 
 def test_a_cache_folder_tracked_in_the_port_is_warned_about(port: Path):
-    (port / "porttrack.toml").write_text('[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = ".ptcache"\n')
+    (port / "porttrack.toml").write_text(
+        '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = ".ptcache"\n'
+    )
     probe_json(port)
     commit_files(port, {".ptcache/README": "committed by mistake\n"}, "cache in git")
     _, err = probe_json(port)
@@ -156,8 +167,13 @@ def test_ci_cache_recipe(port: Path, tmp_path: Path):
 
     from conftest import ROOT, git
 
-    schema = subprocess.run([sys.executable, "-c", "import porttrack.cache as c; print(c.SCHEMA)"], capture_output=True,
-                            text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.strip()
+    schema = subprocess.run(
+        [sys.executable, "-c", "import porttrack.cache as c; print(c.SCHEMA)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    ).stdout.strip()
     key = f"porttrack-v{schema}-{git(port, 'rev-parse', 'HEAD^{tree}')}"
     assert schema == str(cache_mod.SCHEMA) and len(key) == len(f"porttrack-v{schema}-") + 40
     (port / "porttrack.toml").write_text('[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n')

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -131,8 +130,15 @@ subject = "Old untriaged entry (#105)"
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+        "PATH": "/usr/bin:/bin",
+    }
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -193,7 +199,12 @@ def test_clean_queue_passes(port):
 
 
 def test_new_consumer_makes_gate_live_naming_the_entry(port):
-    edit(port, "src/scheduler.cpp", "  return m.allocate_slots(4);", "  m.take_new_block_ids();\n  return m.allocate_slots(4);")
+    edit(
+        port,
+        "src/scheduler.cpp",
+        "  return m.allocate_slots(4);",
+        "  m.take_new_block_ids();\n  return m.allocate_slots(4);",
+    )
     result = run(port)
     live = [f for f in result.findings if f.code == "gate-live"]
     assert [(f.entry, f.gate) for f in live] == [(2, "take-new-block-ids-consumer")]
@@ -253,17 +264,31 @@ def test_done_owner_row_is_a_finding(port):
 
 
 def test_porting_a_blocker_makes_dependants_actionable(port):
-    edit(port, "queue/q.toml", 'subject = "Zeroer core (#104)"\nverdict = "real-gap"', 'subject = "Zeroer core (#104)"\nverdict = "ported"')
+    edit(
+        port,
+        "queue/q.toml",
+        'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
+        'subject = "Zeroer core (#104)"\nverdict = "ported"',
+    )
     result = run(port)
     assert codes(result) == [("actionable", 4)]
     assert "blocked by 5" in result.findings[0].message
 
 
 def test_entry_ported_gate_goes_live(port):
-    edit(port, "queue/q.toml", "blocked_by = [5]\n",
-         'blocked_by = [5]\n[[entry.gate]]\nid = "wait-core"\nkind = "entry-ported"\nentry = 5\n')
+    edit(
+        port,
+        "queue/q.toml",
+        "blocked_by = [5]\n",
+        'blocked_by = [5]\n[[entry.gate]]\nid = "wait-core"\nkind = "entry-ported"\nentry = 5\n',
+    )
     assert run(port).findings == []
-    edit(port, "queue/q.toml", 'subject = "Zeroer core (#104)"\nverdict = "real-gap"', 'subject = "Zeroer core (#104)"\nverdict = "ported"')
+    edit(
+        port,
+        "queue/q.toml",
+        'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
+        'subject = "Zeroer core (#104)"\nverdict = "ported"',
+    )
     assert codes(run(port)) == [("gate-live", 4)]  # the actionable finding is not repeated
 
 
@@ -275,7 +300,12 @@ def test_untriaged_entry_after_base_fails_old_one_does_not(port):
     proc = cli(port, "--base", "HEAD", "--format", "github")
     assert proc.returncode == 1
     assert proc.stdout.startswith("::error file=queue/q.toml,line=")
-    edit(port, "queue/q.toml", 'subject = "New thing (#106)"', 'subject = "New thing (#106)"\nverdict = "ignore"\nreason = "CI only"')
+    edit(
+        port,
+        "queue/q.toml",
+        'subject = "New thing (#106)"',
+        'subject = "New thing (#106)"\nverdict = "ignore"\nreason = "CI only"',
+    )
     assert run(port, base="HEAD").findings == []
 
 
@@ -285,7 +315,12 @@ def test_verdict_missing_what_it_must_carry(port):
 
 
 def test_acknowledgements_cover_expire_and_go_unused(port):
-    edit(port, "src/scheduler.cpp", "  return m.allocate_slots(4);", "  m.take_new_block_ids();\n  return m.allocate_slots(4);")
+    edit(
+        port,
+        "src/scheduler.cpp",
+        "  return m.allocate_slots(4);",
+        "  m.take_new_block_ids();\n  return m.allocate_slots(4);",
+    )
     ack = '\n[[ack]]\ncode = "gate-live"\nentry = 2\ngate = "take-new-block-ids-consumer"\nreason = "porting next sprint"\nexpires = {}\n'
     q = port / "queue/q.toml"
     base = q.read_text()
@@ -314,9 +349,19 @@ def test_config_filters_codes_and_severity(port):
 
 
 def test_landing_sites_are_checked_like_citations(port):
-    edit(port, "queue/q.toml", 'verdict = "real-gap"', 'verdict = "real-gap"\nlanding = "src/kv_cache_manager.cpp:4 (allocate_slots)"')
+    edit(
+        port,
+        "queue/q.toml",
+        'verdict = "real-gap"',
+        'verdict = "real-gap"\nlanding = "src/kv_cache_manager.cpp:4 (allocate_slots)"',
+    )
     assert run(port).findings == []
-    edit(port, "src/kv_cache_manager.cpp", "\nint KVCacheManager::allocate_slots", "\n\n\nint KVCacheManager::allocate_slots")
+    edit(
+        port,
+        "src/kv_cache_manager.cpp",
+        "\nint KVCacheManager::allocate_slots",
+        "\n\n\nint KVCacheManager::allocate_slots",
+    )
     result = run(port)
     assert codes(result) == [("landing-stale", 5)]
     assert (result.findings[0].path, result.findings[0].line) == ("src/kv_cache_manager.cpp", 6)
@@ -341,9 +386,11 @@ def test_bad_input_exits_2_with_one_sentence(port):
 
 def test_rule_gates_are_rerun(port):
     with (port / "queue/q.toml").open("a") as fh:
-        fh.write('\n[[rule]]\nupstream = "vllm/v1/kv_offload/**"\nverdict = "inert"\nreason = "worker half absent"\n'
-                 '[[rule.gate]]\nid = "offload-worker"\nkind = "absent"\nprobe = "OffloadWorker"\nscope = ["src"]\n'
-                 'control = "allocate_slots"\n')
+        fh.write(
+            '\n[[rule]]\nupstream = "vllm/v1/kv_offload/**"\nverdict = "inert"\nreason = "worker half absent"\n'
+            '[[rule.gate]]\nid = "offload-worker"\nkind = "absent"\nprobe = "OffloadWorker"\nscope = ["src"]\n'
+            'control = "allocate_slots"\n'
+        )
     assert run(port).findings == []
     (port / "src/offload.cpp").write_text("struct OffloadWorker {};\n")
     result = run(port)
@@ -353,10 +400,12 @@ def test_rule_gates_are_rerun(port):
 def test_queue_line_index_agrees_with_queuefile(port):
     from porttrack import queuefile
 
-    text = QUEUE + ('\n[[entry]]\nn = 9\nsha = "9"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
-                    '[[entry.gate]]\nid = "g9"\nkind = "absent"\nprobe = "Nope"\n'
-                    '[[entry.part]]\nname = "(b) second half"\nverdict = "blocked"\nblocked_by = [5]\n'
-                    '[[entry.part.gate]]\nid = "pg"\nkind = "entry-ported"\nentry = 5\n')
+    text = QUEUE + (
+        '\n[[entry]]\nn = 9\nsha = "9"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
+        '[[entry.gate]]\nid = "g9"\nkind = "absent"\nprobe = "Nope"\n'
+        '[[entry.part]]\nname = "(b) second half"\nverdict = "blocked"\nblocked_by = [5]\n'
+        '[[entry.part.gate]]\nid = "pg"\nkind = "entry-ported"\nentry = 5\n'
+    )
     qf = queuefile.loads(text, Path("q.toml"))
     index = check._QueueIndex(text)
     for e in qf.queue.entries:
@@ -367,7 +416,9 @@ def test_queue_line_index_agrees_with_queuefile(port):
     lines = text.splitlines()
     assert lines[index.gate(part, "pg") - 1] == 'id = "pg"'
     assert lines[index.gate(("entry", 9, None), "g9") - 1] == 'id = "g9"'
-    assert lines[index.gate(("entry", 2, None), "take-new-block-ids-consumer") - 1] == 'id = "take-new-block-ids-consumer"'
+    assert (
+        lines[index.gate(("entry", 2, None), "take-new-block-ids-consumer") - 1] == 'id = "take-new-block-ids-consumer"'
+    )
 
 
 def test_unreadable_file_makes_a_zero_incomplete_not_absent(port):
@@ -379,32 +430,55 @@ def test_unreadable_file_makes_a_zero_incomplete_not_absent(port):
 
 
 def test_gates_of_deferred_parts_are_rerun(port):
-    edit(port, "queue/q.toml", 'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n',
-         'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n[[entry.part]]\nname = "(b) layout"\nverdict = "inert"\n'
-         '[[entry.part.gate]]\nid = "layout-count"\nkind = "count"\nprobe = "allocate_slots"\nexpect = 3\n'
-         'control = "take_new_block_ids"\n')
+    edit(
+        port,
+        "queue/q.toml",
+        'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n',
+        'subject = "Zeroer core (#104)"\nverdict = "real-gap"\n[[entry.part]]\nname = "(b) layout"\nverdict = "inert"\n'
+        '[[entry.part.gate]]\nid = "layout-count"\nkind = "count"\nprobe = "allocate_slots"\nexpect = 3\n'
+        'control = "take_new_block_ids"\n',
+    )
     assert run(port).findings == []
-    edit(port, "src/scheduler.cpp", "  return m.allocate_slots(4);", "  m.allocate_slots(1);\n  return m.allocate_slots(4);")
+    edit(
+        port,
+        "src/scheduler.cpp",
+        "  return m.allocate_slots(4);",
+        "  m.allocate_slots(1);\n  return m.allocate_slots(4);",
+    )
     result = run(port)
-    assert [(f.code, f.entry, f.part, f.gate) for f in result.findings] == [("gate-live", 5, "(b) layout", "layout-count")]
+    assert [(f.code, f.entry, f.part, f.gate) for f in result.findings] == [
+        ("gate-live", 5, "(b) layout", "layout-count")
+    ]
     assert "now has 4 code hit(s)" in result.findings[0].message
 
 
 def test_scopes_escaping_the_port_root_are_refused(port):
-    edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\nscope = ["src", "include"]', 'probe = "KVBlockZeroer"\nscope = ["../elsewhere"]')
+    edit(
+        port,
+        "queue/q.toml",
+        'probe = "KVBlockZeroer"\nscope = ["src", "include"]',
+        'probe = "KVBlockZeroer"\nscope = ["../elsewhere"]',
+    )
     proc = cli(port)
     assert proc.returncode == 2 and "outside the port root" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_absent_gate_citation_anchors_on_its_control(port):
     # a symbol that is absent has no line to cite: audit cites where the positive control is
-    edit(port, "queue/q.toml", 'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n',
-         'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n'
-         'established_at = "include/kv_cache_manager.h:7"\n')
+    edit(
+        port,
+        "queue/q.toml",
+        'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n',
+        'probe = "KVBlockZeroer"\nscope = ["src", "include"]\ncontrol = "allocate_slots"\n'
+        'established_at = "include/kv_cache_manager.h:7"\n',
+    )
     assert run(port).findings == []
     edit(port, "include/kv_cache_manager.h", " public:\n", " public:\n  // slots\n")
     result = run(port)
-    assert sorted((f.code, f.entry, f.line) for f in result.findings) == [("citation-stale", 1, 8), ("citation-stale", 2, 9)]
+    assert sorted((f.code, f.entry, f.line) for f in result.findings) == [
+        ("citation-stale", 1, 8),
+        ("citation-stale", 2, 9),
+    ]
     assert "allocate_slots is mentioned at include/kv_cache_manager.h:8" in result.findings[0].message
 
 

@@ -6,7 +6,9 @@ from test_check import QUEUE, cli, port  # noqa: F401  (port is a fixture)
 
 
 def _ack(port, expires_line: str):
-    (port / "queue/q.toml").write_text(QUEUE + '\n[[ack]]\ncode = "gate-live"\nentry = 2\nreason = "x"\n' + expires_line)
+    (port / "queue/q.toml").write_text(
+        QUEUE + '\n[[ack]]\ncode = "gate-live"\nentry = 2\nreason = "x"\n' + expires_line
+    )
     return cli(port)
 
 

@@ -50,7 +50,8 @@ def _port_with_live_gate(tmp_path: Path) -> Path:
     (port / "queue" / "q.toml").write_text(
         '[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "' + "1" * 40 + '"\nsubject = "[Core] Zeroer (#1)"\n'
         'verdict = "surface-absent"\nverdict_by = "human"\n'
-        '[[entry.gate]]\nid = "zeroer-absent"\nkind = "absent"\nprobe = "KVBlockZeroer"\nscope = ["src"]\ncontrol = "allocate"\n')
+        '[[entry.gate]]\nid = "zeroer-absent"\nkind = "absent"\nprobe = "KVBlockZeroer"\nscope = ["src"]\ncontrol = "allocate"\n'
+    )
     commit_files(port, {"src/a.cpp": "struct KVBlockZeroer {};\nint allocate();\n"}, "port")
     return port
 
@@ -67,9 +68,15 @@ def _env(tmp_path: Path) -> dict:
     shim.mkdir(exist_ok=True)
     (shim / "porttrack").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m porttrack "$@"\n')
     (shim / "porttrack").chmod(0o755)
-    return dict(os.environ, **GIT_ENV, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), NO_COLOR="1",
-                PYTHONPATH=str(ROOT), PATH=f"{shim}{os.pathsep}{os.environ['PATH']}",
-                PIP_NO_INDEX="1")  # never the network: an environment that needs an index is skipped
+    return dict(
+        os.environ,
+        **GIT_ENV,
+        PRE_COMMIT_HOME=str(tmp_path / "pc-home"),
+        NO_COLOR="1",
+        PYTHONPATH=str(ROOT),
+        PATH=f"{shim}{os.pathsep}{os.environ['PATH']}",
+        PIP_NO_INDEX="1",
+    )  # never the network: an environment that needs an index is skipped
 
 
 def test_system_hook_through_pre_commit_try_repo(tmp_path):
@@ -100,12 +107,32 @@ def test_pip_install_from_git_at_a_commit(tmp_path):
     repo, sha = _snapshot(tmp_path)
     target = tmp_path / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(target), f"git+file://{repo}@{sha}"],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, PIP_NO_INDEX="1"))
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            f"git+file://{repo}@{sha}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PIP_NO_INDEX="1"),
+    )
     assert proc.returncode == 0, proc.stderr
-    out = subprocess.run([sys.executable, "-c", "import porttrack, sys; print(porttrack.__file__, porttrack.__version__)"],
-                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(target)), cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", "import porttrack, sys; print(porttrack.__file__, porttrack.__version__)"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(target)),
+        cwd=tmp_path,
+    )
     assert out.stdout.startswith(str(target)), out.stdout + out.stderr
     import porttrack
 

@@ -7,8 +7,18 @@ import pytest
 from conftest import commit_files, init_repo, run_cli
 
 COMMANDS = [
-    ["init"], ["demo"], ["queue", "build"], ["queue", "refresh"], ["queue", "show"], ["probe"], ["audit"],
-    ["report"], ["check"], ["headers"], ["validate", "kv"], ["kvref", "vectors"],
+    ["init"],
+    ["demo"],
+    ["queue", "build"],
+    ["queue", "refresh"],
+    ["queue", "show"],
+    ["probe"],
+    ["audit"],
+    ["report"],
+    ["check"],
+    ["headers"],
+    ["validate", "kv"],
+    ["kvref", "vectors"],
 ]
 
 
@@ -75,7 +85,8 @@ def test_queue_show_table_and_json(tmp_path):
     (port / "queue" / "q.toml").write_text(
         '[queue]\nname = "demo"\n\n[[entry]]\nn = 3\nsha = "0123456789abcdef0123456789abcdef01234567"\n'
         'pr = 35219\nsubject = "[Core] Zero freed SSM cache blocks (#35219)"\nverdict = "inert"\nverdict_by = "human"\n'
-        '[[entry.gate]]\nid = "g"\nkind = "no-consumer"\nprobe = "take_new_block_ids"\nscope = ["src"]\n')
+        '[[entry.gate]]\nid = "g"\nkind = "no-consumer"\nprobe = "take_new_block_ids"\nscope = ["src"]\n'
+    )
     table = run_cli("queue", "show", cwd=port, check_rc=0).stdout
     assert "35219" in table and "inert (human)" in table and "no-consumer:take_new_block_ids" in table
     data = json.loads(run_cli("queue", "show", "3", "--json", cwd=port, check_rc=0).stdout)
@@ -117,8 +128,9 @@ def test_queue_build_refuses_a_bad_name_or_destination_before_walking(tmp_path):
     port = port_with_config(tmp_path, '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n')
     # one sentence: no "walked N commits" progress line before the refusal
     one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--name", "a b", cwd=port), "--name")
-    one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--queue", "../q.toml", cwd=port),
-                        "outside the port root")
+    one_sentence_exit_2(
+        run_cli("queue", "build", "--range", f"{a}..{b}", "--queue", "../q.toml", cwd=port), "outside the port root"
+    )
     one_sentence_exit_2(run_cli("queue", "build", "--range", f"{a}..{b}", "--name", "x" * 300, cwd=port), "--name")
     assert not (port / "queue").exists()
 
@@ -126,7 +138,9 @@ def test_queue_build_refuses_a_bad_name_or_destination_before_walking(tmp_path):
 def test_init_refuses_a_non_git_upstream(tmp_path):
     (tmp_path / "up").mkdir()
     port = init_repo(tmp_path / "port")
-    one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "up"), cwd=port), "--upstream", "not a git repository")
+    one_sentence_exit_2(
+        run_cli("init", "--upstream", str(tmp_path / "up"), cwd=port), "--upstream", "not a git repository"
+    )
     one_sentence_exit_2(run_cli("init", "--upstream", str(tmp_path / "nope"), cwd=port), "--upstream")
     assert not (port / "porttrack.toml").exists()
 
@@ -134,11 +148,15 @@ def test_init_refuses_a_non_git_upstream(tmp_path):
 def test_config_option_from_anywhere_and_a_folder_refused(tmp_path):
     port = port_with_config(tmp_path, '[port]\nroot = "."\n')
     (port / "queue").mkdir()
-    (port / "queue" / "q.toml").write_text('[queue]\nname = "given"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n')
+    (port / "queue" / "q.toml").write_text(
+        '[queue]\nname = "given"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n'
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     one_sentence_exit_2(run_cli("queue", "show", cwd=elsewhere), "no porttrack.toml")
-    data = json.loads(run_cli("queue", "show", "--json", "--config", str(port / "porttrack.toml"), cwd=elsewhere, check_rc=0).stdout)
+    data = json.loads(
+        run_cli("queue", "show", "--json", "--config", str(port / "porttrack.toml"), cwd=elsewhere, check_rc=0).stdout
+    )
     assert [e["n"] for e in data] == [1]
     one_sentence_exit_2(run_cli("queue", "show", "--config", str(port), cwd=elsewhere), "is a folder")
 
@@ -148,7 +166,8 @@ def test_queue_show_prints_brackets_in_subjects_literally(tmp_path):
     (port / "queue").mkdir()
     (port / "queue" / "q.toml").write_text(
         '[queue]\nname = "q [/tag]"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "Revert [/x] and [bold]this (#7)"\n'
-        'verdict = "ignore"\nreason = "ci [red]only"\n')
+        'verdict = "ignore"\nreason = "ci [red]only"\n'
+    )
     proc = run_cli("queue", "show", cwd=port, check_rc=0)
     assert "Revert [/x] and [bold]this (#7)" in proc.stdout and "q [/tag]" in proc.stdout
 
@@ -176,14 +195,22 @@ def test_a_huge_entries_range_is_clipped_to_the_queue(tmp_path):
     (port / "src").mkdir()
     (port / "src" / "a.cpp").write_text("int f();\n")
     (port / "queue").mkdir()
-    (port / "queue" / "q.toml").write_text('[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n'
-                                           '[entry.symbols]\nchanged = ["f"]\n')
+    (port / "queue" / "q.toml").write_text(
+        '[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n[entry.symbols]\nchanged = ["f"]\n'
+    )
 
     def limit():  # without the clip, a set of 10^11 numbers: a MemoryError here, not a machine out of memory
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
     env = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "porttrack", "audit", "--json", "--entries", "1-99999999999"],
-                          cwd=port, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porttrack", "audit", "--json", "--entries", "1-99999999999"],
+        cwd=port,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [r["entry"] for r in json.loads(proc.stdout)["results"]] == [1]

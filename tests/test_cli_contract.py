@@ -26,18 +26,22 @@ def pair(tmp_path: Path) -> tuple[Path, Path, str, str]:
     target = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
     port = init_repo(tmp_path / "port")
     (port / "porttrack.toml").write_text(CONFIG)
-    commit_files(port, {"src/a.cpp": "// Ported from vllm/a.py\nint f() { return 2; }\nint g() { return f(); }\n"}, "port")
+    commit_files(
+        port, {"src/a.cpp": "// Ported from vllm/a.py\nint f() { return 2; }\nint g() { return f(); }\n"}, "port"
+    )
     return up, port, pin, target
 
 
 def run_with_fault(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """The real entry point with one engine function that raises what no code path expects: the only
     way to reach 'our own bug' is to plant one, since every known one is fixed."""
-    code = ("import sys, porttrack.headers as h\n"
-            "def boom(*a, **k):\n    raise RuntimeError('planted fault')\n"
-            "h.headers_report = boom\n"
-            f"sys.argv = ['porttrack', *{args!r}]\n"
-            "from porttrack.cli import main\nmain()\n")
+    code = (
+        "import sys, porttrack.headers as h\n"
+        "def boom(*a, **k):\n    raise RuntimeError('planted fault')\n"
+        "h.headers_report = boom\n"
+        f"sys.argv = ['porttrack', *{args!r}]\n"
+        "from porttrack.cli import main\nmain()\n"
+    )
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
 
@@ -70,14 +74,14 @@ def test_boolean_flags_read_as_flags(tmp_path):
     write = next(l for l in text.splitlines() if l.strip().startswith("--write"))
     assert "<bool>" not in write and "bool" not in write.split("Record")[0], write
     assert re.search(r"--entries <str>", text)  # options that take a value still say so
-    up, port, pin, target = pair(tmp_path)
+    _up, port, pin, target = pair(tmp_path)
     run_cli("queue", "build", "--range", f"{pin}..{target}", cwd=port, check_rc=0)
     proc = run_cli("audit", "--write", "true", cwd=port)
     assert proc.returncode == 2 and "true" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_internal_error_is_exit_3_and_says_bug_traceback_only_with_debug(tmp_path):
-    up, port, _, _ = pair(tmp_path)
+    _up, port, _, _ = pair(tmp_path)
     proc = run_with_fault(["headers"], port)
     assert proc.returncode == 3, proc.stderr
     assert "this is a bug" in proc.stderr and "planted fault" in proc.stderr and "--debug" in proc.stderr
@@ -90,7 +94,7 @@ def test_internal_error_is_exit_3_and_says_bug_traceback_only_with_debug(tmp_pat
 
 
 def test_exit_codes_fine_findings_bad_input(tmp_path):
-    up, port, pin, target = pair(tmp_path)
+    _up, port, pin, target = pair(tmp_path)
     run_cli("queue", "build", "--range", f"{pin}..{target}", cwd=port, check_rc=0)
     assert run_cli("check", "--base", "HEAD", cwd=port).returncode == 1  # entries new since HEAD, untriaged: findings
     run_cli("audit", "--write", cwd=port, check_rc=0)
@@ -100,11 +104,13 @@ def test_exit_codes_fine_findings_bad_input(tmp_path):
 
 
 def test_queue_show_takes_the_ranges_entries_takes(tmp_path):
-    up, port, pin, target = pair(tmp_path)
+    _up, port, pin, target = pair(tmp_path)
     run_cli("queue", "build", "--range", f"{pin}..{target}", cwd=port, check_rc=0)
     both = run_cli("queue", "show", "1-2", "--json", cwd=port, check_rc=0).stdout
     assert [e["n"] for e in json.loads(both)] == [1, 2]
-    assert [e["n"] for e in json.loads(run_cli("queue", "show", "2", "1-1", "--json", cwd=port, check_rc=0).stdout)] == [1, 2]
+    assert [
+        e["n"] for e in json.loads(run_cli("queue", "show", "2", "1-1", "--json", cwd=port, check_rc=0).stdout)
+    ] == [1, 2]
     huge = run_cli("queue", "show", "2-99999999999", "--json", cwd=port, check_rc=0).stdout  # clipped, not a 10^11 set
     assert [e["n"] for e in json.loads(huge)] == [2]
     proc = run_cli("queue", "show", "5-9", cwd=port)
@@ -118,7 +124,7 @@ def test_queue_show_takes_the_ranges_entries_takes(tmp_path):
 
 
 def test_every_writing_command_names_the_next_one(tmp_path):
-    up, port, pin, target = pair(tmp_path)
+    _up, port, pin, target = pair(tmp_path)
     build = run_cli("queue", "build", "--range", f"{pin}..{target}", cwd=port, check_rc=0).stdout
     assert "wrote" in build and "next: `porttrack audit`" in build
     plain = run_cli("audit", cwd=port, check_rc=0).stdout.splitlines()
@@ -135,7 +141,7 @@ def test_every_writing_command_names_the_next_one(tmp_path):
 
 
 def test_report_to_an_unwritable_place_is_one_sentence_and_leaves_no_temp(tmp_path):
-    up, port, pin, target = pair(tmp_path)
+    _up, port, pin, target = pair(tmp_path)
     run_cli("queue", "build", "--range", f"{pin}..{target}", cwd=port, check_rc=0)
     (port / "blocker").write_text("a file where a folder is needed\n")
     proc = run_cli("report", "sync", "--out", "blocker/sync.md", cwd=port)

@@ -36,7 +36,9 @@ def test_demo_exercises_every_verdict_but_untrusted(demo_dir):
     assert by_pr[50276].verdict == "surface-absent"
     assert by_pr[52310].verdict == "inert"
     assert by_pr[53896].verdict == "blocked" and by_pr[51718].n in by_pr[53896].blocked_by
-    assert by_pr[42000].verdict == "owned" and by_pr[42000].owner.startswith("KV-HYBRID-COORD (.agents/engine-matrix.md:")
+    assert by_pr[42000].verdict == "owned" and by_pr[42000].owner.startswith(
+        "KV-HYBRID-COORD (.agents/engine-matrix.md:"
+    )
     assert by_pr[43000].verdict == "no-op" and by_pr[43000].verdict_by == "human"
     assert by_pr[44000].verdict == "ignore"
     assert by_pr[41234].verdict == "real-gap"

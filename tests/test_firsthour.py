@@ -24,10 +24,15 @@ def drop_object(repo: Path, sha: str) -> None:
 def mirror(tmp_path: Path) -> dict:
     up = init_repo(tmp_path / "up")
     s = {"up": up}
-    s["pin"] = commit_files(up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)")
+    s["pin"] = commit_files(
+        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
+    )
     # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
-    s["mixed"] = commit_files(up, {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n",
-                                   "docs/page.html": "<p>new</p>\n"}, "[Core] Add g, docs (#2)")
+    s["mixed"] = commit_files(
+        up,
+        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
+        "[Core] Add g, docs (#2)",
+    )
     s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
     s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
     s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
@@ -58,8 +63,16 @@ def test_a_blob_missing_inside_names_commit_file_path_rule_and_the_ways_out(tmp_
     line = [l for l in proc.stderr.splitlines() if l.startswith("porttrack:")]
     assert len(line) == 1, proc.stderr
     msg = line[0]
-    for needle in (s["lost_blob"], "vllm/lost.py", s["lost"][:10], "[Core] Add Lost (#3)", "'vllm/'",
-                   "Narrow [upstream] paths", "fetch", "--skip-missing"):
+    for needle in (
+        s["lost_blob"],
+        "vllm/lost.py",
+        s["lost"][:10],
+        "[Core] Add Lost (#3)",
+        "'vllm/'",
+        "Narrow [upstream] paths",
+        "fetch",
+        "--skip-missing",
+    ):
         assert needle in msg, (needle, msg)
     assert not (s["port"] / "queue" / "q.toml").exists()
 
@@ -68,8 +81,17 @@ def test_skip_missing_records_the_file_unreadable_and_audit_calls_it_untrusted(t
     s = mirror(tmp_path)
     drop_object(s["up"], s["lost_blob"])
     drop_object(s["up"], s["docs_blob"])
-    proc = run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "q", "--skip-missing",
-                   cwd=s["port"], check_rc=0)
+    proc = run_cli(
+        "queue",
+        "build",
+        "--range",
+        f"{s['pin']}..{s['target']}",
+        "--name",
+        "q",
+        "--skip-missing",
+        cwd=s["port"],
+        check_rc=0,
+    )
     assert "1 file could not be read" in proc.stdout and "vllm/lost.py" in proc.stdout and "untrusted" in proc.stdout
     q = queuefile.load(s["port"] / "queue" / "q.toml").queue
     lost = next(e for e in q.entries if e.sha == s["lost"])  # its only file is unreadable: it keeps its entry
@@ -101,7 +123,9 @@ def test_an_empty_queue_does_not_make_the_full_one_ambiguous(tmp_path):
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "main", cwd=s["port"], check_rc=0)
     up = s["up"]
     docs_only = commit_files(up, {"docs/other.html": "<p>x</p>\n"}, "[Doc] only docs (#5)")
-    tiny = run_cli("queue", "build", "--range", f"{s['target']}..{docs_only}", "--name", "tiny", cwd=s["port"], check_rc=0)
+    tiny = run_cli(
+        "queue", "build", "--range", f"{s['target']}..{docs_only}", "--name", "tiny", cwd=s["port"], check_rc=0
+    )
     assert "0 entries" in tiny.stdout and "no commit of the range touches [upstream] paths" in tiny.stdout
     assert "queue refresh --queue queue/tiny.toml" in tiny.stdout  # no audit to suggest on nothing
     shown = json.loads(run_cli("queue", "show", "--json", cwd=s["port"], check_rc=0).stdout)
@@ -122,8 +146,13 @@ def upstream_tree(tmp_path: Path) -> tuple[Path, str, str]:
     up = init_repo(tmp_path / "vllm")
     files = {f"vllm/core/m{i}.py": f"def f{i}():\n    pass\n" for i in range(4)}
     files.update({f"vllm/models/model{i}.py": "x = 1\n" for i in range(10)})
-    files.update({"tests/core/test_m0.py": "def test():\n    pass\n", "tests/other/test_x.py": "y = 1\n",
-                  "docs/index.md": "hi\n"})
+    files.update(
+        {
+            "tests/core/test_m0.py": "def test():\n    pass\n",
+            "tests/other/test_x.py": "y = 1\n",
+            "docs/index.md": "hi\n",
+        }
+    )
     pin = commit_files(up, files, "base (#1)")
     target = commit_files(up, {"vllm/core/m0.py": "def f0():\n    return 1\n"}, "[Core] f0 (#2)")
     git(up, "remote", "add", "origin", "https://github.com/acme/vllm.git")
@@ -131,15 +160,21 @@ def upstream_tree(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def test_init_proposes_paths_pin_scopes_and_name_from_evidence_and_its_command_works(tmp_path):
-    up, pin, target = upstream_tree(tmp_path)
+    _up, pin, target = upstream_tree(tmp_path)
     port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        **{f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {pin[:10]}\nint f{i}();\n" for i in range(3)},
-        "src/models/model0.cpp": f"// Ported from: vllm/models/model0.py @ {pin[:10]}\n",
-        "src/glue.cpp": "// Ported from: llama.cpp/glue.cpp @ 1234567\n",  # another project's file
-        "tests/test_m0.cpp": f"// Ports tests/core/test_m0.py @ {pin[:10]}\n",
-        ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
-    }, "port")
+    commit_files(
+        port,
+        {
+            **{
+                f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {pin[:10]}\nint f{i}();\n" for i in range(3)
+            },
+            "src/models/model0.cpp": f"// Ported from: vllm/models/model0.py @ {pin[:10]}\n",
+            "src/glue.cpp": "// Ported from: llama.cpp/glue.cpp @ 1234567\n",  # another project's file
+            "tests/test_m0.cpp": f"// Ports tests/core/test_m0.py @ {pin[:10]}\n",
+            ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
+        },
+        "port",
+    )
     proc = run_cli("init", "--upstream", "../vllm", cwd=port, check_rc=0)
     cfg = tomllib.loads((port / "porttrack.toml").read_text())
     # 3 of 4 core files cited: the folder; 1 of 10 models: the file; tests only where one is ported
@@ -172,10 +207,14 @@ def test_init_with_an_unplaceable_pin_says_so_and_offers_the_newest_placeable_on
     up, pin, target = upstream_tree(tmp_path)
     absent = "e" * 12  # no commit of the upstream
     port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        **{f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {absent}\n" for i in range(3)},
-        "src/core/m3.cpp": f"// Ported from: vllm/core/m3.py @ {pin[:9]}\n",
-    }, "port")
+    commit_files(
+        port,
+        {
+            **{f"src/core/m{i}.cpp": f"// Ported from: vllm/core/m{i}.py @ {absent}\n" for i in range(3)},
+            "src/core/m3.cpp": f"// Ported from: vllm/core/m3.py @ {pin[:9]}\n",
+        },
+        "port",
+    )
     proc = run_cli("init", "--upstream", str(up), cwd=port, check_rc=0)
     assert f"header pins {absent} (3 files)" in proc.stdout and "are not commits of" in proc.stdout
     assert f"fetch origin {absent}" in proc.stdout
@@ -220,7 +259,7 @@ def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monk
     qpath = next((port / "queue").glob("*.toml"))
     text = qpath.read_text()
     last = text.rindex('verdict = "unclassified"')  # the last entry: deferred, so check re-runs its gate
-    qpath.write_text(text[:last] + 'verdict = "surface-absent"' + text[last + len('verdict = "unclassified"'):])
+    qpath.write_text(text[:last] + 'verdict = "surface-absent"' + text[last + len('verdict = "unclassified"') :])
     with qpath.open("a") as fh:  # a gate for check to re-run (it scans only for gates)
         fh.write('\n[[entry.gate]]\nid = "b-absent"\nkind = "absent"\nprobe = "B"\nscope = ["src"]\ncontrol = "f"\n')
     for i, args in enumerate((["audit"], ["report", "sync"], ["check"])):
@@ -229,14 +268,17 @@ def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monk
         assert proc.returncode in (0, 1), proc.stderr
         lines = [l for l in proc.stderr.splitlines() if "indexed" in l]
         # grep-first: only files that hold a probed name are parsed, so the total is theirs, not 61
-        assert lines and re.fullmatch(r"probe: indexed (\d+)/\1 files \(first scan only\)", lines[-1]), (args, proc.stderr)
+        assert lines and re.fullmatch(r"probe: indexed (\d+)/\1 files \(first scan only\)", lines[-1]), (
+            args,
+            proc.stderr,
+        )
         assert "\x1b[" not in proc.stderr  # plain lines, no terminal codes
         warm = run_cli(*args, cwd=port)
         assert "indexed" not in warm.stderr  # a warm scan reads no file: nothing to report
 
 
 def test_init_warns_when_the_pin_is_not_on_the_upstream_branch(tmp_path):
-    up, pin, target = upstream_tree(tmp_path)
+    up, pin, _target = upstream_tree(tmp_path)
     git(up, "checkout", "-q", "-b", "side", pin)
     side = commit_files(up, {"vllm/core/m1.py": "def f1():\n    return 9\n"}, "side (#3)")
     git(up, "checkout", "-q", "main")
@@ -259,11 +301,13 @@ def test_audit_shows_a_bar_on_a_terminal(tmp_path):
     commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
     master, slave = pty.openpty()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TERM="xterm",
-               PORTTRACK_CACHE_DIR=str(tmp_path / "cold-tty"))
+    env = dict(
+        os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TERM="xterm", PORTTRACK_CACHE_DIR=str(tmp_path / "cold-tty")
+    )
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "porttrack", "audit"], cwd=port, env=env,
-                            stdin=slave, stdout=slave, stderr=slave)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porttrack", "audit"], cwd=port, env=env, stdin=slave, stdout=slave, stderr=slave
+    )
     os.close(slave)
     seen = b""
     while True:

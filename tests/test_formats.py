@@ -20,18 +20,41 @@ def result(prefix: str = "") -> CheckResult:
         "entry 142 gate 'take-new-block-ids-consumer' (no-consumer) no longer holds: take_new_block_ids has 1 consumer(s) now "
         "at src/scheduler.cpp:88, tests:2.",
         "The entry is real now: port entry 142, or re-triage it and update the gate.",
-        "src/scheduler.cpp", 88, entry=142, gate="take-new-block-ids-consumer",
-        related=["queue/q.toml:40"], check="entry 142 gate take-new-block-ids-consumer",
+        "src/scheduler.cpp",
+        88,
+        entry=142,
+        gate="take-new-block-ids-consumer",
+        related=["queue/q.toml:40"],
+        check="entry 142 gate take-new-block-ids-consumer",
     )
     stale = finding(
-        "citation-stale", "entry 142 cites include/a.h:8, but take_new_block_ids is at include/a.h:10 now.",
-        'Set established_at = "include/a.h:10".', "include/a.h", 10, entry=142, gate="take-new-block-ids-consumer",
+        "citation-stale",
+        "entry 142 cites include/a.h:8, but take_new_block_ids is at include/a.h:10 now.",
+        'Set established_at = "include/a.h:10".',
+        "include/a.h",
+        10,
+        entry=142,
+        gate="take-new-block-ids-consumer",
         check="entry 142 gate take-new-block-ids-consumer citation",
     )
-    untriaged = finding("untriaged", "entry 7 (77777777 New <thing>, 100% & more) was added since the base.",
-                        "Run `porttrack audit --entries 7 --write`.", "queue/q.toml", 61, entry=7, check="entry 7 verdict")
-    acked = finding("owner-done", "entry 3 is owned by KV-OLD, which is DONE.", "Re-triage it.", "queue/q.toml", 30,
-                    entry=3, check="entry 3 owner")
+    untriaged = finding(
+        "untriaged",
+        "entry 7 (77777777 New <thing>, 100% & more) was added since the base.",
+        "Run `porttrack audit --entries 7 --write`.",
+        "queue/q.toml",
+        61,
+        entry=7,
+        check="entry 7 verdict",
+    )
+    acked = finding(
+        "owner-done",
+        "entry 3 is owned by KV-OLD, which is DONE.",
+        "Re-triage it.",
+        "queue/q.toml",
+        30,
+        entry=3,
+        check="entry 3 owner",
+    )
     return CheckResult(
         root=Path("/repo/port") if prefix else Path("/repo"),
         queue_path="queue/q.toml",
@@ -39,8 +62,13 @@ def result(prefix: str = "") -> CheckResult:
         base="origin/main (0123456789ab)",
         findings=[live, untriaged, stale],
         acknowledged=[(acked, "row reopened next week")],
-        checks=["entry 3 owner", "entry 7 verdict", "entry 142 gate take-new-block-ids-consumer",
-                "entry 142 gate take-new-block-ids-consumer citation", "entry 142 verdict"],
+        checks=[
+            "entry 3 owner",
+            "entry 7 verdict",
+            "entry 142 gate take-new-block-ids-consumer",
+            "entry 142 gate take-new-block-ids-consumer citation",
+            "entry 142 verdict",
+        ],
         stats={"entries": 3, "gates": 1, "scans": 1, "seconds": 0.01},
         repo_prefix=prefix,
     )

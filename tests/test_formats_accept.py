@@ -15,6 +15,13 @@ def test_junit_is_well_formed_when_queue_text_holds_control_characters():
     f.gate = "a\x00b"
     r.evidence[f.check] = "probe take_new_block_ids\x0b: code 1"
     root = ET.fromstring(formats.junit(r))
-    failure = next(c for c in root.iter("testcase") if c.find("failure") is not None and "Drain" in c.find("failure").get("message"))
-    assert failure.find("failure").get("message") == "entry 142 (Drain \\x1b[31mids\\x07 <b>&amp;) gate 'a\\x00b' no longer holds."
+    failure = next(
+        c
+        for c in root.iter("testcase")
+        if c.find("failure") is not None and "Drain" in c.find("failure").get("message")
+    )
+    assert (
+        failure.find("failure").get("message")
+        == "entry 142 (Drain \\x1b[31mids\\x07 <b>&amp;) gate 'a\\x00b' no longer holds."
+    )
     assert "\\x0b" in failure.find("system-out").text

@@ -11,8 +11,18 @@ from porttrack.probe import Count, Hit
 
 
 def count(code: int = 0, consumers: int = 0, definitions: int = 0, hits=()) -> Count:
-    return Count("X", "word", ["X"], code=code, raw=code, files=int(code > 0), definitions=definitions,
-                 tests=0, consumers=consumers, hits=list(hits))
+    return Count(
+        "X",
+        "word",
+        ["X"],
+        code=code,
+        raw=code,
+        files=int(code > 0),
+        definitions=definitions,
+        tests=0,
+        consumers=consumers,
+        hits=list(hits),
+    )
 
 
 def test_absent_gate_holds_on_zero_with_a_control_and_is_live_on_a_hit():
@@ -33,7 +43,9 @@ def test_a_zero_without_a_working_control_is_untrusted_not_holding():
 def test_no_consumer_present_and_count_kinds():
     nc = Gate(id="g", kind="no-consumer", probe="X")
     assert gates.probe_state(nc, count(code=1, definitions=1), "present", "C", 1, "src").state == gates.HOLDS
-    assert gates.probe_state(nc, count(code=2, definitions=1, consumers=1), "present", "C", 1, "src").state == gates.LIVE
+    assert (
+        gates.probe_state(nc, count(code=2, definitions=1, consumers=1), "present", "C", 1, "src").state == gates.LIVE
+    )
     assert gates.probe_state(nc, count(), "absent", "C", 1, "src").state == gates.LIVE  # undefined proves nothing
     pr = Gate(id="g", kind="present", probe="X")
     assert gates.probe_state(pr, count(code=1), "present", None, 0, "src").state == gates.HOLDS
@@ -57,4 +69,3 @@ def test_audit_and_check_read_gates_from_one_place():
         assert "gates.probe_state(" in text and "gates.entry_state(" in text, mod
     # nobody else decides what a gate kind means
     assert not re.search(r'g\.kind == "absent" and c\.code > 0', (src / "check.py").read_text())
-

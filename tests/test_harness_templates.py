@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,12 +19,12 @@ from tests.conftest import ROOT, run_cli
 pytest.importorskip("torch")
 TEMPLATES = ROOT / "harnesses" / "templates"
 
-PY_PORT = '''
+PY_PORT = """
 def needs_zeroing(kinds):
     return any(k == "mamba" for k in kinds)
-'''
+"""
 
-PY_ADAPTER = '''
+PY_ADAPTER = """
 from tinyport import needs_zeroing
 
 
@@ -34,9 +33,9 @@ def needs_kv_cache_zeroing(args: dict) -> dict:
 
 
 OPS: dict[str, Callable[[dict], dict]] = {"needs_kv_cache_zeroing": needs_kv_cache_zeroing}
-'''
+"""
 
-CPP_PORT = '''
+CPP_PORT = """
 #include <string>
 #include <vector>
 namespace tiny {
@@ -45,16 +44,16 @@ inline bool needs_zeroing(const std::vector<std::string>& kinds) {
   return false;
 }
 }  // namespace tiny
-'''
+"""
 
-CPP_ADAPTER = '''
+CPP_ADAPTER = """
 Json dispatch(const std::string& op, const Json& args) {
   std::vector<std::string> kinds;
   for (const Json& s : args.at("layers").items()) kinds.push_back(s.at("kind").as_string());
   if (op == "needs_kv_cache_zeroing") return Json::object({{"needs_kv_cache_zeroing", tiny::needs_zeroing(kinds)}});
   throw NotPorted("op " + op + " has no adapter");
 }
-'''
+"""
 
 
 def _summary(proc) -> dict:
@@ -63,7 +62,7 @@ def _summary(proc) -> dict:
 
 def _replace(text: str, start: str, end: str, new: str) -> str:
     i, j = text.index(start), text.index(end, text.index(start))
-    return text[:i] + new + text[j + len(end):]
+    return text[:i] + new + text[j + len(end) :]
 
 
 def test_empty_templates_list_no_ops_and_validate_refuses_them(tmp_path):
@@ -97,8 +96,13 @@ def test_cpp_template_with_one_adapter(tmp_path):
     src = tmp_path / "kv_harness.cpp"
     src.write_text(text)
     exe = tmp_path / "kv_harness"
-    subprocess.run(["g++", "-std=c++17", f"-I{tmp_path}", f"-I{ROOT / 'harnesses' / 'cpp'}", str(src), "-o", str(exe)],
-                   check=True, capture_output=True, text=True)
-    g1 = run_cli("validate", "kv", "--impl", str(exe), "--as-of", "G1", "--cases", "40", "--json", cwd=tmp_path,
-                 check_rc=0)
+    subprocess.run(
+        ["g++", "-std=c++17", f"-I{tmp_path}", f"-I{ROOT / 'harnesses' / 'cpp'}", str(src), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    g1 = run_cli(
+        "validate", "kv", "--impl", str(exe), "--as-of", "G1", "--cases", "40", "--json", cwd=tmp_path, check_rc=0
+    )
     assert _summary(g1).get("passed", 0) > 0 and not _summary(g1).get("failed")

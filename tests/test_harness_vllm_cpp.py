@@ -43,12 +43,22 @@ def _upstream(tmp: Path) -> dict[str, str]:
     """An upstream with three kvref switch commits (by PR number) between a base and a later commit."""
     up = init_repo(tmp / "upstream")
     mgr = "vllm/v1/core/single_type_kv_cache_manager.py"
-    shas = {"base": commit_files(up, {mgr: "class SingleTypeKVCacheManager:\n    pass\n",
-                                      "vllm/v1/core/block_pool.py": "class BlockPool:\n    pass\n"},
-                                 "base", date="2026-01-01T00:00:00Z")}
-    steps = [("record-new-block-ids", mgr, "    def take_new_block_ids(self):\n        return []\n"),
-             ("mla-records", mgr, "    RECORDS = ('full_attention', 'mla')\n"),
-             ("free-uncached-first", "vllm/v1/core/block_pool.py", "    def free_blocks(self, ids):\n        pass\n")]
+    shas = {
+        "base": commit_files(
+            up,
+            {
+                mgr: "class SingleTypeKVCacheManager:\n    pass\n",
+                "vllm/v1/core/block_pool.py": "class BlockPool:\n    pass\n",
+            },
+            "base",
+            date="2026-01-01T00:00:00Z",
+        )
+    }
+    steps = [
+        ("record-new-block-ids", mgr, "    def take_new_block_ids(self):\n        return []\n"),
+        ("mla-records", mgr, "    RECORDS = ('full_attention', 'mla')\n"),
+        ("free-uncached-first", "vllm/v1/core/block_pool.py", "    def free_blocks(self, ids):\n        pass\n"),
+    ]
     for i, (name, path, add) in enumerate(steps, 2):
         text = (up / path).read_text() + add
         shas[name] = commit_files(up, {path: text}, f"{name} (#{BY_NAME[name].pr})", date=f"2026-01-0{i}T00:00:00Z")
@@ -63,7 +73,8 @@ def _port(tmp: Path, pin: str) -> Path:
         if p.is_file() and "@PIN@" in p.read_text():
             p.write_text(p.read_text().replace("@PIN@", pin[:8]))
     (port / "porttrack.toml").write_text(
-        '[upstream]\nrepo = "../upstream"\npaths = ["vllm/v1"]\n\n[port]\nroot = "."\n')
+        '[upstream]\nrepo = "../upstream"\npaths = ["vllm/v1"]\n\n[port]\nroot = "."\n'
+    )
     init_repo(port)
     git(port, "add", "-A")
     git(port, "commit", "-qm", "port")
@@ -93,8 +104,9 @@ def _entry_of(qdata: dict, sha: str) -> dict:
 
 
 def test_hello_lists_only_the_ops_the_port_has(harness):
-    reply = subprocess.run([str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', check=True,
-                           capture_output=True, text=True).stdout
+    reply = subprocess.run(
+        [str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', check=True, capture_output=True, text=True
+    ).stdout
     assert json.loads(reply)["result"]["ops"] == ["needs_kv_cache_zeroing", "record_new_block_ids"]
 
 
@@ -106,7 +118,7 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
     qpath = _queue(port, shas)
     # A person's words in the queue survive the rewrite byte for byte.
     mla = _entry_of(tomllib.loads(qpath.read_text()), shas["mla-records"])
-    text = qpath.read_text().replace(f'n = {mla["n"]}\n', f'n = {mla["n"]}  # looked at this one\n', 1)
+    text = qpath.read_text().replace(f"n = {mla['n']}\n", f"n = {mla['n']}  # looked at this one\n", 1)
     qpath.write_text("# kept by hand\n" + text)
     before = qpath.read_text()
 
@@ -133,13 +145,16 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
     assert sum(d == "+ [entry.behaviour]" for d in diff) == 2
 
     # Recording the same observation again changes nothing.
-    again = run_cli("validate", "kv", "--impl", str(harness), "--as-of", "G1", "--cases", CASES, "--record",
-                    "--json", cwd=port)
+    again = run_cli(
+        "validate", "kv", "--impl", str(harness), "--as-of", "G1", "--cases", CASES, "--record", "--json", cwd=port
+    )
     assert json.loads(again.stdout)["recorded"]["written"] == [] and qpath.read_text() == after
 
     # Audit reads the evidence before any static probe, and says which rule fired.
-    verdicts = {r["entry"]: (r["verdict"], r["rule"], r["reason"])
-                for r in json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)["results"]}
+    verdicts = {
+        r["entry"]: (r["verdict"], r["rule"], r["reason"])
+        for r in json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)["results"]
+    }
     mla_n, free_n = _entry_of(data, shas["mla-records"])["n"], _entry_of(data, shas["free-uncached-first"])["n"]
     assert verdicts[mla_n][:2] == ("real-gap", "behaviour") and f"case {b['case']}" in verdicts[mla_n][2]
     assert verdicts[free_n][:2] == ("ported", "behaviour")
@@ -159,8 +174,9 @@ def test_no_finding_when_the_headers_pin_is_before_the_switch(harness, tmp_path)
     shas = _upstream(tmp_path)
     port = _port(tmp_path, shas["record-new-block-ids"])  # pinned before the MLA switch: lacking it is expected
     _queue(port, shas)
-    run_cli("validate", "kv", "--impl", str(harness), "--as-of", "G1", "--cases", CASES, "--record", cwd=port,
-            check_rc=1)
+    run_cli(
+        "validate", "kv", "--impl", str(harness), "--as-of", "G1", "--cases", CASES, "--record", cwd=port, check_rc=1
+    )
     chk = run_cli("check", "--format", "json", cwd=port)
     assert not [f for f in json.loads(chk.stdout)["findings"] if f["code"] == "behaviour-behind-pin"]
 
@@ -183,9 +199,14 @@ def _unlink_pool(port: Path) -> None:
 
 def _move_take(port: Path) -> None:
     src = port / "src/vllm/v1/core/kv_cache_manager.cpp"
-    text = src.read_text().replace("std::vector<int> KVCacheManager::take_new_block_ids()", "#if 0  // moved away\n&", 1)
-    src.write_text(text.replace("}  // namespace vllm::v1", "#endif\n}  // namespace vllm::v1").replace(
-        "\n&", "\nstd::vector<int> KVCacheManager::take_new_block_ids()"))
+    text = src.read_text().replace(
+        "std::vector<int> KVCacheManager::take_new_block_ids()", "#if 0  // moved away\n&", 1
+    )
+    src.write_text(
+        text.replace("}  // namespace vllm::v1", "#endif\n}  // namespace vllm::v1").replace(
+            "\n&", "\nstd::vector<int> KVCacheManager::take_new_block_ids()"
+        )
+    )
 
 
 def _drop_coordinator(port: Path) -> None:
@@ -193,11 +214,14 @@ def _drop_coordinator(port: Path) -> None:
     hdr.write_text(hdr.read_text().replace("std::unique_ptr<KVCacheCoordinator> coordinator;", ""))
 
 
-@pytest.mark.parametrize(("move", "said"), [
-    (_unlink_pool, "src/vllm/v1/core/block_pool.cpp is missing"),
-    (_move_take, "KVCacheManager::take_new_block_ids() no longer links"),
-    (_drop_coordinator, "kv_cache_manager.cpp does not compile"),
-])
+@pytest.mark.parametrize(
+    ("move", "said"),
+    [
+        (_unlink_pool, "src/vllm/v1/core/block_pool.cpp is missing"),
+        (_move_take, "KVCacheManager::take_new_block_ids() no longer links"),
+        (_drop_coordinator, "kv_cache_manager.cpp does not compile"),
+    ],
+)
 def test_build_names_what_moved(tmp_path, move, said):
     _needs_gxx()
     port = _port(tmp_path, "0" * 8)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from conftest import commit_files, git, init_repo, run_cli
+from conftest import commit_files, init_repo, run_cli
 from porttrack.headers import headers_report, parse_header, scan_headers, upstream_map
 
 
@@ -28,8 +27,12 @@ def test_trailing_note_after_the_pin_is_not_a_source():
 
 def test_line_and_symbol_qualifiers():
     assert srcs("// Ported from: vllm/a/b.py:225-420 @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", ":225-420")]
-    assert srcs("// Ported from: vllm/a/b.py::split_decodes @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", "::split_decodes")]
-    assert srcs("// Ported from: vllm/a/b.py:204-236,387-400 @ e24d1b24\n") == [("vllm/a/b.py", "e24d1b24", ":204-236,387-400")]
+    assert srcs("// Ported from: vllm/a/b.py::split_decodes @ e24d1b24\n") == [
+        ("vllm/a/b.py", "e24d1b24", "::split_decodes")
+    ]
+    assert srcs("// Ported from: vllm/a/b.py:204-236,387-400 @ e24d1b24\n") == [
+        ("vllm/a/b.py", "e24d1b24", ":204-236,387-400")
+    ]
 
 
 @pytest.mark.parametrize("sep", [" + ", ", ", " and "])
@@ -59,7 +62,9 @@ def test_path_split_over_two_lines():
         "//   phi3_long_rope_scaled_rope.py:16-159\n"
         "// @ e24d1b24fe96.\n"
     )
-    assert srcs(text) == [("vllm/model_executor/layers/rotary_embedding/phi3_long_rope_scaled_rope.py", "e24d1b24fe96", ":16-159")]
+    assert srcs(text) == [
+        ("vllm/model_executor/layers/rotary_embedding/phi3_long_rope_scaled_rope.py", "e24d1b24fe96", ":16-159")
+    ]
     # the same split in a one-line statement with the label in front
     text = "// REIMPLEMENTED FROM WIRE FORMAT: vllm/parser/x.py + vllm/tool_parsers/\n// gemma4_utils.py @ e24d1b24.\n"
     assert srcs(text) == [("vllm/parser/x.py", "e24d1b24", ""), ("vllm/tool_parsers/gemma4_utils.py", "e24d1b24", "")]
@@ -79,8 +84,12 @@ def test_faithful_port_of():
 
 
 def test_test_files_and_vllm_tests_normalised():
-    assert srcs("// Ports tests/reasoning/test_x.py @ e24d1b24\n", "tests/t.cpp") == [("tests/reasoning/test_x.py", "e24d1b24", "")]
-    assert srcs("// Ported from: vllm/tests/v1/core/test_a.py @ e24d1b24\n", "tests/t.cpp") == [("tests/v1/core/test_a.py", "e24d1b24", "")]
+    assert srcs("// Ports tests/reasoning/test_x.py @ e24d1b24\n", "tests/t.cpp") == [
+        ("tests/reasoning/test_x.py", "e24d1b24", "")
+    ]
+    assert srcs("// Ported from: vllm/tests/v1/core/test_a.py @ e24d1b24\n", "tests/t.cpp") == [
+        ("tests/v1/core/test_a.py", "e24d1b24", "")
+    ]
     # "Ports" followed by prose is no statement
     assert srcs("// Ports the NON-STREAMING extract_tool_calls and more\n") == []
 
@@ -111,7 +120,9 @@ def test_cpp_inherits_its_header(tmp_path):
     (tmp_path / "include/vllm/v1").mkdir(parents=True)
     (tmp_path / "src/vllm/v1").mkdir(parents=True)
     (tmp_path / "include/vllm/v1/kv.h").write_text("// Ported from: vllm/v1/kv.py @ e24d1b24\n#pragma once\n")
-    (tmp_path / "src/vllm/v1/kv.cpp").write_text("// See include/vllm/v1/kv.h for scope and deviations.\n#include \"kv.h\"\n")
+    (tmp_path / "src/vllm/v1/kv.cpp").write_text(
+        '// See include/vllm/v1/kv.h for scope and deviations.\n#include "kv.h"\n'
+    )
     provs = {p.path: p for p in scan_headers(tmp_path)}
     cpp = provs["src/vllm/v1/kv.cpp"]
     assert cpp.kind == "inherits" and cpp.inherits == "include/vllm/v1/kv.h"
@@ -119,7 +130,11 @@ def test_cpp_inherits_its_header(tmp_path):
 
 
 def test_body_level_lines_are_symbol_provenance():
-    text = "// Ported from: vllm/a.py @ e24d1b24\n" + "int x;\n" * 50 + "// Ported from: vllm/entrypoints/openai/engine/protocol.py:331 (DeltaToolCall).\n"
+    text = (
+        "// Ported from: vllm/a.py @ e24d1b24\n"
+        + "int x;\n" * 50
+        + "// Ported from: vllm/entrypoints/openai/engine/protocol.py:331 (DeltaToolCall).\n"
+    )
     p = parse_header("include/p.h", text)
     assert [s.upstream for s in p.sources] == ["vllm/a.py"]
     assert [(s.upstream, s.qualifier, s.line) for s in p.symbol_lines] == [
@@ -143,15 +158,19 @@ def test_block_comments():
 def test_headers_command_lists_sources_unpinned_and_port_commit_pins(tmp_path):
     port = init_repo(tmp_path / "port")
     first = commit_files(port, {"README.md": "port\n"}, "init")
-    commit_files(port, {
-        "porttrack.toml": '[port]\nscopes = { code = ["src", "include"], tests = ["tests"] }\n',
-        "include/a.h": "// Ported from: vllm/a.py @ e24d1b24\n",
-        "src/a.cpp": "// See include/a.h.\n",
-        "src/b.cpp": "// Ported from: vllm/b.py\n",
-        "src/c.cpp": f"// Ported from: vllm/c.py @ {first[:10]}\n",
-        "src/o.cpp": "// vllm.cpp original; no upstream mirror.\n",
-        "src/w.cpp": "// REIMPLEMENTED FROM WIRE FORMAT: vllm/w.py @ e24d1b24\n",
-    }, "port")
+    commit_files(
+        port,
+        {
+            "porttrack.toml": '[port]\nscopes = { code = ["src", "include"], tests = ["tests"] }\n',
+            "include/a.h": "// Ported from: vllm/a.py @ e24d1b24\n",
+            "src/a.cpp": "// See include/a.h.\n",
+            "src/b.cpp": "// Ported from: vllm/b.py\n",
+            "src/c.cpp": f"// Ported from: vllm/c.py @ {first[:10]}\n",
+            "src/o.cpp": "// vllm.cpp original; no upstream mirror.\n",
+            "src/w.cpp": "// REIMPLEMENTED FROM WIRE FORMAT: vllm/w.py @ e24d1b24\n",
+        },
+        "port",
+    )
     rep = headers_report(port, scopes=["src", "include"])
     assert rep.counts["ported"] == 4 and rep.counts["original"] == 1 and rep.counts["reimplemented"] == 1
     assert [(p, s.upstream) for p, s in rep.unpinned] == [("src/b.cpp", "vllm/b.py")]
@@ -170,7 +189,9 @@ def test_headers_command_lists_sources_unpinned_and_port_commit_pins(tmp_path):
 def test_real_tree_forms():
     # "at <sha>" on its own line, "+ more" continuing, an UPSTREAM label with a note, prose "Upstream:" ignored
     text = "// Ported from:\n//   vllm/tests/models/test_registry.py:31-103,151-159\n// at e24d1b24fe96a56ba8b0d653efa076d03eb95d6c.\n"
-    assert srcs(text, "tests/t.cpp") == [("tests/models/test_registry.py", "e24d1b24fe96a56ba8b0d653efa076d03eb95d6c", ":31-103,151-159")]
+    assert srcs(text, "tests/t.cpp") == [
+        ("tests/models/test_registry.py", "e24d1b24fe96a56ba8b0d653efa076d03eb95d6c", ":31-103,151-159")
+    ]
     text = "// Ported from vllm/v1/worker/gpu/input_batch.py::combine_tokens\n// + _combine_kernel @ e24d1b24 (T0 subset).\n"
     assert srcs(text) == [("vllm/v1/worker/gpu/input_batch.py", "e24d1b24", "::combine_tokens")]
     text = "// UPSTREAM (ported FROM, ground-every-impl rule):\n//   vllm/model_executor/layers/linear.py:141-181  class LinearMethodBase\n"

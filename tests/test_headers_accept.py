@@ -13,11 +13,15 @@ def test_links_out_of_the_root_are_not_read_and_skipped_files_are_counted(tmp_pa
     outside = tmp_path / "secret.cpp"
     outside.write_text("// Ported from: vllm/secret.py @ e24d1b24\n")
     port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        "porttrack.toml": '[port]\nscopes = { code = ["src"], tests = ["tests"] }\n',
-        "src/a.cpp": "// Ported from: vllm/a.py @ e24d1b24\n",
-        "src/inside.cpp": "// Ported from: vllm/inside.py @ e24d1b24\n",
-    }, "port")
+    commit_files(
+        port,
+        {
+            "porttrack.toml": '[port]\nscopes = { code = ["src"], tests = ["tests"] }\n',
+            "src/a.cpp": "// Ported from: vllm/a.py @ e24d1b24\n",
+            "src/inside.cpp": "// Ported from: vllm/inside.py @ e24d1b24\n",
+        },
+        "port",
+    )
     os.symlink(outside, port / "src/out.cpp")
     os.symlink(port / "src/inside.cpp", port / "src/alias.cpp")  # a link inside the root is fine
     (port / "src/latin1.cpp").write_bytes(b"// Ported from: vllm/l.py @ e24d1b24\n// M\xfcller\n")
@@ -43,10 +47,12 @@ def test_real_tree_faithful_1_1_port_and_grounding_statements():
         return [(s.upstream, s.pin, s.qualifier) for s in parse_header("include/x.h", text).sources]
 
     # include/vllm/platforms/interface.h of mudler/vllm.cpp: "1:1" before "port of", the pin on the next line
-    assert srcs("// Faithful 1:1 port of vllm/platforms/interface.py:134-229 (class Platform) @\n"
-                "// pin e24d1b24 — the device-capability / memory-model seam. See\n") == [
-        ("vllm/platforms/interface.py", "e24d1b24", ":134-229")]
+    assert srcs(
+        "// Faithful 1:1 port of vllm/platforms/interface.py:134-229 (class Platform) @\n"
+        "// pin e24d1b24 — the device-capability / memory-model seam. See\n"
+    ) == [("vllm/platforms/interface.py", "e24d1b24", ":134-229")]
     # the model files: "Grounding: <upstream path> @ <pin>"
-    assert srcs("// Olmo2 attention block.\n// Grounding: vllm/model_executor/models/olmo2.py @ e24d1b24 — Olmo2Attention\n") == [
-        ("vllm/model_executor/models/olmo2.py", "e24d1b24", "")]
+    assert srcs(
+        "// Olmo2 attention block.\n// Grounding: vllm/model_executor/models/olmo2.py @ e24d1b24 — Olmo2Attention\n"
+    ) == [("vllm/model_executor/models/olmo2.py", "e24d1b24", "")]
     assert parse_header("a.cpp", "// Grounding the design in practice: see the notes.\n").kind == "none"

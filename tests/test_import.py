@@ -12,7 +12,8 @@ from tests.conftest import commit_files, git, init_repo, run_cli
 
 PORT_FILES = {
     "src/kv/connector.cpp": "// connector\n#include <x>\n\nvoid build_connector_meta() {\n  drain_loads();\n}\n"
-                            + "".join(f"// filler {i}\n" for i in range(20)) + "void store_keys() {}\n",
+    + "".join(f"// filler {i}\n" for i in range(20))
+    + "void store_keys() {}\n",
     "include/kv/block_table.h": "struct BlockTable {\n  void clear_row(int r);\n  void move_row(int a, int b);\n};\n",
     "src/vt/cuda_ops.cu": "__global__ void rope(int half) {\n  int first = pair * 2;\n}\n",
 }
@@ -20,7 +21,7 @@ PORT_FILES = {
 
 def make_port(tmp_path: Path, upstream: str | None = None) -> tuple[Path, str]:
     port = init_repo(tmp_path / "port")
-    cfg = "[port]\nroot = \".\"\n" + (f"\n[upstream]\nrepo = \"{upstream}\"\n" if upstream else "")
+    cfg = '[port]\nroot = "."\n' + (f'\n[upstream]\nrepo = "{upstream}"\n' if upstream else "")
     sha = commit_files(port, {**PORT_FILES, "porttrack.toml": cfg}, "port")
     return port, sha
 
@@ -73,8 +74,10 @@ def entries(port: Path, name: str = "imported") -> list:
 
 
 def test_labels_map_to_verdicts_and_halves():
-    assert [h.verdict for h in parse_label("ALREADY_SATISFIED **+** NA surface-absent (the batch half)")] == \
-        ["ported", "surface-absent"]
+    assert [h.verdict for h in parse_label("ALREADY_SATISFIED **+** NA surface-absent (the batch half)")] == [
+        "ported",
+        "surface-absent",
+    ]
     assert parse_label("ALREADY_SATISFIED **+** NA surface-absent (the batch half)")[1].description == "the batch half"
     h = parse_label("NA `inert:FA4 is not ported`")
     assert (h[0].verdict, h[0].gate_text) == ("inert", "FA4 is not ported")
@@ -98,7 +101,10 @@ def test_tranche_table_import_with_every_citation_quirk(tmp_path):
     assert all(e.verdict_by == "human" and e.disposition == "PORT-NOW" for e in es)
     assert es[0].source == "t.md:20" and es[0].label == "NA surface-absent"
     # `path:l1-l2` and a bare `:a` that continues the last path named
-    assert [(c.path, c.line, c.end) for c in es[0].citations] == [("src/kv/connector.cpp", 4, 5), ("src/kv/connector.cpp", 27, 0)]
+    assert [(c.path, c.line, c.end) for c in es[0].citations] == [
+        ("src/kv/connector.cpp", 4, 5),
+        ("src/kv/connector.cpp", 27, 0),
+    ]
     assert es[0].citations[0].tree == head[:9] and es[0].citations[0].source == "t.md:20"
     assert es[0].citations[0].anchor == ["build_connector_meta"]
     # issue links become issue numbers
@@ -128,13 +134,17 @@ def test_enumeration_lines_with_corrected_notes(tmp_path):
         "## 5. INVENTORY (1)\n\n"
         "- `cccccccccc` vllm#203 [XPU] Something — INVENTORY: an unported platform.\n"
         "- `dddddddddd` vllm#204 [CI] Tests — IGNORE: CI only.\n"
-        "- `eeeeeeeeee` vllm#205 [?] Odd — UNCLASSIFIED: nobody knows.\n")
+        "- `eeeeeeeeee` vllm#205 [?] Odd — UNCLASSIFIED: nobody knows.\n"
+    )
     run_cli("queue", "import", "2026-09-01-enum.md", cwd=port, check_rc=0)
     es = entries(port)
     assert [(e.sha, e.pr, e.disposition, e.verdict) for e in es] == [
-        ("aaaaaaaaaa", 201, "IGNORE", "ignore"), ("bbbbbbbbbb", 202, "PORT-NOW", "unclassified"),
-        ("cccccccccc", 203, "INVENTORY", "unclassified"), ("dddddddddd", 204, "IGNORE", "ignore"),
-        ("eeeeeeeeee", 205, "PORT-NOW", "unclassified")]
+        ("aaaaaaaaaa", 201, "IGNORE", "ignore"),
+        ("bbbbbbbbbb", 202, "PORT-NOW", "unclassified"),
+        ("cccccccccc", 203, "INVENTORY", "unclassified"),
+        ("dddddddddd", 204, "IGNORE", "ignore"),
+        ("eeeeeeeeee", 205, "PORT-NOW", "unclassified"),
+    ]
     assert es[0].subject == "[Perf] Raise the cap"
     assert es[0].notes[0].startswith("**CORRECTED 2026-09-03 (PORTQ-3, #2647)")
     assert es[0].issues == [2647]
@@ -146,7 +156,8 @@ def test_enumeration_lines_with_corrected_notes(tmp_path):
 def test_duplicates_across_reports_are_one_entry_and_the_later_label_wins(tmp_path):
     port, head = make_port(tmp_path)
     (port / "2026-09-01-enum.md").write_text(
-        "## PORT-NOW\n\n- `1111111111` vllm#101 [Core] Store loop — PORT-NOW: adds the store loop.\n")
+        "## PORT-NOW\n\n- `1111111111` vllm#101 [Core] Store loop — PORT-NOW: adds the store loop.\n"
+    )
     (port / "2026-09-03-tranche.md").write_text(tranche(head[:9], ROWS.splitlines()[0]))
     # given newest first: the file names' dates decide which reading is later
     run_cli("queue", "import", "2026-09-03-tranche.md", "2026-09-01-enum.md", cwd=port, check_rc=0)
@@ -177,7 +188,7 @@ def test_a_later_report_moves_the_earlier_reading_to_history_and_keeps_human_tex
     assert e.history[0].startswith("2026-09-03-a.md:15: disposition PORT-NOW; verdict surface-absent (human)")
     after = q.read_text()
     # both comments survive (where tomlkit appends new tables after an end-of-file comment is docs/queue.md's matter)
-    assert '# a team note on the owner' in after and "# my note at the end\n" in after
+    assert "# a team note on the owner" in after and "# my note at the end\n" in after
     # the earlier report's citations stay, each naming its report; the later report's are added
     assert {c.source for c in e.citations} == {"2026-09-03-a.md:15", "2026-09-05-b.md:15"}
 
@@ -192,7 +203,9 @@ def test_sync_report_round_trip(tmp_path):
     q = port / "queue" / "imported.toml"
     q.write_text(q.read_text().replace('subject = ""', 'subject = "A change"'))
     text = run_cli("report", "sync", cwd=port, check_rc=0).stdout
-    line_re = re.compile(r"^- (?P<repo>[\w.-]+)#(?P<pr>\d+) `(?P<subject>(?:[^`\\]|\\.)*)` \(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+\.)$")
+    line_re = re.compile(
+        r"^- (?P<repo>[\w.-]+)#(?P<pr>\d+) `(?P<subject>(?:[^`\\]|\\.)*)` \(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+\.)$"
+    )
     # every entry is listed once, in the section its verdict puts it in (docs/reports.md)
     body = text.split("## PORT-NOW")[1].split("Reproduce:")[0]
     parsed = [line_re.match(ln) for ln in body.splitlines() if ln.startswith("- ")]
@@ -203,7 +216,10 @@ def test_sync_report_round_trip(tmp_path):
     # the report lists entries by section, so they come back in that order: compare by sha
     assert sorted((e.sha[:8], e.verdict) for e in again) == sorted((e.sha[:8], e.verdict) for e in entries(port))
     split = next(e for e in entries(port) if e.parts)
-    assert [p.verdict for p in next(e for e in again if e.sha[:8] == split.sha[:8]).parts] == ["ported", "surface-absent"]
+    assert [p.verdict for p in next(e for e in again if e.sha[:8] == split.sha[:8]).parts] == [
+        "ported",
+        "surface-absent",
+    ]
 
 
 def test_july_style_sync_report_sections(tmp_path):
@@ -212,13 +228,17 @@ def test_july_style_sync_report_sections(tmp_path):
         "# vLLM upstream-sync audit\n\n- **Current parity pin:** `e24d1b24fe96a56ba8b0d653efa076d03eb95d6c`\n\n"
         "## PORT-NOW\n\nNo entries.\n\n## INVENTORY (2)\n\n"
         "- vllm#46853 `Add a drafter (#46853)` (`4c3c64fc`) — adds the draft architecture; add the registry row.\n"
-        "- vllm#47140 `Revert \"[Platform] Replace \\`torch.cuda.Event\\` (#47140)\" (#47668)` (`07f9baf7`) — reverts it.\n\n"
+        '- vllm#47140 `Revert "[Platform] Replace \\`torch.cuda.Event\\` (#47140)" (#47668)` (`07f9baf7`) — reverts it.\n\n'
         "## IGNORE (1)\n\n- vllm#1 `[CI] x (#1)` (`12345678`) — CI only.\n\n"
-        "## Carry-over\n\n- vllm#46853 `Add a drafter (#46853)` (`4c3c64fc`) — carried.\n")
+        "## Carry-over\n\n- vllm#46853 `Add a drafter (#46853)` (`4c3c64fc`) — carried.\n"
+    )
     run_cli("queue", "import", "july.md", cwd=port, check_rc=0)
     es = entries(port)
     assert [(e.pr, e.disposition, e.verdict) for e in es] == [
-        (46853, "INVENTORY", "unclassified"), (47140, "INVENTORY", "unclassified"), (1, "IGNORE", "ignore")]
+        (46853, "INVENTORY", "unclassified"),
+        (47140, "INVENTORY", "unclassified"),
+        (1, "IGNORE", "ignore"),
+    ]
     assert es[1].subject == 'Revert "[Platform] Replace `torch.cuda.Event` (#47140)" (#47668)'
 
 
@@ -235,7 +255,13 @@ def test_entries_match_upstream_commits_and_missing_shas_are_marked(tmp_path):
     proc = run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
     assert "1 of those entries name a sha that is not in the upstream checkout" in proc.stdout
     a, b = entries(port)
-    assert (a.sha, a.subject, a.files, str(a.date), a.upstream_missing) == (known, "[Core] Add b (#101)", ["vllm/b.py"], "2026-07-27", False)
+    assert (a.sha, a.subject, a.files, str(a.date), a.upstream_missing) == (
+        known,
+        "[Core] Add b (#101)",
+        ["vllm/b.py"],
+        "2026-07-27",
+        False,
+    )
     assert (b.sha, b.upstream_missing) == ("2222222222", True)
     # an existing entry is matched by sha prefix: a second report on the same commit updates it
     (port / "u.md").write_text(tranche(head[:9], rows.splitlines()[0].replace(known[:10], known[:7])))
@@ -254,10 +280,20 @@ def test_check_reverifies_imported_citations(tmp_path):
     git(port, "add", "-A")
     git(port, "commit", "-qm", "queue")
     # the port moves on: the connector grows two lines at the top, block_table.h is deleted
-    commit_files(port, {"src/kv/connector.cpp": "// moved\n// down\n" + PORT_FILES["src/kv/connector.cpp"],
-                        "include/kv/block_table.h": None}, "move things")
+    commit_files(
+        port,
+        {
+            "src/kv/connector.cpp": "// moved\n// down\n" + PORT_FILES["src/kv/connector.cpp"],
+            "include/kv/block_table.h": None,
+        },
+        "move things",
+    )
     out = json.loads(run_cli("check", "--format", "json", cwd=port, check_rc=1).stdout)
-    found = [(f["code"], f["severity"], f["entry"], f["path"], f["line"]) for f in out["findings"] if f["code"].startswith("citation")]
+    found = [
+        (f["code"], f["severity"], f["entry"], f["path"], f["line"])
+        for f in out["findings"]
+        if f["code"].startswith("citation")
+    ]
     # the report read an ancestor of HEAD: moved lines are stale with their new line, a gone file is an error
     assert ("citation-stale", "warning", 1, "src/kv/connector.cpp", 6) in found
     assert ("citation-stale", "warning", 4, "src/kv/connector.cpp", 29) in found
@@ -298,13 +334,17 @@ def test_citations_from_a_tree_that_is_not_an_ancestor_are_best_effort(tmp_path)
 def test_cited_text_at_the_report_tree_finds_a_moved_line(tmp_path):
     """When the port repository has the report's tree, the cited line's text is recorded and found again."""
     port, head = make_port(tmp_path)
-    (port / "t.md").write_text(tranche(head[:9], "| 01 | `1111111111` | 1 | REAL_GAP | yes | no names, just `src/vt/cuda_ops.cu:2`. |"))
+    (port / "t.md").write_text(
+        tranche(head[:9], "| 01 | `1111111111` | 1 | REAL_GAP | yes | no names, just `src/vt/cuda_ops.cu:2`. |")
+    )
     run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
     (e,) = entries(port)
     assert e.citations[0].text == "int first = pair * 2;"
     commit_files(port, {"src/vt/cuda_ops.cu": "// new\n" + PORT_FILES["src/vt/cuda_ops.cu"]}, "shift")
     out = json.loads(run_cli("check", "--format", "json", cwd=port, check_rc=1).stdout)
-    assert [(f["code"], f["line"]) for f in out["findings"] if f["code"].startswith("citation")] == [("citation-stale", 3)]
+    assert [(f["code"], f["line"]) for f in out["findings"] if f["code"].startswith("citation")] == [
+        ("citation-stale", 3)
+    ]
 
 
 # ---------------------------------------------------------------- bad input
@@ -324,16 +364,21 @@ def test_no_recognised_entries_is_exit_2_naming_file_and_formats(tmp_path):
 
 def test_malformed_rows_warn_with_file_line_and_the_rest_is_imported(tmp_path):
     port, head = make_port(tmp_path)
-    rows = ROWS.splitlines()[0] + "\n| 02 | broken |\n| 03 | `no sha here` | 1 | REAL_GAP | yes | x |\n" \
+    rows = (
+        ROWS.splitlines()[0]
+        + "\n| 02 | broken |\n| 03 | `no sha here` | 1 | REAL_GAP | yes | x |\n"
         + "| 04 | `4444444444` | 104 | MAYBE LATER | ? | kept as written |"
+    )
     (port / "t.md").write_text(tranche(head[:9], rows))
     proc = run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
     assert "warning: t.md:16: table row has 2 cells, the header 6; row skipped." in proc.stderr
     assert "warning: t.md:17: no upstream sha" in proc.stderr
     assert "warning: t.md:18: label 'MAYBE LATER' is not one porttrack knows" in proc.stderr
     es = entries(port)
-    assert [(e.sha, e.verdict, e.label) for e in es] == [("1111111111", "surface-absent", "NA surface-absent"),
-                                                         ("4444444444", "unclassified", "MAYBE LATER")]
+    assert [(e.sha, e.verdict, e.label) for e in es] == [
+        ("1111111111", "surface-absent", "NA surface-absent"),
+        ("4444444444", "unclassified", "MAYBE LATER"),
+    ]
     assert es[1].reason == "kept as written"
 
 
@@ -348,8 +393,13 @@ def test_dry_run_writes_nothing(tmp_path):
 def test_parse_reads_header_facts():
     rep = parse(tranche("2850314e3", ROWS, SUMMARY), "x.md")
     assert (rep.tree, rep.range, rep.row, rep.issue) == ("2850314e3", "aaaaaaa000..bbbbbbb000", "SYNC-ROW", 77)
-    assert rep.summary == {"ALREADY_SATISFIED": 1, "REAL_GAP": 1, "NOT_APPLICABLE": 3,
-                           "NOT_APPLICABLE surface-absent": 1, "NOT_APPLICABLE inert": 2}
+    assert rep.summary == {
+        "ALREADY_SATISFIED": 1,
+        "REAL_GAP": 1,
+        "NOT_APPLICABLE": 3,
+        "NOT_APPLICABLE surface-absent": 1,
+        "NOT_APPLICABLE inert": 2,
+    }
 
 
 def test_entries_written_as_text_read_back_as_the_tables_would():
@@ -361,15 +411,39 @@ def test_entries_written_as_text_read_back_as_the_tables_would():
 
     from porttrack.model import Citation, Entry, Gate, Part, Symbols
 
-    e = Entry(n=3, sha="abc", subject='He said "hi" \\ `x`\x7f\n', date=dt.date(2026, 1, 2), pr=5, files=["a", "b", "c"],
-              renames={"n.py": "o.py"}, stat={"a": [1, 2]}, verdict="inert", verdict_by="human", gate_text="g",
-              issues=[1, 2], notes=["n1"], history=["h"], upstream_missing=True, evidence=["e1"],
-              symbols=Symbols(added=["A"]),
-              gates=[Gate(id="x", kind="absent", probe="P", scope=["src"], control="C", established_at="a:1")],
-              parts=[Part(name="p1", verdict="ported", verdict_by="human", label="L", blocked_by=[1],
-                          gates=[Gate(id="y", kind="present", probe="Q", scope=["src"])])],
-              citations=[Citation(path="a.cpp", line=3, end=5, tree="t", source="s:1", anchor=["A"], text="t x",
-                                  previous=["p"])])
+    e = Entry(
+        n=3,
+        sha="abc",
+        subject='He said "hi" \\ `x`\x7f\n',
+        date=dt.date(2026, 1, 2),
+        pr=5,
+        files=["a", "b", "c"],
+        renames={"n.py": "o.py"},
+        stat={"a": [1, 2]},
+        verdict="inert",
+        verdict_by="human",
+        gate_text="g",
+        issues=[1, 2],
+        notes=["n1"],
+        history=["h"],
+        upstream_missing=True,
+        evidence=["e1"],
+        symbols=Symbols(added=["A"]),
+        gates=[Gate(id="x", kind="absent", probe="P", scope=["src"], control="C", established_at="a:1")],
+        parts=[
+            Part(
+                name="p1",
+                verdict="ported",
+                verdict_by="human",
+                label="L",
+                blocked_by=[1],
+                gates=[Gate(id="y", kind="present", probe="Q", scope=["src"])],
+            )
+        ],
+        citations=[
+            Citation(path="a.cpp", line=3, end=5, tree="t", source="s:1", anchor=["A"], text="t x", previous=["p"])
+        ],
+    )
     doc = tomlkit.document()
     aot = tomlkit.aot()
     aot.append(queuefile.entry_table(e))
@@ -379,8 +453,10 @@ def test_entries_written_as_text_read_back_as_the_tables_would():
 
 def test_real_report_quirks_pipes_in_backticks_and_first_label_word(tmp_path):
     port, head = make_port(tmp_path)
-    rows = ("| 01 | `1111111111` | 1 | NA surface-absent | no | the `a|b|c` family → 0 (`src/kv/connector.cpp:4`). |\n"
-            "| 02 | `2222222222` | 2 | **REAL_GAP** (the new model; both edited halves surface-absent) | yes | x |")
+    rows = (
+        "| 01 | `1111111111` | 1 | NA surface-absent | no | the `a|b|c` family → 0 (`src/kv/connector.cpp:4`). |\n"
+        "| 02 | `2222222222` | 2 | **REAL_GAP** (the new model; both edited halves surface-absent) | yes | x |"
+    )
     (port / "t.md").write_text(tranche(head[:9], rows))
     proc = run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
     assert "warning" not in proc.stderr

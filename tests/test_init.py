@@ -7,12 +7,16 @@ from porttrack.config import load_config
 
 def test_init_writes_a_starter_from_the_tree(tmp_path):
     port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        "src/vllm/v1/core/kv_cache_utils.cpp": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\nint x;\n",
-        "include/vllm/v1/core/kv_cache_utils.h": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\n",
-        "tests/test_a.cpp": "// Ports tests/v1/core/test_kv_cache_utils.py @ e24d1b24\n",
-        ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
-    }, "port")
+    commit_files(
+        port,
+        {
+            "src/vllm/v1/core/kv_cache_utils.cpp": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\nint x;\n",
+            "include/vllm/v1/core/kv_cache_utils.h": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\n",
+            "tests/test_a.cpp": "// Ports tests/v1/core/test_kv_cache_utils.py @ e24d1b24\n",
+            ".agents/engine-matrix.md": "| ID | Item |\n|---|---|\n",
+        },
+        "port",
+    )
     proc = run_cli("init", cwd=port, check_rc=0)
     assert "e24d1b24" in proc.stdout
     text = (port / "porttrack.toml").read_text()

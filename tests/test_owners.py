@@ -13,7 +13,8 @@ HEAD = "| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence
 MATRIX = (
     "# Engine matrix\n\n"
     "| Area | Rows | `DONE` |\n|---|---:|---:|\n| KV cache | 3 | 1 |\n\n"
-    "## KV\n\n" + HEAD
+    "## KV\n\n"
+    + HEAD
     + "| `KV-PREFIX-MATCH-UNIT` | prefix match unit | T0 | `vllm/v1/core/kv_cache_utils.py:640-707` @ `e24d1b24` | `src/vllm/v1/core/kv_cache_utils.cpp:120` | [test](../tests/a.cpp#L12) | [spec](specs/x.md) | `ACTIVE` — notes `a \\| b` | kv |\n"
     + "| `KV-ZEROER` | zeroing | T1 | `vllm/v1/worker/utils.py::KVBlockZeroer`, see vllm#51749 | — | — | — | `DONE` | kv |\n"
     + "| `KV-OFFLOAD` | offload | T2 | `vllm/v1/kv_offload/` and `take_new_block_ids` | — | — | — | `INVENTORIED` | kv |\n"
@@ -30,7 +31,10 @@ def test_rows_ids_states_lines_and_cells():
     assert [r.id for r in rs] == ["KV-PREFIX-MATCH-UNIT", "KV-ZEROER", "KV-OFFLOAD"]
     assert [r.state for r in rs] == ["ACTIVE", "DONE", "INVENTORIED"]
     first = rs[0]
-    assert first.where == f".agents/engine-matrix.md:{MATRIX.splitlines().index(next(l for l in MATRIX.splitlines() if 'KV-PREFIX' in l)) + 1}"
+    assert (
+        first.where
+        == f".agents/engine-matrix.md:{MATRIX.splitlines().index(next(l for l in MATRIX.splitlines() if 'KV-PREFIX' in l)) + 1}"
+    )
     assert first.upstream == "`vllm/v1/core/kv_cache_utils.py:640-707` @ `e24d1b24`"
     assert first.cells["Our tests/evidence"] == "[test](../tests/a.cpp#L12)"
     assert "a \\| b" in first.cells["State"] or "a | b" in first.cells["State"]  # an escaped pipe stays in its cell
@@ -41,7 +45,9 @@ def test_owner_cites_path_with_line_qualifier():
     assert r is not None and r.id == "KV-PREFIX-MATCH-UNIT"
     assert owner_text(r) == f"KV-PREFIX-MATCH-UNIT ({r.where})" and owner_id(owner_text(r)) == "KV-PREFIX-MATCH-UNIT"
     # a longer path with the same prefix is another file
-    assert find_owner(rows(), paths=["vllm/v1/core/kv_cache_utils.pyi"], symbols=[], pr=None, done_states=["DONE"]) is None
+    assert (
+        find_owner(rows(), paths=["vllm/v1/core/kv_cache_utils.pyi"], symbols=[], pr=None, done_states=["DONE"]) is None
+    )
     assert find_owner(rows(), paths=["v1/core/kv_cache_utils.py"], symbols=[], pr=None, done_states=["DONE"]) is None
 
 
@@ -53,7 +59,9 @@ def test_done_rows_own_nothing():
 
 def test_owner_by_symbol_and_by_pr():
     rs = rows()
-    assert find_owner(rs, paths=[], symbols=["KVCacheManager.take_new_block_ids"], pr=None, done_states=["DONE"]) is None
+    assert (
+        find_owner(rs, paths=[], symbols=["KVCacheManager.take_new_block_ids"], pr=None, done_states=["DONE"]) is None
+    )
     assert find_owner(rs, paths=[], symbols=["take_new_block_ids"], pr=None, done_states=["DONE"]).id == "KV-OFFLOAD"
     assert find_owner(rs, paths=[], symbols=["KVBlockZeroer"], pr=None, done_states=["NOPE"]).id == "KV-ZEROER"
     assert find_owner(rs, paths=[], symbols=[], pr=5174, done_states=[]) is None
@@ -62,7 +70,9 @@ def test_owner_by_symbol_and_by_pr():
 def test_load_rows_from_globs(tmp_path):
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents/engine-matrix.md").write_text(MATRIX)
-    (tmp_path / ".agents/model-matrix.md").write_text(HEAD + "| `MODEL-LAGUNA` | x | | `vllm/model_executor/models/laguna.py` | | | | `SPIKE` | |\n")
+    (tmp_path / ".agents/model-matrix.md").write_text(
+        HEAD + "| `MODEL-LAGUNA` | x | | `vllm/model_executor/models/laguna.py` | | | | `SPIKE` | |\n"
+    )
     rs = load_rows(tmp_path, [".agents/*-matrix.md"], id_pattern=ID)
     assert [r.matrix for r in rs] == [".agents/engine-matrix.md"] * 3 + [".agents/model-matrix.md"]
     assert row_by_id(rs, "MODEL-LAGUNA").where == ".agents/model-matrix.md:3"

@@ -21,6 +21,10 @@ def test_a_named_matrix_that_does_not_exist_is_refused(tmp_path):
 
 def test_check_with_a_missing_named_matrix_exits_2_naming_it(port):
     cfg = port / "porttrack.toml"
-    cfg.write_text(cfg.read_text().replace('matrices = [".agents/*-matrix.md"]', 'matrices = [".agents/kv-matrix.md", ".agents/gone.md"]'))
+    cfg.write_text(
+        cfg.read_text().replace(
+            'matrices = [".agents/*-matrix.md"]', 'matrices = [".agents/kv-matrix.md", ".agents/gone.md"]'
+        )
+    )
     proc = cli(port)
     assert proc.returncode == 2 and ".agents/gone.md" in proc.stderr and "Traceback" not in proc.stderr

@@ -4,14 +4,23 @@ import json
 import os
 
 import pytest
-from conftest import commit_files, git, init_repo, run_cli
+from conftest import commit_files, init_repo, run_cli
 
 from porttrack import paths, queuefile
 
 
-@pytest.mark.parametrize("spelling, want", [
-    ("vllm", "vllm"), ("vllm/", "vllm"), ("./vllm/", "vllm"), ("vllm//kv/", "vllm/kv"), (".", ""), ("./", ""), ("", ""),
-])
+@pytest.mark.parametrize(
+    "spelling, want",
+    [
+        ("vllm", "vllm"),
+        ("vllm/", "vllm"),
+        ("./vllm/", "vllm"),
+        ("vllm//kv/", "vllm/kv"),
+        (".", ""),
+        ("./", ""),
+        ("", ""),
+    ],
+)
 def test_one_spelling_per_prefix(spelling, want):
     assert paths.norm(spelling) == want
     assert paths.under("vllm/kv/a.py", [want]) == (want in ("", "vllm", "vllm/kv"))
@@ -29,7 +38,9 @@ def _range(tmp_path, upstream_paths: str):
     commit_files(up, {"vllm/a.py": "def f():\n    return 2\n"}, "[Core] Change f (#2)")
     target = commit_files(up, {"docs/x.md": "doc\n"}, "[Doc] a page (#3)")
     port = init_repo(tmp_path / "port")
-    (port / "porttrack.toml").write_text(f'[upstream]\nrepo = "../up"\npaths = {upstream_paths}\n\n[port]\nroot = "."\n')
+    (port / "porttrack.toml").write_text(
+        f'[upstream]\nrepo = "../up"\npaths = {upstream_paths}\n\n[port]\nroot = "."\n'
+    )
     commit_files(port, {"src/a.cpp": "// Ported from: vllm/a.py\nint f() { return 2; }\n"}, "port")
     return port, pin, target
 
@@ -64,8 +75,14 @@ def _port_with_linked_folder(tmp_path):
     (outside / "leak.h").write_text("// Ported from: vllm/secret.py @ 0123456789ab\nint leak;\n")
     port = init_repo(tmp_path / "port")
     (port / "porttrack.toml").write_text('[upstream]\nname = "up"\n\n[port]\nroot = "."\n')
-    commit_files(port, {"src/sys/leak.h": "// Ported from: vllm/inside.py\nint x;\n",
-                        "src/ok.h": "// Ported from: vllm/ok.py\nint y;\n"}, "port")
+    commit_files(
+        port,
+        {
+            "src/sys/leak.h": "// Ported from: vllm/inside.py\nint x;\n",
+            "src/ok.h": "// Ported from: vllm/ok.py\nint y;\n",
+        },
+        "port",
+    )
     for f in (port / "src" / "sys").iterdir():  # rm -rf src/sys; ln -s outside src/sys (the index still names it)
         f.unlink()
     (port / "src" / "sys").rmdir()
@@ -84,7 +101,12 @@ def test_tree_refuses_every_component_that_leads_out(tmp_path):
     port = _port_with_linked_folder(tmp_path)
     tree = paths.Tree(port)
     assert tree.read_text("src/ok.h").startswith("// Ported from")
-    for rel in ("src/sys/leak.h", "../outside/leak.h", "src/../../outside/leak.h", str(tmp_path / "outside" / "leak.h")):
+    for rel in (
+        "src/sys/leak.h",
+        "../outside/leak.h",
+        "src/../../outside/leak.h",
+        str(tmp_path / "outside" / "leak.h"),
+    ):
         with pytest.raises(paths.Outside):
             tree.read_bytes(rel)
     os.symlink("ok.h", port / "src" / "alias.h")  # a link that stays inside is followed

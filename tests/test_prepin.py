@@ -69,15 +69,21 @@ def build(tmp_path: Path, *, row: str = "", from_first: bool = False) -> tuple[P
     helper after the pin, and add then remove another. The port has BlockPool and no zeroer."""
     up = init_repo(tmp_path / "up")
     first = commit_files(up, {"vllm/v1/core/pool.py": POOL}, "[Core] pool (#1)", date="2026-03-01T00:00:00+00:00")
-    pin = commit_files(up, {"vllm/v1/worker/utils.py": zeroer()}, "[Core] zeroer (#2)", date="2026-03-02T00:00:00+00:00")
+    pin = commit_files(
+        up, {"vllm/v1/worker/utils.py": zeroer()}, "[Core] zeroer (#2)", date="2026-03-02T00:00:00+00:00"
+    )
     steps = [
         ({"vllm/v1/worker/utils.py": zeroer(a=2)}, "[Core] zero faster (#3)"),
         ({"vllm/v1/worker/utils.py": zeroer(a=2, b=1)}, "[Core] reset the pool (#4)"),
         ({"vllm/v1/worker/utils.py": zeroer(a=2, b=1, c=5)}, "[Core] zero stats (#5)"),
-        ({"vllm/v1/worker/utils.py": zeroer(a=2, b=1, c=5, extra="\n\ndef late_helper():\n    return 1\n")},
-         "[Core] add a late helper (#6)"),
-        ({"vllm/v1/worker/utils.py": zeroer(a=2, b=1, c=5, extra="\n\ndef late_helper():\n    return 2\n")},
-         "[Core] change the late helper (#7)"),
+        (
+            {"vllm/v1/worker/utils.py": zeroer(a=2, b=1, c=5, extra="\n\ndef late_helper():\n    return 1\n")},
+            "[Core] add a late helper (#6)",
+        ),
+        (
+            {"vllm/v1/worker/utils.py": zeroer(a=2, b=1, c=5, extra="\n\ndef late_helper():\n    return 2\n")},
+            "[Core] change the late helper (#7)",
+        ),
         ({"vllm/v1/core/pool.py": POOL + "\n\ndef scratch_pad(n):\n    return n\n"}, "[Core] add a scratch pad (#8)"),
         ({"vllm/v1/core/pool.py": POOL}, "[Core] drop the scratch pad (#9)"),
     ]
@@ -85,21 +91,34 @@ def build(tmp_path: Path, *, row: str = "", from_first: bool = False) -> tuple[P
     for i, (files, msg) in enumerate(steps):
         target = commit_files(up, files, msg, date=f"2026-03-{3 + i:02d}T00:00:00+00:00")
     port = init_repo(tmp_path / "port")
-    commit_files(port, {
-        "porttrack.toml": CONFIG,
-        ".agents/engine-matrix.md": MATRIX_HEAD + row,
-        "src/v1/core/pool.cpp": (
-            f"// Ported from: vllm/v1/core/pool.py @ {pin[:10]}\n"
-            "struct BlockPool {\n  int Allocate(int n) { return n; }\n};\n"
-            "int Use(BlockPool& p) { return p.Allocate(2); }\n"
-        ),
-        "src/v1/worker/utils.cpp": (
-            f"// Ported from: vllm/v1/worker/utils.py @ {pin[:10]}\n"
-            "int WorkerHelper() { return 1; }\n"
-            "int Run() { return WorkerHelper(); }\n"
-        ),
-    }, "port")
-    run_cli("queue", "build", "--range", f"{first if from_first else pin}..{target}", "--name", "cycle", cwd=port, check_rc=0)
+    commit_files(
+        port,
+        {
+            "porttrack.toml": CONFIG,
+            ".agents/engine-matrix.md": MATRIX_HEAD + row,
+            "src/v1/core/pool.cpp": (
+                f"// Ported from: vllm/v1/core/pool.py @ {pin[:10]}\n"
+                "struct BlockPool {\n  int Allocate(int n) { return n; }\n};\n"
+                "int Use(BlockPool& p) { return p.Allocate(2); }\n"
+            ),
+            "src/v1/worker/utils.cpp": (
+                f"// Ported from: vllm/v1/worker/utils.py @ {pin[:10]}\n"
+                "int WorkerHelper() { return 1; }\n"
+                "int Run() { return WorkerHelper(); }\n"
+            ),
+        },
+        "port",
+    )
+    run_cli(
+        "queue",
+        "build",
+        "--range",
+        f"{first if from_first else pin}..{target}",
+        "--name",
+        "cycle",
+        cwd=port,
+        check_rc=0,
+    )
     return port, pin
 
 
@@ -142,9 +161,13 @@ def test_a_class_present_at_the_pin_and_absent_here_is_one_gap_three_entries_poi
     assert len(unowned) == 1 and unowned[0]["severity"] == "warning" and "PoolZeroer" in unowned[0]["message"]
     assert unowned[0]["entry"] == three[0]
     qpath = port / "queue" / "cycle.toml"
-    qpath.write_text(qpath.read_text() + (
-        f'\n[[ack]]\ncode = "pre-pin-gap-unowned"\nentry = {three[0]}\n'
-        'reason = "the zeroer is on the roadmap call"\nexpires = 2999-01-01\n'))
+    qpath.write_text(
+        qpath.read_text()
+        + (
+            f'\n[[ack]]\ncode = "pre-pin-gap-unowned"\nentry = {three[0]}\n'
+            'reason = "the zeroer is on the roadmap call"\nexpires = 2999-01-01\n'
+        )
+    )
     found = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)["findings"]
     assert not [f for f in found if f["code"] in ("pre-pin-gap-unowned", "ack-unused")], proc.stdout
 
@@ -155,7 +178,9 @@ def test_a_row_citing_the_class_owns_the_gap(tmp_path):
     gap = audit_json(port)["prepin"]["gaps"][0]
     assert gap["symbol"] == "PoolZeroer" and gap["owned"] is True and gap["owner"].startswith("KV-ZEROER (")
     assert len(gap["entries"]) == 3
-    section = run_cli("report", "deferral", cwd=port, check_rc=0).stdout.split("## Pre-pin gaps", 1)[1].split("\n## ", 1)[0]
+    section = (
+        run_cli("report", "deferral", cwd=port, check_rc=0).stdout.split("## Pre-pin gaps", 1)[1].split("\n## ", 1)[0]
+    )
     assert "owned by KV-ZEROER" in section and "a row is owed" not in section
     run_cli("audit", "--write", cwd=port, check_rc=0)
     found = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)["findings"]
@@ -181,9 +206,12 @@ def test_an_add_then_remove_pair_is_net_zero(tmp_path):
     data = audit_json(port)
     add, drop = n["[Core] add a scratch pad"], n["[Core] drop the scratch pad"]
     assert data["prepin"]["net_zero"] == [
-        {"symbol": "scratch_pad", "added_by": add, "removed_by": drop, "changed_by": [], "pin": pin}]
-    line = (f"net-zero: scratch_pad is added by entry {add} and removed by entry {drop}, "
-            f"and upstream did not have it at the pin {pin[:10]}: skip both")
+        {"symbol": "scratch_pad", "added_by": add, "removed_by": drop, "changed_by": [], "pin": pin}
+    ]
+    line = (
+        f"net-zero: scratch_pad is added by entry {add} and removed by entry {drop}, "
+        f"and upstream did not have it at the pin {pin[:10]}: skip both"
+    )
     marked = sorted(r["entry"] for r in data["results"] if line in r["evidence"])
     assert marked == [add, drop]
     sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
@@ -206,7 +234,9 @@ def test_without_an_upstream_checkout_the_check_says_it_did_not_run(tmp_path):
     port, _ = build(tmp_path)
     (port / "porttrack.toml").write_text(CONFIG.replace('repo = "../up"\n', ""))
     data = audit_json(port)
-    assert data["prepin"]["gaps"] == [] and data["prepin"]["note"].startswith("pre-pin check not run: no [upstream] repo")
+    assert data["prepin"]["gaps"] == [] and data["prepin"]["note"].startswith(
+        "pre-pin check not run: no [upstream] repo"
+    )
     assert "pre-pin check not run" in run_cli("report", "sync", cwd=port, check_rc=0).stdout
 
 

@@ -60,7 +60,11 @@ void test_take() { vllm::KVCacheManager m; auto ids = m.take_new_block_ids(); }
 @pytest.fixture
 def port(tmp_path: Path) -> Path:
     repo = init_repo(tmp_path / "port")
-    commit_files(repo, {"include/kv.h": HEADER, "src/kv.cpp": SOURCE, "tests/test_kv.cpp": TEST, "docs/x.md": "take_new_block_ids\n"}, "port")
+    commit_files(
+        repo,
+        {"include/kv.h": HEADER, "src/kv.cpp": SOURCE, "tests/test_kv.cpp": TEST, "docs/x.md": "take_new_block_ids\n"},
+        "port",
+    )
     return repo
 
 
@@ -140,7 +144,7 @@ def test_dirty_worktree_vs_rev_head(port: Path):
 
 
 def test_missing_blob_makes_the_scan_incomplete(port: Path, tmp_path: Path):
-    body = "int only_here_%s = 1;\n" % os.urandom(8).hex()  # a blob no cache has seen
+    body = f"int only_here_{os.urandom(8).hex()} = 1;\n"  # a blob no cache has seen
     commit_files(port, {"src/lost.cpp": body}, "lost")
     sha = git(port, "rev-parse", "HEAD:src/lost.cpp")
     (port / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
@@ -176,7 +180,10 @@ def test_regex_multiline_counts_code_and_raw(port: Path):
 
 def test_variants_and_renames():
     assert P.variants("_hash_block_size", renames={"hash_block_size": "prefix_match_unit"}) == [
-        "_hash_block_size", "hash_block_size", "prefix_match_unit"]
+        "_hash_block_size",
+        "hash_block_size",
+        "prefix_match_unit",
+    ]
     assert P.variants("KVCacheManager.take_new_block_ids") == ["take_new_block_ids"]
     assert P.variants("SingleTypeKVCacheManager.__init__") == ["SingleTypeKVCacheManager"]
     assert P.variants("_x", strip_leading_underscore=False) == ["_x"]
@@ -208,11 +215,15 @@ def test_cli_json_and_table(port: Path):
 
 
 def test_binary_undecodable_and_no_grammar_files(port: Path):
-    commit_files(port, {
-        "src/blob.npy": b"\x93NUMPY\x00\x01KVBlockZeroer",
-        "src/latin.cpp": "int KVBlockZeroer; // caf\xe9\n".encode("latin-1"),
-        "src/notes.txt": "KVBlockZeroer is planned\n",
-    }, "odd files")
+    commit_files(
+        port,
+        {
+            "src/blob.npy": b"\x93NUMPY\x00\x01KVBlockZeroer",
+            "src/latin.cpp": "int KVBlockZeroer; // caf\xe9\n".encode("latin-1"),
+            "src/notes.txt": "KVBlockZeroer is planned\n",
+        },
+        "odd files",
+    )
     s = scan(port, "KVBlockZeroer", "allocate_slots")
     assert s.binary == ["src/blob.npy"]
     assert s.incomplete == ["src/latin.cpp: not UTF-8 text (byte 25)"]
@@ -236,7 +247,7 @@ def test_bad_revision_and_non_git_root(port: Path, tmp_path: Path):
 
 
 def test_missing_blob_in_tests_scope_leaves_the_scope_judged(port: Path, tmp_path: Path):
-    body = "int only_in_tests_%s = 1;\n" % os.urandom(8).hex()
+    body = f"int only_in_tests_{os.urandom(8).hex()} = 1;\n"
     commit_files(port, {"tests/lost.cpp": body}, "lost test")
     sha = git(port, "rev-parse", "HEAD:tests/lost.cpp")
     (port / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
@@ -259,7 +270,10 @@ def test_corrupt_cache_is_rebuilt(port: Path, tmp_path: Path):
 
 def test_python_files_masks_and_delegation(tmp_path: Path):
     repo = init_repo(tmp_path / "py")
-    commit_files(repo, {"pkg/m.py": '''\
+    commit_files(
+        repo,
+        {
+            "pkg/m.py": '''\
 # take_new_block_ids in a comment
 """take_new_block_ids in a docstring"""
 
@@ -271,21 +285,36 @@ class Manager:
 
 def use(mgr):
     return mgr.take_new_block_ids()
-'''}, "py")
+'''
+        },
+        "py",
+    )
     c = P.scan(repo, ["take_new_block_ids"], scope=["pkg"]).counts["take_new_block_ids"]
     assert [(h.line, h.kind, h.why) for h in c.hits] == [
-        (1, "comment", "comment"), (2, "comment", "string"), (6, "definition", ""), (7, "delegation", ""), (11, "consumer", "")]
+        (1, "comment", "comment"),
+        (2, "comment", "string"),
+        (6, "definition", ""),
+        (7, "delegation", ""),
+        (11, "consumer", ""),
+    ]
 
 
 def test_variants_in_one_file_are_merged_in_order(tmp_path: Path):
     repo = init_repo(tmp_path / "v")
-    commit_files(repo, {"src/a.cpp": "int hash_block_size = 1;\nint prefix_match_unit = hash_block_size;\n// _hash_block_size\n"}, "v")
+    commit_files(
+        repo,
+        {"src/a.cpp": "int hash_block_size = 1;\nint prefix_match_unit = hash_block_size;\n// _hash_block_size\n"},
+        "v",
+    )
     s = P.scan(repo, ["_hash_block_size"], scope=["src"], renames={"hash_block_size": "prefix_match_unit"})
     c = s.counts["_hash_block_size"]
     assert c.variants == ["_hash_block_size", "hash_block_size", "prefix_match_unit"]
     assert [(h.line, h.col, h.name, h.kind) for h in c.hits] == [
-        (1, 5, "hash_block_size", "definition"), (2, 5, "prefix_match_unit", "definition"),
-        (2, 25, "hash_block_size", "consumer"), (3, 4, "_hash_block_size", "comment")]
+        (1, 5, "hash_block_size", "definition"),
+        (2, 5, "prefix_match_unit", "definition"),
+        (2, 25, "hash_block_size", "consumer"),
+        (3, 4, "_hash_block_size", "comment"),
+    ]
     assert (c.code, c.raw, c.definitions, c.consumers) == (3, 4, 2, 1)
 
 
@@ -314,6 +343,7 @@ def test_process_pool_indexes_like_one_process(port: Path, tmp_path: Path, monke
 
 def _recount(c, scope: list[str], tests: list[str]) -> tuple[int, ...]:
     """A count's numbers, tallied hit by hit from its Hit objects (the slow way)."""
+
     def under(path, prefixes):
         return any(p in ("", ".") or path == p or path.startswith(p + "/") for p in prefixes)
 
@@ -321,26 +351,51 @@ def _recount(c, scope: list[str], tests: list[str]) -> tuple[int, ...]:
     code = [h for h in scoped if h.kind != "comment"]
     kinds = [h.kind for h in code]
     tests_hits = [h for h in c.hits if under(h.path, tests) and h.kind != "comment"]
-    return (len(code), len(scoped), len({h.path for h in code}), kinds.count("definition"),
-            len(tests_hits), kinds.count("consumer"), kinds.count("delegation"))
+    return (
+        len(code),
+        len(scoped),
+        len({h.path for h in code}),
+        kinds.count("definition"),
+        len(tests_hits),
+        kinds.count("consumer"),
+        kinds.count("delegation"),
+    )
 
 
 def _numbers(c) -> tuple[int, ...]:
     return (c.code, c.raw, c.files, c.definitions, c.tests, c.consumers, c.delegations)
 
 
-SYMBOLS = ("take_new_block_ids", "_take_new_block_ids", "allocate_slots", "mamba_cache_mode", "KVCacheManager", "NHD", "nothing_here")
+SYMBOLS = (
+    "take_new_block_ids",
+    "_take_new_block_ids",
+    "allocate_slots",
+    "mamba_cache_mode",
+    "KVCacheManager",
+    "NHD",
+    "nothing_here",
+)
 
 
 def test_counts_summed_from_the_index_equal_a_tally_of_the_hits(port: Path, tmp_path: Path):
-    commit_files(port, {"src/kv_copy.cpp": SOURCE, "tests/test_more.cpp": TEST + "int take_new_block_ids_2;\n"}, "copies")
+    commit_files(
+        port, {"src/kv_copy.cpp": SOURCE, "tests/test_more.cpp": TEST + "int take_new_block_ids_2;\n"}, "copies"
+    )
     cache = tmp_path / "cache"
-    for kw in (dict(scope=["src", "include"], tests_scope=["tests"]), dict(scope=["."], tests_scope=["tests"]),
-               dict(scope=["src"], tests_scope=[]), dict(scope=["src", "include"], tests_scope=["tests"], rev="HEAD")):
+    for kw in (
+        dict(scope=["src", "include"], tests_scope=["tests"]),
+        dict(scope=["."], tests_scope=["tests"]),
+        dict(scope=["src"], tests_scope=[]),
+        dict(scope=["src", "include"], tests_scope=["tests"], rev="HEAD"),
+    ):
         first = scan(port, *SYMBOLS, cache_dir=cache, **kw)  # lists and classifies the files
         again = scan(port, *SYMBOLS, cache_dir=cache, **kw)  # from the remembered file set
         for s in SYMBOLS:
-            assert _numbers(first.counts[s]) == _numbers(again.counts[s]) == _recount(again.counts[s], again.scope, again.tests_scope)
+            assert (
+                _numbers(first.counts[s])
+                == _numbers(again.counts[s])
+                == _recount(again.counts[s], again.scope, again.tests_scope)
+            )
             assert first.counts[s].hits == again.counts[s].hits
     assert again.counts["take_new_block_ids"].files == 3  # the copy is a file of its own
 
@@ -349,14 +404,18 @@ def test_a_remembered_file_set_follows_the_working_tree(port: Path, tmp_path: Pa
     cache = tmp_path / "cache"
     code = lambda: scan(port, "allocate_slots", cache_dir=cache).counts["allocate_slots"].code  # noqa: E731
     assert code() == code() == 3
-    (port / "src" / "kv.cpp").write_text(SOURCE + "bool again(vllm::KVCacheManager& m) { return m.allocate_slots(2); }\n")
+    (port / "src" / "kv.cpp").write_text(
+        SOURCE + "bool again(vllm::KVCacheManager& m) { return m.allocate_slots(2); }\n"
+    )
     assert code() == 4 and scan(port, "allocate_slots", cache_dir=cache).tree.dirty
     git(port, "add", "src/kv.cpp")  # the index changes: its file set is another one
     assert code() == code() == 4
     git(port, "commit", "-q", "-m", "again")
     assert code() == 4 and not scan(port, "allocate_slots", cache_dir=cache).tree.dirty
     (port / "src" / "kv.cpp").write_text(SOURCE)
-    (port / "src" / "more.cpp").write_text("void more(vllm::KVCacheManager& m) { m.allocate_slots(3); m.allocate_slots(4); }\n")
+    (port / "src" / "more.cpp").write_text(
+        "void more(vllm::KVCacheManager& m) { m.allocate_slots(3); m.allocate_slots(4); }\n"
+    )
     assert code() == 5
     (port / "src" / "more.cpp").unlink()
     (port / "include" / "kv.h").unlink()

@@ -14,8 +14,14 @@ from conftest import commit_files, init_repo, run_cli
 @pytest.fixture
 def port(tmp_path: Path) -> Path:
     repo = init_repo(tmp_path / "port")
-    commit_files(repo, {"src/a.cpp": "int take_new_block_ids() { return 0; }\nint f() { return take_new_block_ids(); }\n",
-                        "porttrack.toml": '[port]\nroot = "."\n'}, "port")
+    commit_files(
+        repo,
+        {
+            "src/a.cpp": "int take_new_block_ids() { return 0; }\nint f() { return take_new_block_ids(); }\n",
+            "porttrack.toml": '[port]\nroot = "."\n',
+        },
+        "port",
+    )
     return repo
 
 

@@ -19,12 +19,18 @@ WORDS = ["block", "cache", "kv", "slot", "zero", "page", "table", "free", "alloc
 
 def _names(rng: random.Random, n: int) -> list[str]:
     out = sorted({f"{rng.choice(WORDS)}_{rng.choice(WORDS)}{rng.randrange(40)}" for _ in range(n)})
-    return out + ["_" + out[0], "Kv" + out[1].title().replace("_", "")]
+    return [*out, "_" + out[0], "Kv" + out[1].title().replace("_", "")]
 
 
 def _cpp(rng: random.Random, names: list[str], n: int) -> str:
     cls = rng.choice(names).title().replace("_", "")
-    out = [f"// file {n}: {rng.choice(names)} noted", "#include <vector>", "namespace vllm {", f"class {cls} {{", " public:"]
+    out = [
+        f"// file {n}: {rng.choice(names)} noted",
+        "#include <vector>",
+        "namespace vllm {",
+        f"class {cls} {{",
+        " public:",
+    ]
     for _ in range(rng.randrange(3, 25)):
         a, b, c = rng.choice(names), rng.choice(names), rng.choice(names)
         r = rng.random()
@@ -41,8 +47,12 @@ def _cpp(rng: random.Random, names: list[str], n: int) -> str:
         elif r < 0.4:
             out += [f"  /* {a}\n     {b} */ int x{rng.randrange(99)}_{c} = 0xabc{rng.randrange(9)};"]
         else:
-            out += [f"  std::vector<int> {a}(int n) {{", f"    auto x = {b}(n) + this->{c}(n - 1);",
-                    f"    return x > 0 ? {rng.choice(names)}(x) : {{}};", "  }"]
+            out += [
+                f"  std::vector<int> {a}(int n) {{",
+                f"    auto x = {b}(n) + this->{c}(n - 1);",
+                f"    return x > 0 ? {rng.choice(names)}(x) : {{}};",
+                "  }",
+            ]
     out += ["};", "}  // namespace vllm", ""]
     return "\n".join(out)
 
@@ -69,7 +79,7 @@ def _tree(tmp_path: Path, seed: int) -> tuple[Path, list[str]]:
     files["docs/out.md"] = names[3] + "\n"  # out of scope
     repo = init_repo(tmp_path / f"port{seed}")
     commit_files(repo, files, "generated")
-    return repo, names + ["absent_one", "absent_two", "_"]
+    return repo, [*names, "absent_one", "absent_two", "_"]
 
 
 def _reference(repo: Path, symbols: list[str], scope: list[str], tests: list[str]) -> tuple[dict, str | None]:
@@ -131,8 +141,9 @@ def test_a_warm_scan_parses_nothing_and_a_cold_one_parses_only_candidates(tmp_pa
     # the rare name's file, the scope's first files up to one that defines something (the
     # automatic control) and the files that hold the control's name: not the rest of the tree
     control = cold.auto_control["word"]
-    holders = sum(1 for p in (repo / "src").rglob("*.cpp") if control in p.read_text(errors="replace")) \
-        + sum(1 for p in (repo / "include").rglob("*.h") if control in p.read_text(errors="replace"))
+    holders = sum(1 for p in (repo / "src").rglob("*.cpp") if control in p.read_text(errors="replace")) + sum(
+        1 for p in (repo / "include").rglob("*.h") if control in p.read_text(errors="replace")
+    )
     assert cold.parsed <= 3 + holders < cold.files_scanned and cold.counts[rare].definitions == 1
     for syms in ([rare], symbols):
         P.scan(repo, syms, scope=["src", "include"], cache_dir=cache)

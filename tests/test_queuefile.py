@@ -70,7 +70,7 @@ def test_edit_keeps_every_other_byte(tmp_path):
     queuefile.set_entry(qf, 143, verdict="ported", verdict_by="audit", reason="present since pin")
     assert queuefile.save(qf) is True
     after = p.read_text(encoding="utf-8")
-    head, _, tail = HAND_WRITTEN.partition("[[entry]]\nn = 143")
+    head, _, _tail = HAND_WRITTEN.partition("[[entry]]\nn = 143")
     assert after.startswith(head)  # entry 142 and all its comments, byte for byte
     assert 'verdict = "ported"' in after and 'reason = "present since pin"' in after
     assert queuefile.load(p).queue.entry(143).verdict == "ported"
@@ -79,7 +79,9 @@ def test_edit_keeps_every_other_byte(tmp_path):
 def test_setting_an_equal_value_rewrites_nothing(tmp_path):
     p = write(tmp_path, HAND_WRITTEN)
     qf = queuefile.load(p)
-    queuefile.set_entry(qf, 142, verdict="inert", files=["vllm/v1/core/single_type_kv_cache_manager.py", "vllm/v1/worker/utils.py"])
+    queuefile.set_entry(
+        qf, 142, verdict="inert", files=["vllm/v1/core/single_type_kv_cache_manager.py", "vllm/v1/worker/utils.py"]
+    )
     assert queuefile.dumps(qf) == HAND_WRITTEN
 
 
@@ -108,7 +110,9 @@ def test_append_numbers_are_stable_and_never_reused(tmp_path):
     queuefile.save(qf)
     qf = queuefile.load(p)
     queuefile.set_entry(qf, 1, verdict="ignore", reason="ci only", verdict_by="human")
-    queuefile.append_entries(qf, [Entry(n=qf.queue.next_n, sha="3" * 40, subject="three", symbols=Symbols(added=["X"]))])
+    queuefile.append_entries(
+        qf, [Entry(n=qf.queue.next_n, sha="3" * 40, subject="three", symbols=Symbols(added=["X"]))]
+    )
     queuefile.save(qf)
     q = queuefile.load(p).queue
     assert [(e.n, e.subject) for e in q.entries] == [(1, "one"), (2, "two"), (3, "three")]
@@ -119,21 +123,41 @@ def test_append_numbers_are_stable_and_never_reused(tmp_path):
 def test_gates_round_trip(tmp_path):
     p = write(tmp_path, HAND_WRITTEN)
     qf = queuefile.load(p)
-    gates = [Gate(id="g1", kind="absent", probe="KVBlockZeroer", scope=["src"], control="bind_kv_cache",
-                  established_at="src/a.cpp:3"), Gate(id="g2", kind="entry-ported", entry=142)]
+    gates = [
+        Gate(
+            id="g1",
+            kind="absent",
+            probe="KVBlockZeroer",
+            scope=["src"],
+            control="bind_kv_cache",
+            established_at="src/a.cpp:3",
+        ),
+        Gate(id="g2", kind="entry-ported", entry=142),
+    ]
     queuefile.set_entry(qf, 143, gates=gates)
     queuefile.save(qf)
     assert queuefile.load(p).queue.entry(143).gates == gates
 
 
-@pytest.mark.parametrize("text, message, line", [
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nsha = \"a\"\n[[entry]]\nn = 1\nsha = \"b\"\n", "duplicate entry number n = 1", 7),
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nverdict = \"maybe\"\n", "unknown verdict 'maybe'", 5),
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\n[[entry.gate]]\nid = \"g\"\nkind = \"vibes\"\nprobe = \"x\"\n", "unknown kind 'vibes'", 7),
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nblocked_by = [7]\n", "blocked_by 7, which is no entry", 5),
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = 1\nsha = \"a\"\nsubject = \"unterminated\n", "malformed TOML", 6),
-    ("[queue]\nname = \"x\"\n[[entry]]\nn = \"one\"\n", "needs n = an integer", 4),
-])
+@pytest.mark.parametrize(
+    "text, message, line",
+    [
+        (
+            '[queue]\nname = "x"\n[[entry]]\nn = 1\nsha = "a"\n[[entry]]\nn = 1\nsha = "b"\n',
+            "duplicate entry number n = 1",
+            7,
+        ),
+        ('[queue]\nname = "x"\n[[entry]]\nn = 1\nverdict = "maybe"\n', "unknown verdict 'maybe'", 5),
+        (
+            '[queue]\nname = "x"\n[[entry]]\nn = 1\n[[entry.gate]]\nid = "g"\nkind = "vibes"\nprobe = "x"\n',
+            "unknown kind 'vibes'",
+            7,
+        ),
+        ('[queue]\nname = "x"\n[[entry]]\nn = 1\nblocked_by = [7]\n', "blocked_by 7, which is no entry", 5),
+        ('[queue]\nname = "x"\n[[entry]]\nn = 1\nsha = "a"\nsubject = "unterminated\n', "malformed TOML", 6),
+        ('[queue]\nname = "x"\n[[entry]]\nn = "one"\n', "needs n = an integer", 4),
+    ],
+)
 def test_validation_errors_name_file_and_line(tmp_path, text, message, line):
     p = write(tmp_path, text)
     with pytest.raises(UserError) as exc:
@@ -152,21 +176,40 @@ def test_line_of_finds_keys_inside_entries(tmp_path):
 
 # ---------------------------------------------------------------- acceptance: more bad queues, each by file:line
 
-_E = "[queue]\nname = \"x\"\n[[entry]]\nn = 1\n"
+_E = '[queue]\nname = "x"\n[[entry]]\nn = 1\n'
 
 
-@pytest.mark.parametrize("text, message, line", [
-    (_E + "part = [1]\n", "entry 1 part must be an array of tables", 5),
-    ("rule = [1]\n" + _E, "rule must be an array of tables", 1),
-    ("ack = [1]\n" + _E, "ack must be an array of tables", 1),
-    ("[[rule]]\nupstream = \"x/**\"\nverdict = \"inert\"\ngate = 5\n" + _E, "rule 'x/**' gate must be an array of tables", 4),
-    (_E + "stat = {\"a.py\" = 3}\n", "entry 1 stat.'a.py' must be [insertions, deletions]", 5),
-    (_E + "renames = {\"b.py\" = 3}\n", "entry 1 renames.'b.py' must be", 5),
-    (_E + "[entry.symbols]\nadded = [\"\"]\n", "entry 1 symbols.added holds an empty name", 3),
-    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"KV(Block\"\nregex = true\n", "gate 'g' regex 'KV(Block' does not compile", 7),
-    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"X\"\nscope = [\"../elsewhere\"]\n", "scope '../elsewhere' lies outside the port root", 7),
-    (_E + "[[entry.gate]]\nid = \"g\"\nkind = \"absent\"\nprobe = \"X\"\nscope = [\"/etc\"]\n", "scope '/etc' is an absolute path", 7),
-])
+@pytest.mark.parametrize(
+    "text, message, line",
+    [
+        (_E + "part = [1]\n", "entry 1 part must be an array of tables", 5),
+        ("rule = [1]\n" + _E, "rule must be an array of tables", 1),
+        ("ack = [1]\n" + _E, "ack must be an array of tables", 1),
+        (
+            '[[rule]]\nupstream = "x/**"\nverdict = "inert"\ngate = 5\n' + _E,
+            "rule 'x/**' gate must be an array of tables",
+            4,
+        ),
+        (_E + 'stat = {"a.py" = 3}\n', "entry 1 stat.'a.py' must be [insertions, deletions]", 5),
+        (_E + 'renames = {"b.py" = 3}\n', "entry 1 renames.'b.py' must be", 5),
+        (_E + '[entry.symbols]\nadded = [""]\n', "entry 1 symbols.added holds an empty name", 3),
+        (
+            _E + '[[entry.gate]]\nid = "g"\nkind = "absent"\nprobe = "KV(Block"\nregex = true\n',
+            "gate 'g' regex 'KV(Block' does not compile",
+            7,
+        ),
+        (
+            _E + '[[entry.gate]]\nid = "g"\nkind = "absent"\nprobe = "X"\nscope = ["../elsewhere"]\n',
+            "scope '../elsewhere' lies outside the port root",
+            7,
+        ),
+        (
+            _E + '[[entry.gate]]\nid = "g"\nkind = "absent"\nprobe = "X"\nscope = ["/etc"]\n',
+            "scope '/etc' is an absolute path",
+            7,
+        ),
+    ],
+)
 def test_more_validation_errors_name_file_and_line(tmp_path, text, message, line):
     p = write(tmp_path, text)
     with pytest.raises(UserError) as exc:
@@ -230,12 +273,15 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
 _PARTED = _E + 'verdict = "real-gap"\nblocked_by = []\n[[entry.part]]\nname = "(b)"\n'
 
 
-@pytest.mark.parametrize("text, message, line", [
-    (_PARTED + 'verdict = "nah"\n', "entry 1 part '(b)' has unknown verdict 'nah'", 9),
-    (_PARTED + 'verdict = "blocked"\nblocked_by = [99]\n', "entry 1 part '(b)' is blocked_by 99", 10),
-    (_PARTED + 'verdict = "blocked"\nfiles = 3\n', "entry 1 part files must be a list", 10),
-    (_PARTED + '[[entry.part]]\nname = "(b)"\n', "entry 1 has two parts named '(b)'", 10),
-])
+@pytest.mark.parametrize(
+    "text, message, line",
+    [
+        (_PARTED + 'verdict = "nah"\n', "entry 1 part '(b)' has unknown verdict 'nah'", 9),
+        (_PARTED + 'verdict = "blocked"\nblocked_by = [99]\n', "entry 1 part '(b)' is blocked_by 99", 10),
+        (_PARTED + 'verdict = "blocked"\nfiles = 3\n', "entry 1 part files must be a list", 10),
+        (_PARTED + '[[entry.part]]\nname = "(b)"\n', "entry 1 has two parts named '(b)'", 10),
+    ],
+)
 def test_part_errors_name_the_parts_own_line(tmp_path, text, message, line):
     p = write(tmp_path, text)
     with pytest.raises(UserError) as exc:

@@ -51,11 +51,19 @@ for line in sys.stdin:
 """
 
 
-def validate(impl: str, *args: str, env: dict | None = None, limit: float = 120) -> tuple[subprocess.CompletedProcess, float]:
+def validate(
+    impl: str, *args: str, env: dict | None = None, limit: float = 120
+) -> tuple[subprocess.CompletedProcess, float]:
     full = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT), **(env or {}))
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl, *args],
-                          capture_output=True, text=True, env=full, timeout=limit, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl, *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=limit,
+        cwd=ROOT,
+    )
     return proc, time.monotonic() - start
 
 
@@ -77,7 +85,7 @@ def test_a_background_child_of_the_harness_neither_hangs_the_run_nor_outlives_it
     pidfile = tmp_path / "child.pid"
     inner = f"{shlex.quote(sys.executable)} {shlex.quote(str(PY_HARNESS))} G3 {LIGHT}"
     impl = f"bash -c {shlex.quote(f'sleep 300 & echo $! > {pidfile}; exec {inner}')}"
-    proc, took = validate(impl, "--as-of", "G3", "--cases", "3", limit=90)
+    proc, _took = validate(impl, "--as-of", "G3", "--cases", "3", limit=90)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "resolve_block_sizes" in proc.stdout
     pid = int(pidfile.read_text())
@@ -88,8 +96,9 @@ def test_a_background_child_of_the_harness_neither_hangs_the_run_nor_outlives_it
 
 
 def test_a_harness_that_hangs_after_hello_stops_after_three_timeouts(tmp_path):
-    proc, took = validate(fake(tmp_path, "hang"), "--as-of", "G3", "--cases", "50",
-                          env={"PORTTRACK_KV_TIMEOUT": "0.5"}, limit=90)
+    proc, took = validate(
+        fake(tmp_path, "hang"), "--as-of", "G3", "--cases", "50", env={"PORTTRACK_KV_TIMEOUT": "0.5"}, limit=90
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "stopped early: the harness hung on 3 cases in a row" in proc.stdout
     assert proc.stdout.count("no reply within 0.5s") == 3 and "Traceback" not in proc.stderr
@@ -97,16 +106,24 @@ def test_a_harness_that_hangs_after_hello_stops_after_three_timeouts(tmp_path):
 
 
 def test_the_whole_run_has_a_deadline(tmp_path):
-    proc, took = validate(fake(tmp_path, "hang-every-other"), "--as-of", "G3", "--cases", "200",
-                          env={"PORTTRACK_KV_TIMEOUT": "0.3", "PORTTRACK_KV_DEADLINE": "2"}, limit=90)
+    proc, took = validate(
+        fake(tmp_path, "hang-every-other"),
+        "--as-of",
+        "G3",
+        "--cases",
+        "200",
+        env={"PORTTRACK_KV_TIMEOUT": "0.3", "PORTTRACK_KV_DEADLINE": "2"},
+        limit=90,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "stopped early: the run passed its overall deadline" in proc.stdout
     assert took < 60
 
 
 def test_a_line_without_end_is_capped(tmp_path):
-    proc, took = validate(fake(tmp_path, "endless-line"), "--as-of", "G3", "--cases", "0",
-                          env={"PORTTRACK_KV_TIMEOUT": "20"}, limit=120)
+    proc, _took = validate(
+        fake(tmp_path, "endless-line"), "--as-of", "G3", "--cases", "0", env={"PORTTRACK_KV_TIMEOUT": "20"}, limit=120
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "harness line too long (over 16 MiB without a newline)" in proc.stdout
     assert "MemoryError" not in proc.stderr and "Traceback" not in proc.stderr
@@ -124,6 +141,8 @@ def test_integers_sent_as_floats_fail(tmp_path):
     inner = f"{shlex.quote(sys.executable)} {shlex.quote(str(PY_HARNESS))} G3 {LIGHT}"
     plain, _ = validate(inner, "--as-of", "G3", "--cases", "5")
     assert plain.returncode == 0, plain.stdout + plain.stderr  # positive control: the same answers as integers pass
-    proc, _ = validate(f"{shlex.quote(sys.executable)} {shlex.quote(str(relay))} {inner}", "--as-of", "G3", "--cases", "5")
+    proc, _ = validate(
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(relay))} {inner}", "--as-of", "G3", "--cases", "5"
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert ".0" in proc.stdout and "expected" in proc.stdout

@@ -20,8 +20,14 @@ QUEUE = "queue/cycle.toml"
 def start_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
     """The real CLI as a separate process that runs alongside the test."""
     full = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT), **(env or {}))
-    return subprocess.Popen([sys.executable, "-m", "porttrack", *args], cwd=cwd, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "porttrack", *args],
+        cwd=cwd,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for(path: Path, proc: subprocess.Popen, seconds: float = 60) -> None:
@@ -129,12 +135,17 @@ def test_comments_everywhere_survive_a_rewrite_and_queue_citations_follow(tmp_pa
     assert after != "\n".join(out) + "\n"  # the rewrite did change something
     assert re.search(r'established_at = "include/vllm/v1/core/kv_cache_manager\.h:5"', after)
     positions = [after.find(n + "\n") for n in notes]
-    assert all(p >= 0 for p in positions), [n for n, p in zip(notes, positions) if p < 0]
+    assert all(p >= 0 for p in positions), [n for n, p in zip(notes, positions, strict=False) if p < 0]
     assert positions == sorted(positions)  # none moved past another
     assert after.endswith(notes[-1] + "\n")
     qf = queuefile.load(queue)
-    cited = [(g.entry, g.established_at) for e in qf.queue.entries for owner in [e, *e.parts]
-             for g in owner.gates if g.kind == "entry-ported"]
+    cited = [
+        (g.entry, g.established_at)
+        for e in qf.queue.entries
+        for owner in [e, *e.parts]
+        for g in owner.gates
+        if g.kind == "entry-ported"
+    ]
     assert cited
     for n, at in cited:
         line = int(at.rpartition(":")[2])
@@ -160,8 +171,14 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path):
     ]
     for args, what in cases:
         try:
-            proc = subprocess.run([sys.executable, "-m", "porttrack", *args], cwd=port, capture_output=True, text=True,
-                                  env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1"), timeout=60)
+            proc = subprocess.run(
+                [sys.executable, "-m", "porttrack", *args],
+                cwd=port,
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1"),
+                timeout=60,
+            )
         except subprocess.TimeoutExpired:
             raise AssertionError(f"{args} blocked on a FIFO") from None
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
@@ -173,17 +190,27 @@ def test_non_ascii_identifiers_are_accepted_and_probed(tmp_path):
 
     up = init_repo(tmp_path / "up")
     pin = commit_files(up, {"vllm/blocks.py": "def old(n):\n    return n\n"}, "base (#1)")
-    target = commit_files(up, {"vllm/blocks.py": "def old(n):\n    return n\n\n\ndef größe_der_blöcke(n):\n    return n * 2\n"},
-                          "[Core] Add größe_der_blöcke (#2)")
+    target = commit_files(
+        up,
+        {"vllm/blocks.py": "def old(n):\n    return n\n\n\ndef größe_der_blöcke(n):\n    return n * 2\n"},
+        "[Core] Add größe_der_blöcke (#2)",
+    )
     port = init_repo(tmp_path / "port")
     (port / "porttrack.toml").write_text('[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n')
-    commit_files(port, {"src/blocks.cpp": "// Ported from: vllm/blocks.py\nint old(int n) { return n; }\n"
-                                          "int größe_der_blöcke(int n) { return n * 2; }\n"
-                                          "int use() { return größe_der_blöcke(3); }\n"}, "port")
+    commit_files(
+        port,
+        {
+            "src/blocks.cpp": "// Ported from: vllm/blocks.py\nint old(int n) { return n; }\n"
+            "int größe_der_blöcke(int n) { return n * 2; }\n"
+            "int use() { return größe_der_blöcke(3); }\n"
+        },
+        "port",
+    )
     run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "c", cwd=port, check_rc=0)
     assert queuefile.load(port / "queue" / "c.toml").queue.entries[0].symbols.added == ["größe_der_blöcke"]
     probe = run_cli("probe", "größe_der_blöcke", "--scope", "src", "--json", cwd=port, check_rc=0).stdout
     import json
+
     counts = json.loads(probe)[0]
     assert (counts["status"], counts["code"], counts["definitions"]) == ("present", 2, 1), probe
     audit = run_cli("audit", "--json", cwd=port, check_rc=0)
@@ -206,8 +233,8 @@ def test_a_deeply_nested_queue_value_is_one_sentence(tmp_path):
 
 def test_file_line_text_is_printed_without_emoji(tmp_path):
     port = build_port(tmp_path)
-    head = ['[queue]', 'name = "c"', '']
-    entry = ['[[entry]]', 'n = 1', f'sha = "{"a" * 40}"', 'subject = "s"', 'verdict = "maybe"']
+    head = ["[queue]", 'name = "c"', ""]
+    entry = ["[[entry]]", "n = 1", f'sha = "{"a" * 40}"', 'subject = "s"', 'verdict = "maybe"']
     padding = ["# padding, so the bad verdict sits on line 100"] * (100 - len(head) - len(entry))
     (port / QUEUE).write_text("\n".join(head + padding + entry) + "\n")
     proc = run_cli("check", cwd=port)

@@ -63,8 +63,10 @@ def assert_counts_agree(text: str) -> dict[str, int]:
     state = next(l for l in text.splitlines() if l.startswith("- **Cycle state:**"))
     gaps = counts["PORT-NOW"]
     assert (f"{gaps} real gap" in state) if gaps else "real gap" not in state, state
-    assert f"carry-over {counts['Carry-over']} (owned {counts.get('Owned', 0)}, blocked {counts.get('Blocked', 0)}, " \
-           f"deferred {counts.get('Deferred', 0)})" in state, state
+    assert (
+        f"carry-over {counts['Carry-over']} (owned {counts.get('Owned', 0)}, blocked {counts.get('Blocked', 0)}, "
+        f"deferred {counts.get('Deferred', 0)})" in state
+    ), state
     assert f"INVENTORY {counts['INVENTORY']}" in state and f"IGNORE {counts['IGNORE']}" in state
     return counts
 
@@ -108,8 +110,10 @@ def test_sync_report_by_disposition(tmp_path):
     port = build_port(tmp_path)
     q = port / "queue/cycle.toml"
     text = q.read_text()
-    text = text.replace('files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "PORT-NOW"',
-                        'files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "IGNORE"')
+    text = text.replace(
+        'files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "PORT-NOW"',
+        'files = [".buildkite/test.yml", "docs/usage.md"]\ndisposition = "IGNORE"',
+    )
     q.write_text(text)
     out = run_cli("report", "sync", "--entries", "1,30", cwd=port, check_rc=0).stdout
     ignore = out.split("## IGNORE (1)")[1].split("##")[0]
@@ -121,7 +125,10 @@ def test_deferral_report(deferral_text, port):
     t = deferral_text
     assert t.startswith("# Deferral: entries 11-12, 20, 30, 50, 70, 80, 90-91, 100-102\n")
     assert "| entry | upstream | gate that makes it real | established at |" in t
-    assert f"| 12 | vllm#40012 [Core] Zero on preemption (#40012) (`{sha(12)[:8]}`) | blocked: entry 11 is ported | `queue/cycle.toml:{queue_line(port, 11)}` |" in t
+    assert (
+        f"| 12 | vllm#40012 [Core] Zero on preemption (#40012) (`{sha(12)[:8]}`) | blocked: entry 11 is ported | `queue/cycle.toml:{queue_line(port, 11)}` |"
+        in t
+    )
     assert "| 50 | " in t and "`include/vllm/v1/core/kv_cache_manager.h:7`" in t
     owned = t.split("## Already owned (do not re-file)")[1].split("##")[0]
     assert "20 vllm#40020" in owned and "KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:5)" in owned
@@ -138,7 +145,9 @@ def test_deferral_report(deferral_text, port):
     verify = t.split("## Verification state")[1]
     head = git(port, "rev-parse", "HEAD")
     assert f"- Port commit probed: `{head}`" in verify
-    assert re.search(r"- `mamba_get_block_table` in `src include`: code 0 \(control `[\w.:]+`: code [1-9]\d*\) — absent", verify)
+    assert re.search(
+        r"- `mamba_get_block_table` in `src include`: code 0 \(control `[\w.:]+`: code [1-9]\d*\) — absent", verify
+    )
     assert t.rstrip("\n").splitlines()[-1] == "- Reproduce: `porttrack report deferral --queue queue/cycle.toml`"
 
 
@@ -152,7 +161,9 @@ def test_reports_are_deterministic_and_written_to_a_file(port, deferral_text, sy
 
 def test_deferral_names_what_could_not_be_determined(tmp_path):
     port = build_port(tmp_path)
-    (port / "porttrack.toml").write_text((port / "porttrack.toml").read_text().replace('code = ["src", "include"]', 'code = ["lib"]'))
+    (port / "porttrack.toml").write_text(
+        (port / "porttrack.toml").read_text().replace('code = ["src", "include"]', 'code = ["lib"]')
+    )
     t = run_cli("report", "deferral", "--entries", "30", cwd=port, check_rc=0).stdout
     unknown = t.split("## What could not be determined")[1].split("##")[0]
     assert "- 30: untrusted: cannot judge" in unknown and "does not exist" in unknown

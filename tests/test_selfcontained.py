@@ -10,7 +10,9 @@ OUTSIDE = re.compile("|".join(["DESI" + "GN", "KVR" + "EF", re.escape(".." + "/s
 
 
 def test_nothing_points_outside_the_repository():
-    files = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.split()
     hits = []
     for rel in files:
         path = ROOT / rel
@@ -25,7 +27,9 @@ def test_nothing_points_outside_the_repository():
 def test_every_design_citation_names_a_section_that_exists():
     design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     sections = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", design, re.M))
-    files = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.split()
     cited = set()
     for rel in files:
         try:

@@ -61,7 +61,7 @@ def top(a, b=1):
     return a
 '''
 
-CPP = b'''// header
+CPP = b"""// header
 #pragma once
 #define KV_LIMIT 16
 #define KV_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -88,13 +88,23 @@ typedef struct { int q; } Plain;
 using BlockId = int;
 extern "C" { void c_entry(void); }
 static int* pointer_fn(int x) { return nullptr; }
-'''
+"""
 
 
 def test_python_definitions():
     assert sorted(definitions(PY, "python")) == [
-        "FLAG", "LIMIT", "Pool", "Pool.Meta", "Pool.Meta.kind", "Pool._take", "Pool.free",
-        "Pool.other", "Pool.size", "T", "fast_path", "top",
+        "FLAG",
+        "LIMIT",
+        "Pool",
+        "Pool.Meta",
+        "Pool.Meta.kind",
+        "Pool._take",
+        "Pool.free",
+        "Pool.other",
+        "Pool.size",
+        "T",
+        "fast_path",
+        "top",
     ]
 
 
@@ -102,12 +112,24 @@ def test_cpp_definitions():
     # Names as written with `::`, scoped by namespace and class; macros unscoped; the out-of-line
     # definition of take_new_block_ids merges with its in-class declaration.
     assert sorted(definitions(CPP, "cpp")) == [
-        "BlockId", "KV_LIMIT", "KV_MAX", "Plain", "c_entry", "pointer_fn",
-        "vllm::core::Block", "vllm::core::Manager", "vllm::core::Manager::Kind",
-        "vllm::core::Manager::Kind::kFull", "vllm::core::Manager::Kind::kSliding",
-        "vllm::core::Manager::Manager", "vllm::core::Manager::count",
-        "vllm::core::Manager::take_new_block_ids", "vllm::core::Manager::~Manager",
-        "vllm::core::State", "vllm::core::State::kBusy", "vllm::core::State::kIdle",
+        "BlockId",
+        "KV_LIMIT",
+        "KV_MAX",
+        "Plain",
+        "c_entry",
+        "pointer_fn",
+        "vllm::core::Block",
+        "vllm::core::Manager",
+        "vllm::core::Manager::Kind",
+        "vllm::core::Manager::Kind::kFull",
+        "vllm::core::Manager::Kind::kSliding",
+        "vllm::core::Manager::Manager",
+        "vllm::core::Manager::count",
+        "vllm::core::Manager::take_new_block_ids",
+        "vllm::core::Manager::~Manager",
+        "vllm::core::State",
+        "vllm::core::State::kBusy",
+        "vllm::core::State::kIdle",
         "vllm::core::free_function",
     ]
 
@@ -133,7 +155,9 @@ def test_comments_and_blank_lines_are_not_changes():
 
 def test_signature_change_and_field_add():
     old = definitions(PY, "python")
-    edited = PY.replace(b"def top(a, b=1):", b"def top(a, b=2):").replace(b"    other = 1\n", b"    other = 1\n    extra: str = ''\n")
+    edited = PY.replace(b"def top(a, b=1):", b"def top(a, b=2):").replace(
+        b"    other = 1\n", b"    other = 1\n    extra: str = ''\n"
+    )
     assert diff_definitions(old, definitions(edited, "python")) == (["Pool.extra"], ["top"], [])
 
 
@@ -189,8 +213,18 @@ def test_unusable_cache_only_costs_parsing(tmp_path):
             assert ex.parsed == 2
 
 
-LINES = [b"def f(x):\n", b"    return x\n", b"class A:\n", b"    y = 1\n", b"\n", b"z = 2", b"# c\n",
-         b"if q:\n    pass\n", b"\r\n", b"int a;\n"]
+LINES = [
+    b"def f(x):\n",
+    b"    return x\n",
+    b"class A:\n",
+    b"    y = 1\n",
+    b"\n",
+    b"z = 2",
+    b"# c\n",
+    b"if q:\n    pass\n",
+    b"\r\n",
+    b"int a;\n",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -214,12 +248,16 @@ def test_incremental_reparse_equals_full_parse(a, b):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(LINES + [b"x\n", b"y\n", b"x\n"]), max_size=40), st.data())
+@given(st.lists(st.sampled_from([*LINES, b"x\n", b"y\n", b"x\n"]), max_size=40), st.data())
 def test_line_edits_are_an_exact_edit_script(a, data):
-    b = data.draw(st.lists(st.sampled_from(LINES + [b"x\n", b"y\n"]), max_size=40)) if data.draw(st.booleans()) else list(a)
+    b = (
+        data.draw(st.lists(st.sampled_from([*LINES, b"x\n", b"y\n"]), max_size=40))
+        if data.draw(st.booleans())
+        else list(a)
+    )
     if b == a and a:
         k = data.draw(st.integers(0, len(a) - 1))
-        b = a[:k] + [b"new\n"] + a[k + 1 :]
+        b = [*a[:k], b"new\n", *a[k + 1 :]]
     old, new = b"".join(a), b"".join(b)
     old_rows, new_rows = _rows(old), _rows(new)
     rebuilt, at = [], 0
@@ -264,8 +302,11 @@ def _chains():
     """Two files, each changed three times (newest change first, as the walk lists them)."""
     blobs, changes = {}, []
     for name in ("p", "q"):
-        versions = [PY.replace(b"LIMIT = 4", b"LIMIT = %d" % i) + b"def %s%d():\n    return helper%d()\n" % (name.encode(), i, i)
-                    for i in range(4)]
+        versions = [
+            PY.replace(b"LIMIT = 4", b"LIMIT = %d" % i)
+            + b"def %s%d():\n    return helper%d()\n" % (name.encode(), i, i)
+            for i in range(4)
+        ]
         for i, data in enumerate(versions):
             blobs[f"{name}{i}"] = data
         changes += [("python", f"{name}{i}", f"{name}{i + 1}") for i in range(3)]
@@ -295,7 +336,9 @@ def test_extract_in_forked_workers(tmp_path, monkeypatch):
         serial = ex.extract(changes)
     progress = []
     with Extractor(reader.one, tmp_path / "forked", reader.many) as ex:
-        forked = ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs), progress=lambda d, t: progress.append((d, t)))
+        forked = ex.extract(
+            changes, jobs=2, open_reader=lambda: _DictReader(blobs), progress=lambda d, t: progress.append((d, t))
+        )
         assert ex.parsed == 8 and progress[-1] == (6, 6) and len(progress) > 1  # two chains: two buckets
     assert forked == serial
     with Extractor(reader.one, tmp_path / "forked", reader.many) as ex:
@@ -334,7 +377,9 @@ def test_reparse_with_edits_inside_lines():
         old.replace(b"x = 1\n", b"x = 1\n        y = 2\n"),  # a line added after a common line start
         old.replace(b"'e\xc3\xa9'", b"'e\xc3\xa8'\n"),  # the last line, without then with a newline
         old.replace(b"return x\n", b"return x + \\\n            1\n"),
-        b"", old + b"\n\nz = 3\n", old.replace(b"class A:", b"class B(A):"),
+        b"",
+        old + b"\n\nz = 3\n",
+        old.replace(b"class A:", b"class B(A):"),
     ]
     for new in cases:
         for src, dst in ((old, new), (new, old)):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import os
 import shlex
 import shutil
 import subprocess
@@ -38,8 +37,11 @@ def cpp(tmp_path_factory):
     built = {}
     for name, flags in (("pin", []), ("mutant", ["-DMUTANT"]), ("mutant_zero", ["-DMUTANT_ZERO"])):
         exe = out / f"kv_harness_{name}"
-        subprocess.run([gxx, "-std=c++17", "-O0", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [gxx, "-std=c++17", "-O0", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
+            check=True,
+            capture_output=True,
+        )
         built[name] = str(exe)
     return built
 
@@ -70,7 +72,7 @@ def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
 def test_cpp_mutant_fails_naming_the_field(cpp):
     r = porttrack("validate", "kv", "--impl", cpp["mutant"], "--as-of", "G1", "--cases", "0")
     assert r.returncode == 1 and "result.scheduler_block_size: expected 32, got 512" in r.stdout
-    first = [x for x in run(cpp["mutant"], "G1", 0).results if x.status == "failed"][0]
+    first = next(x for x in run(cpp["mutant"], "G1", 0).results if x.status == "failed")
     assert first.op == "resolve_block_sizes" and first.field == "result.scheduler_block_size"
     assert (first.expected, first.got) == (32, 512)  # lcm(16, 32) vs the mutant's product
 
@@ -124,11 +126,14 @@ def test_bad_harness_is_one_sentence_exit_2():
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("impl, as_of, message", [
-    (f"{PY} G3 --no-hello", None, "did not answer hello: garbage on stdout: 'hello yourself'"),
-    ("'unclosed", None, "is not a valid command line"),
-    (f"{PY} G3 {LIGHT}", "nosuchrev", "--as-of 'nosuchrev'"),
-])
+@pytest.mark.parametrize(
+    "impl, as_of, message",
+    [
+        (f"{PY} G3 --no-hello", None, "did not answer hello: garbage on stdout: 'hello yourself'"),
+        ("'unclosed", None, "is not a valid command line"),
+        (f"{PY} G3 {LIGHT}", "nosuchrev", "--as-of 'nosuchrev'"),
+    ],
+)
 def test_bad_input_is_a_user_error(impl, as_of, message):
     from porttrack.errors import UserError
 
@@ -164,9 +169,11 @@ def test_vectors_match_kvref_and_are_reproducible(tmp_path):
 
 
 def test_porttrack_never_imports_torch_and_says_how_to_get_kvref():
-    code = ("import sys; import porttrack.cli, porttrack.validate; assert 'torch' not in sys.modules; "
-            "sys.modules['kvref'] = None; sys.argv = ['porttrack', 'kvref', 'vectors', '--out', 'x']; "
-            "porttrack.cli.main()")
+    code = (
+        "import sys; import porttrack.cli, porttrack.validate; assert 'torch' not in sys.modules; "
+        "sys.modules['kvref'] = None; sys.argv = ['porttrack', 'kvref', 'vectors', '--out', 'x']; "
+        "porttrack.cli.main()"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "pip install -e '.[kvref]'" in r.stderr
 
@@ -187,7 +194,8 @@ def test_as_of_names_the_queue_entries_of_the_switches(tmp_path, monkeypatch):
         '[queue]\nname = "PORT-NOW"\nupstream = "vllm-project/vllm"\npin = "fa36f86d7"\ntarget = "e126687a9a"\n\n'
         '[[entry]]\nn = 142\nsha = "e3fe212eaf0000000000000000000000000000aa"\npr = 51749\n'
         'subject = "[Bugfix] Generalize KV block zeroing to `AttentionSpec` (#51749)"\n\n'
-        '[[entry]]\nn = 150\nsha = "e126687a9a"\npr = 53896\nsubject = "prefix-cacheable specs (#53896)"\n')
+        '[[entry]]\nn = 150\nsha = "e126687a9a"\npr = 53896\nsubject = "prefix-cacheable specs (#53896)"\n'
+    )
     monkeypatch.chdir(tmp_path)
     report = run(f"{PY} G1 {LIGHT}", None, 4, detect=True)
     assert report.as_of["queue"] == {"attention-zeroing": [142], "prefix-cacheable": [150]}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -13,13 +12,15 @@ from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
-HELLO = ('import sys, json\n'
-         'for line in sys.stdin:\n'
-         '    r = json.loads(line)\n'
-         '    if r["op"] == "hello":\n'
-         '        print(json.dumps({"id": r["id"], "ok": True, "result": {"protocol": 1, "ops": OPS}}), flush=True)\n'
-         '    else:\n'
-         '        REPLY\n')
+HELLO = (
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    r = json.loads(line)\n"
+    '    if r["op"] == "hello":\n'
+    '        print(json.dumps({"id": r["id"], "ok": True, "result": {"protocol": 1, "ops": OPS}}), flush=True)\n'
+    "    else:\n"
+    "        REPLY\n"
+)
 
 
 def harness(tmp_path: Path, ops: str, reply: str = "pass") -> str:
@@ -41,8 +42,9 @@ def test_hello_listing_ops_that_are_not_names_is_exit_2(tmp_path):
 
 def test_reply_nested_too_deep_for_json_is_garbage_not_a_crash(tmp_path):
     deep = 'print("[" * 200000 + "]" * 200000, flush=True)'
-    r = porttrack("validate", "kv", "--impl", harness(tmp_path, '["needs_kv_cache_zeroing"]', deep),
-                  "--cases", "0", "--json")
+    r = porttrack(
+        "validate", "kv", "--impl", harness(tmp_path, '["needs_kv_cache_zeroing"]', deep), "--cases", "0", "--json"
+    )
     assert r.returncode == 1, r.stderr
     failures = json.loads(r.stdout)["failures"]
     assert failures and all("garbage on stdout" in f["note"] for f in failures)

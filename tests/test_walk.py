@@ -14,7 +14,7 @@ from porttrack import cache as cache_mod
 from porttrack.errors import UserError
 from porttrack.walk import pr_of, walk
 
-A_V1 = '''K = 1
+A_V1 = """K = 1
 
 
 def f(x):
@@ -26,9 +26,9 @@ class A:
 
     def m(self):
         return 1
-'''
+"""
 
-A_V2 = '''K = 1
+A_V2 = """K = 1
 
 
 def f(x):
@@ -44,15 +44,18 @@ class A:
 
     def n(self, helper_arg):
         return brand_new_call(helper_arg)
-'''
+"""
 
-B_V1 = A_V2 + '''
+B_V1 = (
+    A_V2
+    + """
 
 def h():
     return K
-'''
+"""
+)
 
-CPP_V1 = '''#define LIMIT 4
+CPP_V1 = """#define LIMIT 4
 namespace vllm {
 enum class Mode { kA, kB };
 class Pool {
@@ -61,9 +64,9 @@ class Pool {
 };
 int Pool::take(int n) { return n; }
 }  // namespace vllm
-'''
+"""
 
-CPP_V2 = '''#define LIMIT 8
+CPP_V2 = """#define LIMIT 8
 namespace vllm {
 enum class Mode { kA, kB, kC };
 class Pool {
@@ -74,7 +77,7 @@ class Pool {
 int Pool::take(int n) { return n; }  // a comment only: not a change
 void Pool::zero() { take(LIMIT); }
 }  // namespace vllm
-'''
+"""
 
 
 def day(n: int) -> str:
@@ -94,7 +97,10 @@ def history(tmp_path_factory):
     s["rename"] = commit_files(repo, {"vllm/core/b.py": B_V1}, "[Core] rename a to b (#4)", day(5))
     s["binary"] = commit_files(
         repo,
-        {"vllm/core/w.bin": b"\x00\x01\x02\xff" * 64, "vllm/core/latin.py": "def caf\xe9():\n    pass\n".encode("latin-1")},
+        {
+            "vllm/core/w.bin": b"\x00\x01\x02\xff" * 64,
+            "vllm/core/latin.py": "def caf\xe9():\n    pass\n".encode("latin-1"),
+        },
         "[Core] binary and latin-1 (#5)",
         day(6),
     )
@@ -166,7 +172,12 @@ def test_cpp_symbols_through_merge(history, tmp_path):
     repo, s = history
     c = by_sha(walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path))
     assert c[s["cpp"]].symbols.added == [
-        "LIMIT", "vllm::Mode", "vllm::Mode::kA", "vllm::Mode::kB", "vllm::Pool", "vllm::Pool::take",
+        "LIMIT",
+        "vllm::Mode",
+        "vllm::Mode::kA",
+        "vllm::Mode::kB",
+        "vllm::Pool",
+        "vllm::Pool::take",
     ]
     merged = c[s["merge"]].symbols
     assert merged.added == ["vllm::Mode::kC", "vllm::Pool::zero"]
@@ -251,7 +262,9 @@ def test_revert_found_by_title(tmp_path):
     pin = commit_files(repo, {"x.py": "a = 1\n"}, "init", day(1))
     commit_files(repo, {"x.py": "a = 2\n"}, "[Kernel] Speed up the zeroing kernel with vector stores (#41)", day(2))
     commit_files(repo, {"y.py": "b = 2\n"}, "[Kernel] Speed up something else (#42)", day(3))
-    commit_files(repo, {"x.py": "a = 1\n"}, 'Revert "[Kernel] Speed up the zeroing kernel with vect\u2026 (#43)', day(4))
+    commit_files(
+        repo, {"x.py": "a = 1\n"}, 'Revert "[Kernel] Speed up the zeroing kernel with vect\u2026 (#43)', day(4)
+    )
     r = walk(repo, f"{pin}..HEAD", ["x.py"], cache_dir=tmp_path / "c")
     assert [(c.pr, c.reverts) for c in r.commits] == [(41, None), (43, 41)]
     # the reverted commit may lie before the range
@@ -326,13 +339,14 @@ def test_forked_workers_give_the_serial_answer(history, tmp_path, monkeypatch):
     serial = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "one")
     monkeypatch.setenv("PORTTRACK_JOBS", "2")
     calls = []
-    forked = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two", progress=lambda d, t: calls.append((d, t)))
+    forked = walk(
+        repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two", progress=lambda d, t: calls.append((d, t))
+    )
     assert [(c.sha, c.symbols) for c in forked.commits] == [(c.sha, c.symbols) for c in serial.commits]
     assert (forked.parsed, forked.cached, forked.skipped) == (serial.parsed, serial.cached, serial.skipped)
     assert calls[-1] == (9, 9)
     again = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "two")  # the workers' results were stored
     assert again.parsed == 0 and [c.symbols for c in again.commits] == [c.symbols for c in serial.commits]
-
 
 
 def test_long_range_read_by_two_git_processes(history, tmp_path, monkeypatch):

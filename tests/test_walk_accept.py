@@ -17,10 +17,13 @@ def port(tmp_path):
     return port
 
 
-@pytest.mark.parametrize("rng, message", [
-    ("HEAD~2..^HEAD", "revision '^HEAD' of range 'HEAD~2..^HEAD' is not a commit"),
-    ("HEAD..HEAD~3", "range 'HEAD..HEAD~3' is backwards"),
-])
+@pytest.mark.parametrize(
+    "rng, message",
+    [
+        ("HEAD~2..^HEAD", "revision '^HEAD' of range 'HEAD~2..^HEAD' is not a commit"),
+        ("HEAD..HEAD~3", "range 'HEAD..HEAD~3' is backwards"),
+    ],
+)
 def test_odd_ranges_are_refused_naming_the_range(port, rng, message):
     r = run_cli("queue", "build", "--range", rng, "--name", "q", cwd=port, check_rc=2)
     assert message in r.stderr and "Traceback" not in r.stderr and "git " not in r.stderr

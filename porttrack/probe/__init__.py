@@ -9,5 +9,20 @@ from porttrack.probe.model import Count, Hit, Probe, Row, Scan, Tree, variants
 from porttrack.probe.render import console_progress, render
 from porttrack.probe.scan import POOL_MIN_BYTES, compile_regex, config_options, scan
 
-__all__ = ["POOL_MIN_BYTES", "Count", "Hit", "Probe", "Row", "Scan", "Tree", "compile_regex", "config_options",
-           "console_progress", "judge", "probe", "render", "scan", "variants"]
+__all__ = [
+    "POOL_MIN_BYTES",
+    "Count",
+    "Hit",
+    "Probe",
+    "Row",
+    "Scan",
+    "Tree",
+    "compile_regex",
+    "config_options",
+    "console_progress",
+    "judge",
+    "probe",
+    "render",
+    "scan",
+    "variants",
+]

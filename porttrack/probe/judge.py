@@ -62,7 +62,10 @@ def judge(scan: Scan, symbol: str, control: str | None = None) -> Probe:
             status = "absent"
             raw_only = sorted({h.path for h in count.hits if h.why == "no grammar" and _under(h.path, scan.scope)})
             if raw_only:
-                notes.append(f"raw hits in {len(raw_only)} file(s) no grammar reads, not counted as code: " + ", ".join(raw_only[:3]))
+                notes.append(
+                    f"raw hits in {len(raw_only)} file(s) no grammar reads, not counted as code: "
+                    + ", ".join(raw_only[:3])
+                )
     if unread_tests:
         notes.append(f"{len(unread_tests)} file(s) in the tests scope could not be read, so the tests count may be low")
     reason = "; ".join(notes)
@@ -96,20 +99,20 @@ def _scope_problem(scan: Scan) -> str:
         if scan.excluded and not scan.hidden:
             return f"all {scan.excluded} file(s) under the scope were excluded by the exclude globs"
         if scan.hidden:
-            return f"all file(s) under the scope lie in hidden folders ({scan.hidden}) or were excluded ({scan.excluded})"
+            return (
+                f"all file(s) under the scope lie in hidden folders ({scan.hidden}) or were excluded ({scan.excluded})"
+            )
         if scan.binary:
             return f"the scope holds only binary files ({len(scan.binary)})"
         return f"the scope {', '.join(scan.scope)} holds no files in {tree}"
     return ""
 
 
-def probe(root: Path, symbols: Iterable[str], *, control: str | None = None, regex: bool = False, **scan_kwargs) -> list[Probe]:
+def probe(
+    root: Path, symbols: Iterable[str], *, control: str | None = None, regex: bool = False, **scan_kwargs
+) -> list[Probe]:
     """Scan once for all symbols (and the control), then judge each."""
     symbols = list(dict.fromkeys(symbols))
     asked = symbols + ([control] if control and control not in symbols else [])
-    if regex:
-        s = _scan(root, regexes=asked, **scan_kwargs)
-    else:
-        s = _scan(root, asked, **scan_kwargs)
+    s = _scan(root, regexes=asked, **scan_kwargs) if regex else _scan(root, asked, **scan_kwargs)
     return [judge(s, sym, control) for sym in symbols]
-

@@ -41,9 +41,22 @@ class Count:
     loaded: list[Hit] | None = field(default=None, repr=False)
     loader: Callable[[], list[Hit]] | None = field(default=None, repr=False)
 
-    def __init__(self, symbol: str, form: str, variants: list[str], code: int = 0, raw: int = 0, files: int = 0,
-                 definitions: int = 0, tests: int = 0, consumers: int = 0, hits: list[Hit] | None = None,
-                 delegations: int = 0, *, loader: Callable[[], list[Hit]] | None = None):
+    def __init__(
+        self,
+        symbol: str,
+        form: str,
+        variants: list[str],
+        code: int = 0,
+        raw: int = 0,
+        files: int = 0,
+        definitions: int = 0,
+        tests: int = 0,
+        consumers: int = 0,
+        hits: list[Hit] | None = None,
+        delegations: int = 0,
+        *,
+        loader: Callable[[], list[Hit]] | None = None,
+    ):
         self.symbol, self.form, self.variants = symbol, form, variants
         self.code, self.raw, self.files, self.definitions = code, raw, files, definitions
         self.tests, self.consumers, self.delegations = tests, consumers, delegations
@@ -63,8 +76,13 @@ class Count:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Count):
             return NotImplemented
-        return (self.symbol, self.form, self.variants, self.numbers(), self.hits) == \
-            (other.symbol, other.form, other.variants, other.numbers(), other.hits)
+        return (self.symbol, self.form, self.variants, self.numbers(), self.hits) == (
+            other.symbol,
+            other.form,
+            other.variants,
+            other.numbers(),
+            other.hits,
+        )
 
     def __getstate__(self) -> dict:
         self.hits  # a pickled or copied count carries its hits, not the loader
@@ -164,7 +182,10 @@ class Probe:
                 "code": self.control_count.code if self.control_count else None,
                 "raw": self.control_count.raw if self.control_count else None,
             },
-            "hits": [{"at": f"{h.path}:{h.line}", "kind": h.kind, "why": h.why, "name": h.name, "text": h.text} for h in c.hits],
+            "hits": [
+                {"at": f"{h.path}:{h.line}", "kind": h.kind, "why": h.why, "name": h.name, "text": h.text}
+                for h in c.hits
+            ],
         }
 
 
@@ -180,7 +201,11 @@ def variants(name: str, *, renames: dict[str, str] | None = None, strip_leading_
     """
     renames = renames or {}
     if _IDENT.fullmatch(name) and name not in renames:  # a plain identifier: the common case, answered directly
-        bare = name.lstrip("_") if strip_leading_underscore and not (name.startswith("__") and name.endswith("__")) else name
+        bare = (
+            name.lstrip("_")
+            if strip_leading_underscore and not (name.startswith("__") and name.endswith("__"))
+            else name
+        )
         if bare == name:
             return [name]
         if bare not in renames and _IDENT.fullmatch(bare):

@@ -60,7 +60,9 @@ def compile_regex(rx: str, *, text: bool = False):
         # surrogateescape: bytes of a non-UTF-8 argument are matched as those bytes
         return re2.compile(b"(?m)" + rx.encode("utf-8", "surrogateescape"), options=opts)
     except re2.error as e:
-        raise UserError(f"regex {rx!r} does not compile with RE2 ({e}); backreferences and lookaround are not accepted.") from None
+        raise UserError(
+            f"regex {rx!r} does not compile with RE2 ({e}); backreferences and lookaround are not accepted."
+        ) from None
 
 
 # ---------------------------------------------------------------- files
@@ -230,8 +232,13 @@ def config_options(cfg) -> dict:
                 L.check_scope(Path(cfg.port_root).resolve(), rel, "scope")
             except UserError as e:
                 raise UserError(f"{cfg.path or 'porttrack.toml'}: [port].scopes.{name}: {e}") from None
-    return dict(tests_scope=cfg.tests_scope, exclude=cfg.exclude, renames=cfg.renames,
-                strip_leading_underscore=cfg.strip_leading_underscore, cache_dir=cfg.cache_dir or None)
+    return dict(
+        tests_scope=cfg.tests_scope,
+        exclude=cfg.exclude,
+        renames=cfg.renames,
+        strip_leading_underscore=cfg.strip_leading_underscore,
+        cache_dir=cfg.cache_dir or None,
+    )
 
 
 def scan(
@@ -292,8 +299,20 @@ def _scan(ctx: Ctx, rev: str | None, exclude: list[str]) -> Scan:
             if prep is not None:  # this commit's files in this scope were classified before
                 lst, info, rows = prep
                 missing = [s for s in info["unlisted"] if not L.exists(root, s, tree)]
-                return _finish(ctx, store, rows, None, lst, [], missing, info["excluded"], info["hidden"], tree,
-                               summary=info["summary"], covered=lst)
+                return _finish(
+                    ctx,
+                    store,
+                    rows,
+                    None,
+                    lst,
+                    [],
+                    missing,
+                    info["excluded"],
+                    info["hidden"],
+                    tree,
+                    summary=info["summary"],
+                    covered=lst,
+                )
             assert tree.commit is not None
             shas: dict[str, str | None] = dict(gitio.ls_tree_blobs(root, tree.commit, wanted))
             return _classify(ctx, store, tree, shas, exclude, wanted, prep_key, {})
@@ -327,8 +346,21 @@ def _from_index(ctx: Ctx, store: Store, spec: list[str], wanted: list[str], what
             # the files of this index and scope were classified before: count while git status runs
             lst, info, rows = prep
             missing = [s for s in info["unlisted"] if not (root / s).exists()]
-            result = _finish(ctx, store, rows, None, lst, [], missing, info["excluded"], info["hidden"], None,
-                             keep_store=True, summary=info["summary"], covered=lst)
+            result = _finish(
+                ctx,
+                store,
+                rows,
+                None,
+                lst,
+                [],
+                missing,
+                info["excluded"],
+                info["hidden"],
+                None,
+                keep_store=True,
+                summary=info["summary"],
+                covered=lst,
+            )
         head, dirty, changed = L.status_changes(b"\0".join(gitio.records(status)))
     except BaseException:
         if status.returncode is None:
@@ -345,8 +377,13 @@ def _from_index(ctx: Ctx, store: Store, spec: list[str], wanted: list[str], what
                 store.close()
             return result
         _release(result)
-    if prep is not None and changed and checksum and "left_out" in prep[1] \
-            and set(prep[1]["pending"]) <= {p for p, _ in changed}:  # a few paths differ from the index: patch its set
+    if (
+        prep is not None
+        and changed
+        and checksum
+        and "left_out" in prep[1]
+        and set(prep[1]["pending"]) <= {p for p, _ in changed}
+    ):  # a few paths differ from the index: patch its set
         result = _patched(ctx, store, *prep, changed, [L.glob_re(g) for g in exclude], wanted)
         result.tree = tree
         return result
@@ -364,8 +401,16 @@ def _from_index(ctx: Ctx, store: Store, spec: list[str], wanted: list[str], what
     return _classify(ctx, store, tree, shas, exclude, wanted, prep_key, index_shas)
 
 
-def _classify(ctx: Ctx, store: Store | None, tree: Tree, shas: dict[str, str | None], exclude: list[str],
-              wanted: list[str], prep_key: str | None, index_shas: dict[str, str | None]) -> Scan:
+def _classify(
+    ctx: Ctx,
+    store: Store | None,
+    tree: Tree,
+    shas: dict[str, str | None],
+    exclude: list[str],
+    wanted: list[str],
+    prep_key: str | None,
+    index_shas: dict[str, str | None],
+) -> Scan:
     """Sort the listed files into scanned, excluded and hidden, learn their cache ids, remember the
     classified set when the tree is clean, and count."""
     root, excl = ctx.root, [L.glob_re(g) for g in exclude]
@@ -404,17 +449,39 @@ def _classify(ctx: Ctx, store: Store | None, tree: Tree, shas: dict[str, str | N
         reader.close()
         raise
     lst = 0
-    if prep_key and not index_shas and not incomplete and len(rows) == len(files):  # a clean tree: its rows are the index's
-        info = {"unlisted": unlisted, "excluded": excluded, "hidden": len(left_out) - excluded,
-                "left_out": [p for p, _ in left_out], "pending": [], "summary": _summary(rows)}
+    if (
+        prep_key and not index_shas and not incomplete and len(rows) == len(files)
+    ):  # a clean tree: its rows are the index's
+        info = {
+            "unlisted": unlisted,
+            "excluded": excluded,
+            "hidden": len(left_out) - excluded,
+            "left_out": [p for p, _ in left_out],
+            "pending": [],
+            "summary": _summary(rows),
+        }
         lst = store.store_prepared(prep_key, info, rows)
     elif prep_key and index_shas:
         _prepare_index(store, prep_key, rows, scanned, left_out, index_shas, ctx.scope, ctx.tests)
-    return _finish(ctx, store, rows, kept, lst, incomplete, missing, excluded, len(left_out) - excluded, tree,
-                   reader=reader, covered=lst)
+    return _finish(
+        ctx,
+        store,
+        rows,
+        kept,
+        lst,
+        incomplete,
+        missing,
+        excluded,
+        len(left_out) - excluded,
+        tree,
+        reader=reader,
+        covered=lst,
+    )
 
 
-def _rows(ctx: Ctx, store: Store, reader: Reader, files: list[File], incomplete: list[str]) -> tuple[list[Row], list[File | None]]:
+def _rows(
+    ctx: Ctx, store: Store, reader: Reader, files: list[File], incomplete: list[str]
+) -> tuple[list[Row], list[File | None]]:
     """Cache ids of the files' versions: a version the cache has not seen is read and remembered
     (binary and undecodable ones with their problem), not parsed; a file left out could not be read."""
     ids = store.ids(sorted({f.key for f in files}))
@@ -454,7 +521,9 @@ def _first_def(ctx: Ctx, store: Store, reader: Reader, rows: list[Row], files: F
             store.set_first_defs({r.bid: fd})
             for j in range(i, len(rows)):  # every file of this version learns it
                 if rows[j].bid == r.bid:
-                    rows[j] = rows[j]._replace(masked=True, first_def=fd[0] if fd else None, first_line=fd[1] if fd else None)
+                    rows[j] = rows[j]._replace(
+                        masked=True, first_def=fd[0] if fd else None, first_line=fd[1] if fd else None
+                    )
             r = rows[i]
         if r.first_def:
             return
@@ -498,8 +567,16 @@ def _classify_all(jobs: list[tuple[bytes, str | None, dict[str, list[int]]]], pr
     return counted(map(_classify_one, jobs))
 
 
-def _search(ctx: Ctx, store: Store, reader: Reader, files: Files, idents: list[str], lst: int, covered: int,
-            incomplete: list[str]) -> None:
+def _search(
+    ctx: Ctx,
+    store: Store,
+    reader: Reader,
+    files: Files,
+    idents: list[str],
+    lst: int,
+    covered: int,
+    incomplete: list[str],
+) -> None:
     """Put every asked identifier's occurrences in every readable file of the scan into the cache.
 
     Identifiers already searched in the stored file set `covered` need nothing for its files;
@@ -543,13 +620,23 @@ def _search(ctx: Ctx, store: Store, reader: Reader, files: Files, idents: list[s
             del found[bid]
     classed = _classify_all([(f.data, f.lang, hits) for f, hits in found.values()], ctx.progress)  # type: ignore[misc]
     ctx.parsed += sum(1 for f, _ in found.values() if f.lang)
-    store.add_occurrences([occ_row(w, bid, a) for bid, got in zip(found, classed) for w, a in got.items()])
+    store.add_occurrences(
+        [occ_row(w, bid, a) for bid, got in zip(found, classed, strict=False) for w, a in got.items()]
+    )
     if lst and len(incomplete) == failed:
         store.mark_searched(lst, idents)
 
 
-def _prepare_index(store: Store, key: str, rows: list[Row], paths: list[str], left_out: list[tuple[str, bool]],
-                   index_shas: dict[str, str | None], scope: list[str], tests: list[str]) -> None:
+def _prepare_index(
+    store: Store,
+    key: str,
+    rows: list[Row],
+    paths: list[str],
+    left_out: list[tuple[str, bool]],
+    index_shas: dict[str, str | None],
+    scope: list[str],
+    tests: list[str],
+) -> None:
     """Remember the file set of a dirty tree's index: this scan's rows for the paths git status did
     not report, the index versions of those it did (when the cache knows them; else they are
     `pending`, and the set serves only while git status reports them)."""
@@ -571,9 +658,12 @@ def _prepare_index(store: Store, key: str, rows: list[Row], paths: list[str], le
     summary = _summary(kept)
     if summary[-1] is None and _first_unknown(kept):
         return  # an unparsed index version comes first in the scope: its first definition is not known
-    in_index = [(p, ex) for p, ex in left_out if index_shas.get(p, None) != ""]
-    listed = {d for r in kept for d in L.prefixes(r.path)} | {d for p in pending for d in L.prefixes(p)} \
+    in_index = [(p, ex) for p, ex in left_out if index_shas.get(p) != ""]
+    listed = (
+        {d for r in kept for d in L.prefixes(r.path)}
+        | {d for p in pending for d in L.prefixes(p)}
         | {d for p, _ in in_index for d in L.prefixes(p)}
+    )
     info = {
         "unlisted": [s for s in scope if s and s not in listed],
         "excluded": sum(1 for _, ex in in_index if ex),
@@ -596,8 +686,16 @@ def _first_unknown(rows: list[Row]) -> bool:
     return False
 
 
-def _patched(ctx: Ctx, store: Store, lst: int, info: dict, old: list[Row], changed: list[tuple[str, bool]],
-             excl: list, wanted: list[str]) -> Scan:
+def _patched(
+    ctx: Ctx,
+    store: Store,
+    lst: int,
+    info: dict,
+    old: list[Row],
+    changed: list[tuple[str, bool]],
+    excl: list,
+    wanted: list[str],
+) -> Scan:
     """A scan of a working tree whose index has a prepared file set, with the few paths git status
     reports (modified, deleted, untracked) read from disk in place of their index versions."""
     at = {r.path: n for n, r in enumerate(old)}
@@ -627,8 +725,14 @@ def _patched(ctx: Ctx, store: Store, lst: int, info: dict, old: list[Row], chang
         kept: list[File | None] = [None] * (len(rows) - len(new_rows)) + new_kept
         order = sorted(range(len(rows)), key=lambda n: rows[n].path)
         rows, kept = [rows[n] for n in order], [kept[n] for n in order]
-        _first_def(ctx, store, reader, rows, Files(rows, [i for i, r in enumerate(rows) if r.problem is None], kept, True),
-                   incomplete)
+        _first_def(
+            ctx,
+            store,
+            reader,
+            rows,
+            Files(rows, [i for i, r in enumerate(rows) if r.problem is None], kept, True),
+            incomplete,
+        )
     except BaseException:
         reader.close()
         raise
@@ -652,9 +756,22 @@ def _release(result: Scan) -> None:
         lazy.reader.close()
 
 
-def _finish(ctx: Ctx, store: Store, rows: list[Row], kept: list[File | None] | None, lst: int, incomplete: list[str],
-            missing: list[str], excluded: int, hidden: int, tree: Tree | None, reader: Reader | None = None,
-            keep_store: bool = False, summary: list | None = None, covered: int = 0) -> Scan:
+def _finish(
+    ctx: Ctx,
+    store: Store,
+    rows: list[Row],
+    kept: list[File | None] | None,
+    lst: int,
+    incomplete: list[str],
+    missing: list[str],
+    excluded: int,
+    hidden: int,
+    tree: Tree | None,
+    reader: Reader | None = None,
+    keep_store: bool = False,
+    summary: list | None = None,
+    covered: int = 0,
+) -> Scan:
     """Counts and the scan, from the classified files; `kept` the matching File objects (None: clean
     working-tree files, made when needed); `lst` the stored file set (0: none), which comes with its
     `summary`; `covered` a stored set whose searched identifiers need no search in its files."""
@@ -708,8 +825,9 @@ def _auto_control(ctx: Ctx, first) -> tuple[dict[str, str], dict[str, str]]:
     return auto, auto_how
 
 
-def _word_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, lst: int, covered: int, auto: dict,
-                 incomplete: list[str]) -> dict[str, Count]:
+def _word_counts(
+    ctx: Ctx, store: Store, reader: Reader, files: Files, lst: int, covered: int, auto: dict, incomplete: list[str]
+) -> dict[str, Count]:
     """Words: searched where not yet searched, counted in SQL from per-file totals; their Hit
     objects are made on first use."""
     word_names = {s: ctx.names[s] for s in ctx.symbols}
@@ -721,18 +839,33 @@ def _word_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, lst: int,
     _search(ctx, store, reader, files, sorted({v for vs in word_names.values() for v in vs}), lst, covered, incomplete)
     order = list(word_names)
     fileset = None if lst else [(rows[i].bid, i, rows[i].scoped, rows[i].test) for i in files.live]
-    totals = store.tally(lst, fileset, [(n, v, len(word_names[sym])) for n, sym in enumerate(order) for v in word_names[sym]])
+    totals = store.tally(
+        lst, fileset, [(n, v, len(word_names[sym])) for n, sym in enumerate(order) for v in word_names[sym]]
+    )
     hits = LazyHits(store, reader, files, ctx.texts)
     zero = (0,) * 7
     counts = {}
     for n, sym in enumerate(order):
         raw, code, nfiles, defs, tests, cons, dele = totals.get(n, zero)
-        counts[sym] = Count(sym, "word", word_names[sym], code=code, raw=raw, files=nfiles, definitions=defs, tests=tests,
-                            consumers=cons, delegations=dele, loader=partial(hits.load, sym, word_names[sym]))
+        counts[sym] = Count(
+            sym,
+            "word",
+            word_names[sym],
+            code=code,
+            raw=raw,
+            files=nfiles,
+            definitions=defs,
+            tests=tests,
+            consumers=cons,
+            delegations=dele,
+            loader=partial(hits.load, sym, word_names[sym]),
+        )
     return counts
 
 
-def _regex_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, auto: dict, incomplete: list[str]) -> dict[str, Count]:
+def _regex_counts(
+    ctx: Ctx, store: Store, reader: Reader, files: Files, auto: dict, incomplete: list[str]
+) -> dict[str, Count]:
     """Regexes read every file; only files with a match are parsed, for their masks."""
     rx_all = dict(ctx.compiled)
     if "regex" in auto and auto["regex"] not in rx_all:
@@ -742,7 +875,7 @@ def _regex_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, auto: di
     readable = [files.get(i) for i in files.live]
     reader.preload(readable, incomplete)
     matches: dict[str, list[tuple[int, File, list]]] = {rx: [] for rx in rx_all}
-    for i, f in zip(files.live, readable):
+    for i, f in zip(files.live, readable, strict=False):
         if not reader.load(f, incomplete):
             continue
         for rx, pat in rx_all.items():
@@ -763,7 +896,7 @@ def _regex_counts(ctx: Ctx, store: Store, reader: Reader, files: Files, auto: di
         counts[rx] = count(rx, "regex", [rx], groups, where.setdefault(rx, []))
     if ctx.texts and where:
         for key, ws in where.items():
-            for h, (f, offset) in zip(counts[key].hits, ws):
+            for h, (f, offset) in zip(counts[key].hits, ws, strict=False):
                 h.text = reader.line(f, offset, h.col)
     return counts
 
@@ -836,7 +969,7 @@ class LazyHits:
             where: list[tuple[File, int]] = []
             hits = count(sym, "word", vs, groups, where).hits
             if self.texts:
-                for h, (f, offset) in zip(hits, where):
+                for h, (f, offset) in zip(hits, where, strict=False):
                     h.text = self.reader.line(f, offset, h.col)
             return hits
 
@@ -886,7 +1019,10 @@ def count(symbol: str, form: str, vs: list[str], groups: list[tuple], where: lis
         if n < len(groups) and groups[n][0] == path:  # several variants in one file: merge by position
             merged = []
             while True:
-                merged += [(a[i], a[i + 1], a[i + 2], a[i + 3], name if isinstance(name, str) else name[i // 4]) for i in range(0, len(a), 4)]
+                merged += [
+                    (a[i], a[i + 1], a[i + 2], a[i + 3], name if isinstance(name, str) else name[i // 4])
+                    for i in range(0, len(a), 4)
+                ]
                 if n == len(groups) or groups[n][0] != path:
                     break
                 _, name, a, _ = groups[n]

@@ -38,8 +38,15 @@ def occ_row(word: str, bid: int, a: array) -> tuple:
     """One occ row: the flat hits and their totals (raw, code, declarations, delegations), which a
     warm count sums without looking at single hits. The kinds follow scan's `KINDS`."""
     flags = bytes(a[2::4].tolist())  # flags are below 32
-    return (word, bid, a.tobytes(), len(flags), flags.translate(_CODE_T).count(1),
-            flags.translate(_DECL_T).count(1), flags.translate(_DELEG_T).count(1))
+    return (
+        word,
+        bid,
+        a.tobytes(),
+        len(flags),
+        flags.translate(_CODE_T).count(1),
+        flags.translate(_DECL_T).count(1),
+        flags.translate(_DELEG_T).count(1),
+    )
 
 
 class Store:
@@ -69,8 +76,10 @@ class Store:
     def set_first_defs(self, defs: dict[int, tuple[str, int] | None]) -> None:
         """Record the first definition (or none) of parsed file versions."""
         with self._write():
-            self.db.executemany("UPDATE blob SET masked = 1, first_def = ?, first_line = ? WHERE id = ?",
-                                ((*(fd or (None, None)), bid) for bid, fd in defs.items()))
+            self.db.executemany(
+                "UPDATE blob SET masked = 1, first_def = ?, first_line = ? WHERE id = ?",
+                ((*(fd or (None, None)), bid) for bid, fd in defs.items()),
+            )
 
     # ------------------------------------------------------------ occurrences
 
@@ -128,7 +137,9 @@ class Store:
         try:
             with self._write():
                 self.db.execute("INSERT OR REPLACE INTO listing VALUES (?, ?)", (key, json.dumps(listing)))
-                self.db.execute(f"DELETE FROM listing WHERE rowid NOT IN (SELECT rowid FROM listing ORDER BY rowid DESC LIMIT {KEEP_SETS})")
+                self.db.execute(
+                    f"DELETE FROM listing WHERE rowid NOT IN (SELECT rowid FROM listing ORDER BY rowid DESC LIMIT {KEEP_SETS})"
+                )
         except sqlite3.Error:  # busy: the listing is only a shortcut
             pass
 
@@ -153,18 +164,25 @@ class Store:
                 got = db.execute("SELECT id FROM prepared WHERE key = ?", (key,)).fetchone()
                 if got is not None:
                     return got[0]
-                lst = db.execute("INSERT INTO prepared (key, data, rows) VALUES (?, ?, ?)",
-                                 (key, json.dumps(info), json.dumps(rows))).lastrowid
-                db.executemany("INSERT INTO fileset VALUES (?, ?, ?, ?, ?)",
-                               ((lst, r.bid, i, r.scoped, r.test) for i, r in enumerate(rows) if r.problem is None))
-                for (old,) in db.execute(f"SELECT id FROM prepared ORDER BY id DESC LIMIT -1 OFFSET {KEEP_SETS}").fetchall():
+                lst = db.execute(
+                    "INSERT INTO prepared (key, data, rows) VALUES (?, ?, ?)", (key, json.dumps(info), json.dumps(rows))
+                ).lastrowid
+                db.executemany(
+                    "INSERT INTO fileset VALUES (?, ?, ?, ?, ?)",
+                    ((lst, r.bid, i, r.scoped, r.test) for i, r in enumerate(rows) if r.problem is None),
+                )
+                for (old,) in db.execute(
+                    f"SELECT id FROM prepared ORDER BY id DESC LIMIT -1 OFFSET {KEEP_SETS}"
+                ).fetchall():
                     for table, col in (("fileset", "lst"), ("searched", "lst"), ("prepared", "id")):
                         db.execute(f"DELETE FROM {table} WHERE {col} = ?", (old,))
                 return lst
         except sqlite3.OperationalError:  # busy past the timeout: count without a stored set
             return 0
 
-    def tally(self, lst: int, files: list[tuple[int, int, int, int]] | None, want: list[tuple[int, str, int]]) -> dict[int, tuple[int, ...]]:
+    def tally(
+        self, lst: int, files: list[tuple[int, int, int, int]] | None, want: list[tuple[int, str, int]]
+    ) -> dict[int, tuple[int, ...]]:
         """Counts per asked symbol, summed in SQL from the per-(identifier, file version) totals.
 
         The scan's files are the stored file set `lst`, or else `files`: (cache id, file number,
@@ -174,10 +192,14 @@ class Store:
         db = self.db
         db.execute("BEGIN")
         try:
-            db.execute("CREATE TEMP TABLE IF NOT EXISTS want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
-                       " PRIMARY KEY (sym, ident)) WITHOUT ROWID")  # read in symbol order: GROUP BY needs no sort
-            db.execute("CREATE TEMP TABLE IF NOT EXISTS cur (lst INTEGER NOT NULL, blob INTEGER NOT NULL, fi INTEGER NOT NULL,"
-                       " scoped INTEGER NOT NULL, test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID")
+            db.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
+                " PRIMARY KEY (sym, ident)) WITHOUT ROWID"
+            )  # read in symbol order: GROUP BY needs no sort
+            db.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS cur (lst INTEGER NOT NULL, blob INTEGER NOT NULL, fi INTEGER NOT NULL,"
+                " scoped INTEGER NOT NULL, test INTEGER NOT NULL, PRIMARY KEY (lst, blob, fi)) WITHOUT ROWID"
+            )
             db.execute("DELETE FROM temp.want")
             db.executemany("INSERT INTO temp.want VALUES (?, ?, ?)", want)
             if files is not None:
@@ -185,7 +207,10 @@ class Store:
                 db.executemany("INSERT INTO temp.cur VALUES (0, ?, ?, ?, ?)", files)
             table = "temp.cur" if files is not None else "main.fileset"
             # every file in the scope and none in the tests scope (no tests scope): plain sums do
-            plain = db.execute(f"SELECT 1 FROM {table} WHERE lst = ? AND (test OR NOT scoped) LIMIT 1", (lst,)).fetchone() is None
+            plain = (
+                db.execute(f"SELECT 1 FROM {table} WHERE lst = ? AND (test OR NOT scoped) LIMIT 1", (lst,)).fetchone()
+                is None
+            )
             rows = []
             for multi in (False, True):
                 if multi and not any(n > 1 for _, _, n in want):
@@ -230,10 +255,17 @@ class _Txn:
 
 def _tally_sql(table: str, plain: bool, multi: bool) -> str:
     # a file counts once per symbol: DISTINCT only where two identifiers may share it
-    files_with_code = "count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END)" if multi else \
-        "count(CASE WHEN c.scoped AND o.code > 0 THEN 1 END)"
+    files_with_code = (
+        "count(DISTINCT CASE WHEN c.scoped AND o.code > 0 THEN c.fi END)"
+        if multi
+        else "count(CASE WHEN c.scoped AND o.code > 0 THEN 1 END)"
+    )
     if plain:  # consumers are code - definitions - delegations: summed here below, one aggregate less
-        sums = "sum(o.raw), sum(o.code), " + (files_with_code if multi else "sum(o.code > 0)") + ", sum(o.decl), 0, NULL, sum(o.deleg)"
+        sums = (
+            "sum(o.raw), sum(o.code), "
+            + (files_with_code if multi else "sum(o.code > 0)")
+            + ", sum(o.decl), 0, NULL, sum(o.deleg)"
+        )
     else:
         sums = (
             "sum(CASE WHEN c.scoped THEN o.raw ELSE 0 END),"
@@ -245,6 +277,8 @@ def _tally_sql(table: str, plain: bool, multi: bool) -> str:
             " sum(CASE WHEN c.scoped AND NOT c.test THEN o.deleg ELSE 0 END)"
         )
     # CROSS JOIN fixes the order: the few wanted identifiers first, then their files
-    return (f"SELECT w.sym, {sums}, sum(length(o.data)) = 16 * sum(o.raw)"
-            f" FROM temp.want w CROSS JOIN occ o ON o.ident = w.ident CROSS JOIN {table} c ON c.lst = ? AND c.blob = o.blob"
-            f" WHERE w.n {'>' if multi else '='} 1 GROUP BY w.sym")
+    return (
+        f"SELECT w.sym, {sums}, sum(length(o.data)) = 16 * sum(o.raw)"
+        f" FROM temp.want w CROSS JOIN occ o ON o.ident = w.ident CROSS JOIN {table} c ON c.lst = ? AND c.blob = o.blob"
+        f" WHERE w.n {'>' if multi else '='} 1 GROUP BY w.sym"
+    )

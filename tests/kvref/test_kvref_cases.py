@@ -18,7 +18,7 @@ def test_cases_are_deterministic_and_edges_come_first():
     edges = [c for c in a if c["edge"]]
     assert a[: len(edges)] == edges and len(a) == len(edges) + 40
     assert [c["id"] for c in a] == list(range(1, len(a) + 1))
-    assert {c["op"] for c in a[len(edges):]} == set(cases.OPS)
+    assert {c["op"] for c in a[len(edges) :]} == set(cases.OPS)
 
 
 def test_the_four_known_resolve_cases_lead_the_edges():
@@ -52,7 +52,7 @@ def test_zero_answers_at_latest_match_plain_byte_arithmetic():
         for t in args["tensors"]:
             idx = np.moveaxis(cases._byte_index(t), t["block_dim"], 0)
             for b in ids:
-                buf[idx[b * t["ratio"]:(b + 1) * t["ratio"]].reshape(-1)] = 0
+                buf[idx[b * t["ratio"] : (b + 1) * t["ratio"]].reshape(-1)] = 0
         assert got["result"]["digest"] == cases.fnv1a64(buf.tobytes())
         checked += 1
     assert checked >= 8

@@ -17,12 +17,15 @@ from kvref.zeroer import GRID_X_MAX, GRID_Y_MAX, device_guard, plan_launches, st
 
 
 def covered(launches):
-    return sorted((r, c) for la in launches for r in range(la.row0, la.row0 + la.rows)
-                  for c in range(la.col0, la.col0 + la.cols))
+    return sorted(
+        (r, c) for la in launches for r in range(la.row0, la.row0 + la.rows) for c in range(la.col0, la.col0 + la.cols)
+    )
 
 
-@pytest.mark.parametrize("rows, page_words, chunk, max_x, max_y", [
-    (7, 5000, 1024, 3, 2), (1, 1, 1024, 1, 1), (12, 4096, 1024, 12, 4), (13, 4097, 1024, 4, 3)])
+@pytest.mark.parametrize(
+    "rows, page_words, chunk, max_x, max_y",
+    [(7, 5000, 1024, 3, 2), (1, 1, 1024, 1, 1), (12, 4096, 1024, 12, 4), (13, 4097, 1024, 4, 3)],
+)
 def test_launches_cover_every_program_once_within_the_limits(rows, page_words, chunk, max_x, max_y):
     launches = plan_launches(rows, page_words, chunk, max_x, max_y)
     chunks = -(-page_words // chunk)
@@ -64,7 +67,6 @@ def test_segment_offsets_are_built_once_per_device_and_match_the_segments():
     assert words.tolist() == [s.offset // 4 for s in z.segments] == [0, 160, 320, 480, 640, 800]
     assert z.segment_words(p, torch.device("cpu")) is words  # cached, not rebuilt per call
     assert list(p.seg_words) == [torch.device("cpu")]
-
 
 
 @pytest.mark.cuda

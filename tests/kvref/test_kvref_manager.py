@@ -36,22 +36,32 @@ def test_g1_records_exact_full_attention_types_only():
     g1 = KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=True, semantics="G1")
     assert g1.records_new_block_ids == [True, False, False, True]
     # G1 records whether or not zeroing is needed.
-    assert KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=False, semantics="G1").records_new_block_ids == \
-        [True, False, False, True]
+    assert KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=False, semantics="G1").records_new_block_ids == [
+        True,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_e3fe212eaf_records_any_attention_spec_iff_zeroing_is_needed():
     groups = [F(block_size=4), SlidingWindowSpec(block_size=4), MambaSpec(block_size=4)]
-    assert KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=True, semantics="e3fe212eaf"
-                             ).records_new_block_ids == [True, True, False]
-    assert KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=False, semantics="e3fe212eaf"
-                             ).records_new_block_ids == [False, False, False]
-    assert KVCacheManagerSim(groups, num_blocks=32, needs_zeroing=True, semantics="d6af803f43"
-                             ).records_new_block_ids == [True, False, False]
+    assert KVCacheManagerSim(
+        groups, num_blocks=32, needs_zeroing=True, semantics="e3fe212eaf"
+    ).records_new_block_ids == [True, True, False]
+    assert KVCacheManagerSim(
+        groups, num_blocks=32, needs_zeroing=False, semantics="e3fe212eaf"
+    ).records_new_block_ids == [False, False, False]
+    assert KVCacheManagerSim(
+        groups, num_blocks=32, needs_zeroing=True, semantics="d6af803f43"
+    ).records_new_block_ids == [True, False, False]
 
 
-STEPS = [[{"op": "allocate", "request": "a", "num_tokens": 8}],
-         [{"op": "allocate", "request": "b", "num_tokens": 4}], []]
+STEPS = [
+    [{"op": "allocate", "request": "a", "num_tokens": 8}],
+    [{"op": "allocate", "request": "b", "num_tokens": 4}],
+    [],
+]
 
 
 def test_g1_quirk_lists_never_drain_when_zeroing_is_not_needed():
@@ -74,24 +84,32 @@ def test_drained_ids_go_out_when_zeroing_is_needed(sem):
 
 
 def test_g3_drops_ids_an_async_load_will_write():
-    steps = [[{"op": "allocate_external", "request": "a", "num_tokens": 8, "async_load": True},
-              {"op": "allocate", "request": "b", "num_tokens": 4}],
-             [{"op": "allocate", "request": "a", "num_tokens": 12}]]
-    assert run_steps([F(block_size=4)], num_blocks=16, needs_zeroing=True, steps=steps,
-                     semantics="G3")["new_block_ids_to_zero"] == [[3], [4]]
-    assert run_steps([F(block_size=4)], num_blocks=16, needs_zeroing=True, steps=steps,
-                     semantics="G1")["new_block_ids_to_zero"] == [[1, 2, 3], [4]]
+    steps = [
+        [
+            {"op": "allocate_external", "request": "a", "num_tokens": 8, "async_load": True},
+            {"op": "allocate", "request": "b", "num_tokens": 4},
+        ],
+        [{"op": "allocate", "request": "a", "num_tokens": 12}],
+    ]
+    assert run_steps([F(block_size=4)], num_blocks=16, needs_zeroing=True, steps=steps, semantics="G3")[
+        "new_block_ids_to_zero"
+    ] == [[3], [4]]
+    assert run_steps([F(block_size=4)], num_blocks=16, needs_zeroing=True, steps=steps, semantics="G1")[
+        "new_block_ids_to_zero"
+    ] == [[1, 2, 3], [4]]
 
 
 def test_mamba_outside_align_allocates_like_attention_plus_speculative_room():
-    sim = KVCacheManagerSim([F(block_size=4), MambaSpec(block_size=8, num_speculative_blocks=1)], num_blocks=16,
-                            needs_zeroing=True)
+    sim = KVCacheManagerSim(
+        [F(block_size=4), MambaSpec(block_size=8, num_speculative_blocks=1)], num_blocks=16, needs_zeroing=True
+    )
     assert sim.allocate_slots("a", 12) == [[1, 2, 3], [4, 5, 6]]  # cdiv(12 + 8, 8) = 3
 
 
 def test_mamba_align_keeps_one_real_block_and_nulls_before_it():
-    sim = KVCacheManagerSim([F(block_size=4), MambaSpec(block_size=4, mamba_cache_mode="align")], num_blocks=16,
-                            needs_zeroing=True)
+    sim = KVCacheManagerSim(
+        [F(block_size=4), MambaSpec(block_size=4, mamba_cache_mode="align")], num_blocks=16, needs_zeroing=True
+    )
     assert sim.allocate_slots("a", 12) == [[1, 2, 3], [4]]
     assert sim.managers[1].req_blocks["a"] == [0, 0, 4]
     assert sim.allocate_slots("a", 16) == [[5], [6]]
@@ -110,7 +128,11 @@ def test_bad_input():
 
 def test_mla_records_from_d2889722f():
     groups = [F(block_size=4), MLAAttentionSpec(block_size=4)]
-    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="4d51588e2"
-                             ).records_new_block_ids == [True, False]
-    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="d2889722f"
-                             ).records_new_block_ids == [True, True]
+    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="4d51588e2").records_new_block_ids == [
+        True,
+        False,
+    ]
+    assert KVCacheManagerSim(groups, num_blocks=8, needs_zeroing=True, semantics="d2889722f").records_new_block_ids == [
+        True,
+        True,
+    ]

@@ -52,20 +52,24 @@ def test_g1_rule2_hybrid_context_parallel_is_an_error_naming_the_sizes():
 def test_g1_rule3_lcm_and_rule4_no_prefix_caching():
     groups = [F(block_size=12), F(block_size=8)]
     assert sizes(resolve(groups, block_size=8, enable_prefix_caching=False, semantics="G1")) == (24, 24)
-    assert sizes(resolve(groups, block_size=8, enable_prefix_caching=False, connector_enabled=True,
-                         semantics="G1")) == (24, 4)
+    assert sizes(
+        resolve(groups, block_size=8, enable_prefix_caching=False, connector_enabled=True, semantics="G1")
+    ) == (24, 4)
 
 
 def test_g1_rule5_mamba_block_size_differing_from_cache_block_size_backs_off():
-    assert sizes(resolve([F(block_size=16), MambaSpec(block_size=64, mamba_cache_mode="align")],
-                         block_size=16, semantics="G1")) == (64, 64)
+    assert sizes(
+        resolve([F(block_size=16), MambaSpec(block_size=64, mamba_cache_mode="align")], block_size=16, semantics="G1")
+    ) == (64, 64)
     # At the cache block size, G1 hashes even in "none" mode (its stand-in for "align").
     assert sizes(resolve([F(block_size=32), MambaSpec(block_size=16)], block_size=16, semantics="G1")) == (32, 16)
 
 
 def test_g1_rule6_override_and_rule7_error_names_the_knob():
-    assert sizes(resolve([F(block_size=16), F(block_size=32)], block_size=16, prefix_match_unit=8,
-                         semantics="G1")) == (32, 8)
+    assert sizes(resolve([F(block_size=16), F(block_size=32)], block_size=16, prefix_match_unit=8, semantics="G1")) == (
+        32,
+        8,
+    )
     with pytest.raises(ValueError, match=r"Invalid hash_block_size=32; .*Got group block sizes=\[16, 32\]"):
         resolve([F(block_size=16), F(block_size=32)], block_size=16, prefix_match_unit=32, semantics="G1")
 
@@ -93,8 +97,10 @@ def test_g3_dcp_scales_only_attention_groups_and_pcp_is_gone():
     assert sizes(resolve([F(block_size=16)], block_size=16, dcp=2, pcp=4, semantics="G3")) == (32, 32)
     assert sizes(resolve([MambaSpec(block_size=64)], block_size=16, dcp=2, semantics="G3")) == (64, 64)
     # The switch alone (2ba984a5d0), before e126687a9a:
-    assert sizes(resolve([F(block_size=16), F(block_size=32)], block_size=16, pcp=2,
-                         semantics="2ba984a5d0")) == (32, 16)
+    assert sizes(resolve([F(block_size=16), F(block_size=32)], block_size=16, pcp=2, semantics="2ba984a5d0")) == (
+        32,
+        16,
+    )
 
 
 def test_g3_looks_inside_uniform_type_wrappers():
@@ -130,8 +136,11 @@ def test_g3_per_state_prefix_alignment():
     at_h = [F(block_size=8, tokens_per_state=2), MambaSpec(block_size=16, mamba_cache_mode="align")]
     assert resolve(at_h, block_size=8, dcp=2) == (16, 16, 16)
     # Fractions and -1 are not alignments; circular buffers are not prefix-cacheable.
-    ignored = [F(block_size=16, tokens_per_state=Fraction(1, 2)), CircularBufferSpec(block_size=16, tokens_per_state=64),
-               MambaSpec(block_size=32, mamba_cache_mode="align")]
+    ignored = [
+        F(block_size=16, tokens_per_state=Fraction(1, 2)),
+        CircularBufferSpec(block_size=16, tokens_per_state=64),
+        MambaSpec(block_size=32, mamba_cache_mode="align"),
+    ]
     assert resolve(ignored, block_size=16) == (32, 16, 16)
 
 
@@ -191,23 +200,40 @@ def test_needs_kv_cache_zeroing_g1_and_g3():
 # ---------------------------------------------------------------- property: never violates its own rules
 
 _spec = st.one_of(
-    st.builds(F, block_size=st.sampled_from([4, 8, 12, 16, 32, 48, 64]),
-              tokens_per_state=st.sampled_from([1, 1, 2, 4, Fraction(1, 2)])),
+    st.builds(
+        F,
+        block_size=st.sampled_from([4, 8, 12, 16, 32, 48, 64]),
+        tokens_per_state=st.sampled_from([1, 1, 2, 4, Fraction(1, 2)]),
+    ),
     st.builds(SlidingWindowSpec, block_size=st.sampled_from([8, 16, 32])),
-    st.builds(MambaSpec, block_size=st.sampled_from([8, 16, 64]),
-              mamba_cache_mode=st.sampled_from(["none", "all", "align"])),
+    st.builds(
+        MambaSpec, block_size=st.sampled_from([8, 16, 64]), mamba_cache_mode=st.sampled_from(["none", "all", "align"])
+    ),
     st.builds(CircularBufferSpec, block_size=st.sampled_from([4, 6, 16])),
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(groups=st.lists(_spec, max_size=4), block_size=st.sampled_from([8, 16]), dcp=st.sampled_from([1, 2]),
-       pcp=st.sampled_from([1, 2]), prefix=st.booleans(), unit=st.sampled_from([None, None, 4, 8, 5]),
-       sem=st.sampled_from(["G1", "G2", "2ba984a5d0", "G3"]))
+@given(
+    groups=st.lists(_spec, max_size=4),
+    block_size=st.sampled_from([8, 16]),
+    dcp=st.sampled_from([1, 2]),
+    pcp=st.sampled_from([1, 2]),
+    prefix=st.booleans(),
+    unit=st.sampled_from([None, None, 4, 8, 5]),
+    sem=st.sampled_from(["G1", "G2", "2ba984a5d0", "G3"]),
+)
 def test_resolve_never_breaks_its_own_divisibility_rules(groups, block_size, dcp, pcp, prefix, unit, sem):
     try:
-        r = resolve(groups, block_size=block_size, dcp=dcp, pcp=pcp, enable_prefix_caching=prefix,
-                    prefix_match_unit=unit, semantics=sem)
+        r = resolve(
+            groups,
+            block_size=block_size,
+            dcp=dcp,
+            pcp=pcp,
+            enable_prefix_caching=prefix,
+            prefix_match_unit=unit,
+            semantics=sem,
+        )
     except ValueError:
         return
     s, h, align = r
@@ -215,7 +241,7 @@ def test_resolve_never_breaks_its_own_divisibility_rules(groups, block_size, dcp
     if len(groups) > 1:
         scale = [g.block_size * (dcp if g.is_attention and sem in ("G3", "2ba984a5d0") else 1) for g in groups]
         assert s == math.lcm(*scale)
-        hashing = [x for x, g in zip(scale, groups) if g.prefix_cacheable or sem not in ("G3",)]
+        hashing = [x for x, g in zip(scale, groups, strict=False) if g.prefix_cacheable or sem not in ("G3",)]
         hashing = hashing or scale
         assert h == s or all(x % h == 0 for x in hashing)
     if align is not None:
@@ -231,11 +257,16 @@ def test_resolve_never_breaks_its_own_divisibility_rules(groups, block_size, dcp
 def test_g3_no_prefix_caching_and_no_connector_backs_off_to_the_scheduler_size():
     groups = [F(block_size=16), F(block_size=24)]
     assert resolve(groups, block_size=16, enable_prefix_caching=False, semantics="G3") == (48, 48, 48)
-    assert resolve(groups, block_size=16, enable_prefix_caching=False, connector_enabled=True,
-                   semantics="G3") == (48, 8, 48)
+    assert resolve(groups, block_size=16, enable_prefix_caching=False, connector_enabled=True, semantics="G3") == (
+        48,
+        8,
+        48,
+    )
     # the back-off comes before the divisibility check: a bad unit is not an error then
-    assert sizes(resolve(groups, block_size=16, enable_prefix_caching=False, prefix_match_unit=5,
-                         semantics="G3")) == (48, 48)
+    assert sizes(resolve(groups, block_size=16, enable_prefix_caching=False, prefix_match_unit=5, semantics="G3")) == (
+        48,
+        48,
+    )
 
 
 @pytest.mark.parametrize("bad", [None, 3, b"G1"])

@@ -64,7 +64,7 @@ def upstream_g1(buf: bytearray, tensors: list[dict], ids: list[int]) -> None:
         outer_dims = [d for d in range(block_dim) if t["strides"][d] * el > cur_bytes]
         outer_strides = [t["strides"][d] * el for d in outer_dims]
         for outer in itertools.product(*(range(t["shape"][d]) for d in outer_dims)):
-            seg_addrs.append(t["offset"] + sum(i * s for i, s in zip(outer, outer_strides)))
+            seg_addrs.append(t["offset"] + sum(i * s for i, s in zip(outer, outer_strides, strict=False)))
         sizes.append(t["shape"][block_dim] // ratio)
     if not ids or not seg_addrs:  # `if not block_ids or self._meta is None: return`
         return
@@ -78,7 +78,7 @@ def upstream_g1(buf: bytearray, tensors: list[dict], ids: list[int]) -> None:
     for block_id in ids:
         for seg in seg_addrs:
             start = seg + block_id * page
-            buf[start:start + page] = bytes(page)
+            buf[start : start + page] = bytes(page)
 
 
 def random_layout(rng: random.Random) -> dict:
@@ -102,8 +102,17 @@ def random_layout(rng: random.Random) -> dict:
         bd = perm.index(0)
         kind = rng.choice(["full_attention", "full_attention", "mla", "sliding_window"])
         offset = -(-offset // 8) * 8
-        tensors.append({"offset": offset, "shape": shape, "strides": strides, "element_size": el,
-                        "block_dim": bd, "ratio": ratio, "kind": kind})
+        tensors.append(
+            {
+                "offset": offset,
+                "shape": shape,
+                "strides": strides,
+                "element_size": el,
+                "block_dim": bd,
+                "ratio": ratio,
+                "kind": kind,
+            }
+        )
         offset += acc * el
     size = -(-offset // 8) * 8 + rng.choice([0, 0, 64])
     n = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
@@ -129,8 +138,15 @@ def differs(args: dict) -> str | None:
 
 def test_the_issue_layout_zeroes_the_k_half_only():
     # A (2, 2) int32 view with strides (1, 2): dim 1, after the block dim, strides wider than a block.
-    t = {"offset": 0, "shape": [2, 2], "strides": [1, 2], "element_size": 4, "block_dim": 0, "ratio": 1,
-         "kind": "full_attention"}
+    t = {
+        "offset": 0,
+        "shape": [2, 2],
+        "strides": [1, 2],
+        "element_size": 4,
+        "block_dim": 0,
+        "ratio": 1,
+        "kind": "full_attention",
+    }
     args = {"buffer_bytes": 16, "fill": dict(cases.FILL), "tensors": [t], "num_blocks": 2, "block_ids": [0]}
     buf = fill(16, **cases.FILL)
     upstream_g1(buf, [t], [0])
@@ -146,8 +162,11 @@ def test_g1_matches_upstream_on_random_permuted_layouts():
     diffs, permuted, refused = [], 0, 0
     for _ in range(600):
         args = random_layout(rng)
-        permuted += any(t["strides"][d] > t["strides"][t["block_dim"]]
-                        for t in args["tensors"] for d in range(t["block_dim"] + 1, len(t["shape"])))
+        permuted += any(
+            t["strides"][d] > t["strides"][t["block_dim"]]
+            for t in args["tensors"]
+            for d in range(t["block_dim"] + 1, len(t["shape"]))
+        )
         refused += not cases.answer({"op": "zero_blocks", "args": args}, "G1")["ok"]
         d = differs(args)
         if d:
@@ -163,8 +182,11 @@ def test_g1_matches_upstream_on_the_generated_cases():
             continue
         assert differs(c["args"]) is None, c["id"]
         checked += 1
-        permuted += any(t["strides"][d] > t["strides"][t["block_dim"]]
-                        for t in c["args"]["tensors"] for d in range(t["block_dim"] + 1, len(t["shape"])))
+        permuted += any(
+            t["strides"][d] > t["strides"][t["block_dim"]]
+            for t in c["args"]["tensors"]
+            for d in range(t["block_dim"] + 1, len(t["shape"]))
+        )
     assert checked > 100 and permuted >= 10  # the case generator now produces the layout too
 
 

@@ -162,8 +162,13 @@ def test_cuda_exactness_on_every_layout(use_triton):
     a, b = [2, 10, 4, 8], [10, 16]
     layers = [(0, a, dense(a), 2, 1, 2), (1280, b, dense(b), 4, 0, 1)]
     run(layers, [0, 3, 4], 1280 + 640, device="cuda", use_triton=use_triton)
-    run([(0, [6, 8], [16, 1], 4, 0, 1), (32, [6, 8], [16, 1], 4, 0, 1)], [1, 5], 6 * 64 + 64, device="cuda",
-        use_triton=use_triton)
+    run(
+        [(0, [6, 8], [16, 1], 4, 0, 1), (32, [6, 8], [16, 1], 4, 0, 1)],
+        [1, 5],
+        6 * 64 + 64,
+        device="cuda",
+        use_triton=use_triton,
+    )
     run([(0, [6, 4, 8], dense([6, 4, 16]), 2, 0, 1)], [0, 4], 6 * 64 * 2, device="cuda", use_triton=use_triton)
 
 
@@ -183,15 +188,19 @@ def test_id_past_the_pool_before_d6af803f43_is_an_error_naming_the_fix():
         KVBlockZeroer([t], semantics="1cd75b3dd4").zero([5])
     before = buf.clone()
     KVBlockZeroer([t], semantics="d6af803f43").zero([5])
-    assert not buf[32 + 5 * 64:32 + 5 * 64 + 32].any() and torch.equal(buf[:32 + 5 * 64], before[:32 + 5 * 64])
+    assert not buf[32 + 5 * 64 : 32 + 5 * 64 + 32].any() and torch.equal(buf[: 32 + 5 * 64], before[: 32 + 5 * 64])
 
 
 def test_non_integer_ids_are_refused_not_truncated():
     buf = filled(640 * 2)
     before = buf.clone()
     z = KVBlockZeroer([view(buf, 0, [10, 64], [64, 1])])
-    for bad, what in (([1.5], "float32 ids such as 1.5"), (torch.tensor([2.0]), "float32"), ([True], "bool"),
-                      (["a"], "must be integers")):
+    for bad, what in (
+        ([1.5], "float32 ids such as 1.5"),
+        (torch.tensor([2.0]), "float32"),
+        ([True], "bool"),
+        (["a"], "must be integers"),
+    ):
         with pytest.raises(ValueError, match=what):
             z.zero(bad)
     assert torch.equal(buf, before)

@@ -41,9 +41,21 @@ def test_the_doc_harness_imports_nothing_of_kvref():
     assert names <= {"__future__", "itertools", "json", "math", "sys", "collections", "fractions"}, names
 
 
-@pytest.mark.parametrize("sem", ["record-new-block-ids", "zeroer-full-attention-subclasses", "mla-records", "G1",
-                                 "G2", "zeroer-segment-stride", "attention-zeroing", "zeroer-bounded-grid",
-                                 "dcp-attention-only", "G3"])
+@pytest.mark.parametrize(
+    "sem",
+    [
+        "record-new-block-ids",
+        "zeroer-full-attention-subclasses",
+        "mla-records",
+        "G1",
+        "G2",
+        "zeroer-segment-stride",
+        "attention-zeroing",
+        "zeroer-bounded-grid",
+        "dcp-attention-only",
+        "G3",
+    ],
+)
 def test_the_doc_harness_passes_every_case(sem):
     report = run(sem, n=120)
     bad = [r for r in report.results if r.status == "failed"]
@@ -56,8 +68,26 @@ def test_the_doc_harness_is_found_at_its_point_by_as_of(tmp_path):
     import subprocess
 
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    r = subprocess.run([sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl("G1"), "--as-of",
-                        "--cases", "80", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "porttrack",
+            "validate",
+            "kv",
+            "--impl",
+            impl("G1"),
+            "--as-of",
+            "--cases",
+            "80",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     a = json.loads(r.stdout)["as_of"]
     assert a["matches"] and a["matching"][-1] == "g1-pin"

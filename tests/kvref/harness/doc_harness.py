@@ -18,16 +18,47 @@ import sys
 from collections import deque
 from fractions import Fraction
 
-SWITCHES = ["record-new-block-ids", "zeroer-full-attention-subclasses", "resolve-block-sizes", "mla-records",
-            "free-uncached-first", "g1-pin", "mamba-mode-backoff", "zeroer-fresh-staging", "zeroer-segment-stride",
-            "attention-zeroing", "zeroer-bounded-grid", "tokens-per-state", "dcp-attention-only", "prefix-cacheable"]
+SWITCHES = [
+    "record-new-block-ids",
+    "zeroer-full-attention-subclasses",
+    "resolve-block-sizes",
+    "mla-records",
+    "free-uncached-first",
+    "g1-pin",
+    "mamba-mode-backoff",
+    "zeroer-fresh-staging",
+    "zeroer-segment-stride",
+    "attention-zeroing",
+    "zeroer-bounded-grid",
+    "tokens-per-state",
+    "dcp-attention-only",
+    "prefix-cacheable",
+]
 PRESETS = {"G1": "g1-pin", "G2": "mamba-mode-backoff", "G3": "prefix-cacheable", "latest": SWITCHES[-1]}
-MUTANTS = ("ignore-prefix-caching", "g1-backoff-by-mode", "g3-wrapper-blind", "dcp-scales-mamba",
-           "circular-buffer-hashed", "no-alignment-check", "unit-not-checked", "mixed-precision-ignored",
-           "g1-records-subclasses", "free-to-tail", "async-ids-zeroed", "pool-never-exhausted",
-           "g1-after-dims-segments", "g1-page-not-stride", "stride-not-checked", "g1-zeroes-sliding-window",
-           "ids-not-checked", "mla-not-recorded", "mla-not-zeroed", "non-uniform-accepted", "cp-error-missing",
-           "past-end-not-refused")
+MUTANTS = (
+    "ignore-prefix-caching",
+    "g1-backoff-by-mode",
+    "g3-wrapper-blind",
+    "dcp-scales-mamba",
+    "circular-buffer-hashed",
+    "no-alignment-check",
+    "unit-not-checked",
+    "mixed-precision-ignored",
+    "g1-records-subclasses",
+    "free-to-tail",
+    "async-ids-zeroed",
+    "pool-never-exhausted",
+    "g1-after-dims-segments",
+    "g1-page-not-stride",
+    "stride-not-checked",
+    "g1-zeroes-sliding-window",
+    "ids-not-checked",
+    "mla-not-recorded",
+    "mla-not-zeroed",
+    "non-uniform-accepted",
+    "cp-error-missing",
+    "past-end-not-refused",
+)
 ON: set[str] = set()
 MUTANT = ""
 
@@ -86,7 +117,10 @@ def resolve(a: dict) -> dict:
         return r
 
     if on("dcp-attention-only"):
-        scaled = lambda g: all(attention(s) for s in layers(g)) or MUTANT == "dcp-scales-mamba"
+
+        def scaled(g):
+            return all(attention(s) for s in layers(g)) or MUTANT == "dcp-scales-mamba"
+
         sizes = [layers(g)[0]["block_size"] * (dcp if scaled(g) else 1) for g in groups]
         if len(groups) <= 1:
             size = sizes[0] if sizes else bs * dcp
@@ -98,8 +132,10 @@ def resolve(a: dict) -> dict:
             raise Refuse("hybrid groups with context parallelism")
         sizes = [layers(g)[0]["block_size"] for g in groups]
     sched = math.lcm(*sizes)
-    if not (a.get("enable_prefix_caching", True) or a.get("connector_enabled", False)) \
-            and MUTANT != "ignore-prefix-caching":
+    if (
+        not (a.get("enable_prefix_caching", True) or a.get("connector_enabled", False))
+        and MUTANT != "ignore-prefix-caching"
+    ):
         return out(sched, sched, sched)
     if g3 and MUTANT != "g3-wrapper-blind":
         backoff = any(mamba_not_align(s) for g in groups for s in layers(g))
@@ -111,7 +147,7 @@ def resolve(a: dict) -> dict:
         return out(sched, sched, sched)
     hashing = sizes
     if g3:
-        hashing = [n for g, n in zip(groups, sizes) if all(cacheable(s) for s in layers(g))] or sizes
+        hashing = [n for g, n in zip(groups, sizes, strict=False) if all(cacheable(s) for s in layers(g))] or sizes
     unit = a.get("prefix_match_unit")
     if unit is None:
         unit = math.gcd(*hashing)
@@ -119,11 +155,19 @@ def resolve(a: dict) -> dict:
         raise Refuse("prefix_match_unit does not divide")
     if not g3:
         return out(sched, unit, None)
-    aligns = {tps(s) for g in groups for s in layers(g)
-              if cacheable(s) and not isinstance(tps(s), bool) and Fraction(tps(s)).denominator == 1 and tps(s) > 1}
-    partial = any(s["kind"] == "mamba" and s.get("mamba_cache_mode", "none") == "align"
-                  and ((dcp == 1 and n > unit) or (dcp > 1 and n >= unit))
-                  for g, n in zip(groups, sizes) for s in layers(g))
+    aligns = {
+        tps(s)
+        for g in groups
+        for s in layers(g)
+        if cacheable(s) and not isinstance(tps(s), bool) and Fraction(tps(s)).denominator == 1 and tps(s) > 1
+    }
+    partial = any(
+        s["kind"] == "mamba"
+        and s.get("mamba_cache_mode", "none") == "align"
+        and ((dcp == 1 and n > unit) or (dcp > 1 and n >= unit))
+        for g, n in zip(groups, sizes, strict=False)
+        for s in layers(g)
+    )
     hit = unit if partial else sched
     if any(hit % int(x) for x in aligns) and MUTANT != "no-alignment-check":
         raise Refuse("cache_hit_alignment")
@@ -239,7 +283,7 @@ def element_bytes(t: dict, kernel_block: int) -> list[int]:
     ranges = [range(kernel_block, kernel_block + 1) if d == bd else range(n) for d, n in enumerate(t["shape"])]
     out = []
     for idx in itertools.product(*ranges):
-        start = t["offset"] + sum(i * s * el for i, s in zip(idx, t["strides"]))
+        start = t["offset"] + sum(i * s * el for i, s in zip(idx, t["strides"], strict=False))
         out.extend(range(start, start + el))
     return out
 
@@ -279,8 +323,10 @@ def zero(a: dict) -> dict:
             page = el + sum((t["shape"][d] - 1) * t["strides"][d] * el for d in inner)
             if page > stride:
                 raise Refuse("overlap")
-        segs = [t["offset"] + sum(i * t["strides"][d] * el for i, d in zip(idx, segs_dims))
-                for idx in itertools.product(*(range(t["shape"][d]) for d in segs_dims))]
+        segs = [
+            t["offset"] + sum(i * t["strides"][d] * el for i, d in zip(idx, segs_dims, strict=False))
+            for idx in itertools.product(*(range(t["shape"][d]) for d in segs_dims))
+        ]
         plans.append((t, stride, page, r, segs))
     if not on("zeroer-bounded-grid") and len({p[2] * p[3] for p in plans}) > 1 and MUTANT != "non-uniform-accepted":
         raise Refuse("non-uniform")
@@ -307,8 +353,12 @@ def zero(a: dict) -> dict:
     nb = min(t["shape"][t["block_dim"]] // t.get("ratio", 1) for t in tensors)
     states = []
     for b in range(nb):
-        where = [i for t in tensors for k in range(b * t.get("ratio", 1), (b + 1) * t.get("ratio", 1))
-                 for i in element_bytes(t, k)]
+        where = [
+            i
+            for t in tensors
+            for k in range(b * t.get("ratio", 1), (b + 1) * t.get("ratio", 1))
+            for i in element_bytes(t, k)
+        ]
         zero_all = all(buf[i] == 0 for i in where)
         states.append("zero" if zero_all else "untouched" if all(buf[i] == start[i] for i in where) else "mixed")
     h = 0xCBF29CE484222325
@@ -317,8 +367,12 @@ def zero(a: dict) -> dict:
     return {"blocks": states, "digest": f"{h:016x}"}
 
 
-OPS = {"resolve_block_sizes": resolve, "needs_kv_cache_zeroing": needs_zeroing, "record_new_block_ids": record,
-       "zero_blocks": zero}
+OPS = {
+    "resolve_block_sizes": resolve,
+    "needs_kv_cache_zeroing": needs_zeroing,
+    "record_new_block_ids": record,
+    "zero_blocks": zero,
+}
 
 
 def main() -> int:
@@ -327,12 +381,12 @@ def main() -> int:
     if "--mutant" in args:
         i = args.index("--mutant")
         MUTANT = args[i + 1]
-        del args[i:i + 2]
+        del args[i : i + 2]
         if MUTANT not in MUTANTS:
             print(f"unknown mutant {MUTANT!r}", file=sys.stderr)
             return 2
     last = PRESETS.get(args[0], args[0]) if args else SWITCHES[-1]
-    ON.update(SWITCHES[:SWITCHES.index(last) + 1])
+    ON.update(SWITCHES[: SWITCHES.index(last) + 1])
     for line in sys.stdin:
         if not line.strip():
             continue

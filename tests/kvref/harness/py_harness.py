@@ -27,8 +27,11 @@ def main() -> int:
             if opt.no_hello:
                 print("hello yourself", flush=True)
                 continue
-            reply = {"id": rid, "ok": True, "result": {"name": "py_harness", "protocol": cases.PROTOCOL_VERSION,
-                                                         "ops": opt.ops.split(",")}}
+            reply = {
+                "id": rid,
+                "ok": True,
+                "result": {"name": "py_harness", "protocol": cases.PROTOCOL_VERSION, "ops": opt.ops.split(",")},
+            }
         elif rid == opt.crash_on:
             print("boom: simulated crash", file=sys.stderr, flush=True)
             return 3
@@ -39,8 +42,10 @@ def main() -> int:
             print("Segmentation fault? no, just noise", flush=True)
             continue
         else:
-            reply = dict(cases.answer({"op": op, "args": req["args"]}, opt.semantics)
-                         or {"ok": False, "error": "NotImplementedError", "message": "not at this semantics"})
+            reply = dict(
+                cases.answer({"op": op, "args": req["args"]}, opt.semantics)
+                or {"ok": False, "error": "NotImplementedError", "message": "not at this semantics"}
+            )
             reply["id"] = rid
         print(json.dumps(reply), flush=True)
     return 0
