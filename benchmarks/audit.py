@@ -121,17 +121,19 @@ def main() -> None:
     )
     print(f"tree: {root}  files in scope: {len(files)}  entries: {len(q.entries)}  distinct symbols: {len(all_syms)}")
 
-    scan = lambda: probe.scan(
-        root,
-        all_syms,
-        scope=scope,
-        tests_scope=cfg.tests_scope,
-        exclude=[],
-        rev=None,  # noqa: E731
-        renames={},
-        strip_leading_underscore=True,
-        cache_dir=tmp / "cache",
-    )
+    def scan():
+        return probe.scan(
+            root,
+            all_syms,
+            scope=scope,
+            tests_scope=cfg.tests_scope,
+            exclude=[],
+            rev=None,
+            renames={},
+            strip_leading_underscore=True,
+            cache_dir=tmp / "cache",
+        )
+
     cold_scan, _ = timed(scan)
     warm_scan, _ = timed(scan, repeat=3)
     run = lambda: audit.audit(cfg, q, where=lambda n: f"queue.toml:{queuefile.line_of(qf, n)}")  # noqa: E731

@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvref import cases as kcases
-from kvref.semantics import SWITCHES, Semantics, upto
+from kvref import cases as kcases  # noqa: E402 -- after the sys.path line above
+from kvref.semantics import SWITCHES, Semantics, upto  # noqa: E402
 
 ERRORS = {  # error path -> a phrase of kvref's message (messages are never compared; this only labels)
     "prefix_match_unit does not divide": r"Invalid (prefix_match_unit|hash_block_size)=\d+; (all|prefix-cacheable)",

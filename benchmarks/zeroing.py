@@ -86,10 +86,12 @@ def main() -> None:
                 t.fill_(1)
             flat.fill_(1)
 
-        t_kv, t_base = timed_pair(lambda: zeroer.zero(ids), lambda: flat[:nbytes].zero_(), refill, opt.reps, sync)
+        t_kv, t_base = timed_pair(
+            lambda ids=ids: zeroer.zero(ids), lambda nbytes=nbytes: flat[:nbytes].zero_(), refill, opt.reps, sync
+        )
         zeroer.zero(ids)  # and check it did what it was timed doing
         assert int((layers[-1][1].flatten(1) == 0).all(1).sum()) == n
-        gbs = lambda t: nbytes / t / 1e9  # noqa: E731
+        gbs = lambda t, nbytes=nbytes: nbytes / t / 1e9  # noqa: E731
         print(f"{frac:>7.0%} {nbytes / 2**20:>11.1f} {gbs(t_kv):>11.2f} {gbs(t_base):>12.2f} {t_base / t_kv:>7.0%}")
 
 

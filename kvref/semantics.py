@@ -10,7 +10,6 @@ has placed an arbitrary upstream revision with git).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 from collections.abc import Iterable
 
 
@@ -153,7 +152,7 @@ class Semantics:
         return on[-1] if on else None
 
 
-SemanticsLike = Union[str, Semantics, Iterable[str]]
+SemanticsLike = str | Semantics | Iterable[str]
 
 
 def upto(name: str, label: str | None = None) -> Semantics:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Union
 from collections.abc import Iterable, Sequence
 
 DTYPE_BYTES = {
@@ -189,7 +188,7 @@ class UniformTypeKVCacheSpecs:
         return all(s.prefix_cacheable for s in self.specs)
 
 
-Group = Union[KVCacheSpec, UniformTypeKVCacheSpecs, Sequence[KVCacheSpec]]
+Group = KVCacheSpec | UniformTypeKVCacheSpecs | Sequence[KVCacheSpec]
 KINDS = {
     c.kind: c
     for c in (

@@ -328,6 +328,6 @@ def _arange(n: int):
 def _triton_available() -> bool:
     try:
         import triton  # noqa: F401
-    except Exception:
+    except (ImportError, RuntimeError, OSError):  # not installed, or installed without a usable driver
         return False
     return torch.cuda.is_available()

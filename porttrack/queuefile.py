@@ -7,6 +7,7 @@ model (`QueueFile.queue`) is rebuilt from the document after each edit.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import bisect
 import json
@@ -1228,10 +1229,8 @@ def _lock(path: Path) -> _Held:
 
 def _unlock(held: _Held | None) -> None:
     if held is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(held.path)  # before closing: nobody can lock this inode and believe it current
-        except OSError:
-            pass
         os.close(held.fd)
 
 
@@ -1254,10 +1253,8 @@ def _clean_stale_temps(path: Path) -> None:
         return
     for name in names:
         if stale.fullmatch(name):
-            try:
+            with contextlib.suppress(OSError):  # another user's file we may not remove: it is only litter
                 os.unlink(path.parent / name)
-            except OSError:
-                pass  # another user's file we may not remove: it is only litter
 
 
 def _hold_for_test(path: Path) -> None:

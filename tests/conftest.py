@@ -53,7 +53,7 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
         else:
             p.write_text(content, encoding="utf-8")
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, *([] if date else []), date=date)
+    git(repo, "commit", "-q", "-m", message, date=date)
     return git(repo, "rev-parse", "HEAD")
 
 

@@ -251,12 +251,14 @@ def test_rule_3_blocked_chain_of_three(results, port):
 
 
 def queue_line(port: Path, n: int) -> int:
-    return next(i for i, l in enumerate((port / "queue/cycle.toml").read_text().splitlines(), 1) if l == f"n = {n}") - 1
+    return (
+        next(i for i, ln in enumerate((port / "queue/cycle.toml").read_text().splitlines(), 1) if ln == f"n = {n}") - 1
+    )
 
 
 def test_rule_4_owned_by_a_row_citing_a_line_range(results, port):
     r = results[(20, None)]
-    line = next(i for i, l in enumerate(MATRIX.splitlines(), 1) if "KV-PREFIX-MATCH-UNIT" in l)
+    line = next(i for i, ln in enumerate(MATRIX.splitlines(), 1) if "KV-PREFIX-MATCH-UNIT" in ln)
     assert (r["verdict"], r["rule"]) == ("owned", "owned")
     assert r["owner"] == f"KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:{line})"
     assert any(f".agents/engine-matrix.md:{line}" in e for e in r["evidence"])

@@ -31,7 +31,7 @@ def test_every_command_has_help(tmp_path, cmd):
 def one_sentence_exit_2(proc, *needles):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, proc.stderr
     for n in needles:
         assert n in lines[0], lines[0]
@@ -100,7 +100,7 @@ def test_queue_show_table_and_json(tmp_path):
 def test_bare_command_prints_help_and_no_empty_error_line(tmp_path):
     proc = run_cli(cwd=tmp_path)
     assert "Usage:" in proc.stdout and "Traceback" not in proc.stderr
-    assert not [l for l in proc.stderr.splitlines() if l.strip()], proc.stderr  # no bare "porttrack: "
+    assert not [ln for ln in proc.stderr.splitlines() if ln.strip()], proc.stderr  # no bare "porttrack: "
     assert proc.returncode in (0, 2)
 
 

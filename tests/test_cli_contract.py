@@ -71,7 +71,7 @@ def test_dash_h_is_help_everywhere(tmp_path):
 
 def test_boolean_flags_read_as_flags(tmp_path):
     text = run_cli("audit", "--help", cwd=tmp_path, check_rc=0).stdout
-    write = next(l for l in text.splitlines() if l.strip().startswith("--write"))
+    write = next(ln for ln in text.splitlines() if ln.strip().startswith("--write"))
     assert "<bool>" not in write and "bool" not in write.split("Record")[0], write
     assert re.search(r"--entries <str>", text)  # options that take a value still say so
     _up, port, pin, target = pair(tmp_path)

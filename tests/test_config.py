@@ -48,7 +48,7 @@ def test_found_upward(tmp_path):
 
 
 def test_missing_config_is_one_sentence(tmp_path):
-    with pytest.raises(UserError, match="no porttrack.toml"):
+    with pytest.raises(UserError, match=r"no porttrack\.toml"):
         resolve_config(None, cwd=tmp_path)
 
 

@@ -60,7 +60,7 @@ def test_a_blob_missing_inside_names_commit_file_path_rule_and_the_ways_out(tmp_
     drop_object(s["up"], s["lost_blob"])
     proc = run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "q", cwd=s["port"])
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    line = [l for l in proc.stderr.splitlines() if l.startswith("porttrack:")]
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("porttrack:")]
     assert len(line) == 1, proc.stderr
     msg = line[0]
     for needle in (
@@ -194,7 +194,7 @@ def test_init_proposes_paths_pin_scopes_and_name_from_evidence_and_its_command_w
 def test_init_in_an_empty_repository_warns_for_every_guess(tmp_path):
     port = init_repo(tmp_path / "empty")
     proc = run_cli("init", cwd=port, check_rc=0)
-    warnings = [l for l in proc.stdout.splitlines() if l.startswith("warning:")]
+    warnings = [ln for ln in proc.stdout.splitlines() if ln.startswith("warning:")]
     text = " ".join(warnings)
     for guess in ("paths", "code scope", "tests scope", "matrices", "name", "repo", "pin"):
         assert guess in text, (guess, warnings)
@@ -266,7 +266,7 @@ def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monk
         monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(tmp_path / f"cold{i}"))  # a cold cache each time
         proc = run_cli(*args, cwd=port)
         assert proc.returncode in (0, 1), proc.stderr
-        lines = [l for l in proc.stderr.splitlines() if "indexed" in l]
+        lines = [ln for ln in proc.stderr.splitlines() if "indexed" in ln]
         # grep-first: only files that hold a probed name are parsed, so the total is theirs, not 61
         assert lines and re.fullmatch(r"probe: indexed (\d+)/\1 files \(first scan only\)", lines[-1]), (
             args,

@@ -33,7 +33,7 @@ def test_rows_ids_states_lines_and_cells():
     first = rs[0]
     assert (
         first.where
-        == f".agents/engine-matrix.md:{MATRIX.splitlines().index(next(l for l in MATRIX.splitlines() if 'KV-PREFIX' in l)) + 1}"
+        == f".agents/engine-matrix.md:{MATRIX.splitlines().index(next(ln for ln in MATRIX.splitlines() if 'KV-PREFIX' in ln)) + 1}"
     )
     assert first.upstream == "`vllm/v1/core/kv_cache_utils.py:640-707` @ `e24d1b24`"
     assert first.cells["Our tests/evidence"] == "[test](../tests/a.cpp#L12)"

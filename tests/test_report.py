@@ -60,7 +60,7 @@ def assert_counts_agree(text: str) -> dict[str, int]:
         assert counts.get(name + " seen", 0) == counts[name], name
     assert counts["Carry-over"] == sum(counts.get(k, 0) for k in ("Owned", "Blocked", "Deferred"))
     assert len(listed) == len(set(listed)), "an entry is listed twice"
-    state = next(l for l in text.splitlines() if l.startswith("- **Cycle state:**"))
+    state = next(ln for ln in text.splitlines() if ln.startswith("- **Cycle state:**"))
     gaps = counts["PORT-NOW"]
     assert (f"{gaps} real gap" in state) if gaps else "real gap" not in state, state
     assert (
@@ -88,18 +88,18 @@ def test_entry_line_round_trips_backticks_and_reverts():
 def test_sync_report_sections_and_lines(sync_text, port):
     lines = sync_text.splitlines()
     assert lines[0].startswith("# vllm upstream-sync audit")
-    heads = [l.split(" (")[0] for l in lines if l.startswith("## ")]
+    heads = [ln.split(" (")[0] for ln in lines if ln.startswith("## ")]
     assert heads[0] == "## PORT-NOW" and heads[-1] == "## Carry-over"
     assert {"## INVENTORY", "## IGNORE"} <= set(heads)
     assert_counts_agree(sync_text)
     head = git(port, "rev-parse", "HEAD")
     assert f"- **Port commit probed:** `{head}`" in sync_text
     assert f"- **Current pin:** `{sha(0)}`" in sync_text
-    entries = [l for l in lines if l.startswith("- vllm#")]
+    entries = [ln for ln in lines if ln.startswith("- vllm#")]
     assert entries
-    for l in entries:
-        m = ENTRY_RE.match(l)
-        assert m, l
+    for ln in entries:
+        m = ENTRY_RE.match(ln)
+        assert m, ln
     parsed = {int(m["pr"]): m for m in map(ENTRY_RE.match, entries)}
     assert parsed[40030]["subject"] == "[Spec] Eagle proposer (#40030)"
     assert parsed[40030]["sha"] == sha(30)[:8]

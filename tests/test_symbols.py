@@ -344,9 +344,11 @@ def test_extract_in_forked_workers(tmp_path, monkeypatch):
     with Extractor(reader.one, tmp_path / "forked", reader.many) as ex:
         assert ex.extract(changes) == serial and ex.parsed == 0  # stored by the parent
     del blobs["q0"]
-    with Extractor(reader.one, tmp_path / "missing", reader.many) as ex:
-        with pytest.raises(UserError, match="object q0 is missing"):
-            ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs))
+    with (
+        Extractor(reader.one, tmp_path / "missing", reader.many) as ex,
+        pytest.raises(UserError, match="object q0 is missing"),
+    ):
+        ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs))
 
 
 def test_comment_spans_are_the_comment_nodes():

@@ -85,7 +85,7 @@ class Count:
         )
 
     def __getstate__(self) -> dict:
-        self.hits  # a pickled or copied count carries its hits, not the loader
+        _ = self.hits  # a pickled or copied count carries its hits, not the loader
         return dict(self.__dict__)
 
 

@@ -184,7 +184,7 @@ def test_id_past_the_pool_before_d6af803f43_is_an_error_naming_the_fix():
     # Packed pages stepped by the whole stride: the last block's write would overrun the storage.
     buf = filled(6 * 64)
     t = view(buf, 32, [6, 8], [16, 1], 4)
-    with pytest.raises(ValueError, match="writes past the end of the KV pool.*fixed by d6af803f43"):
+    with pytest.raises(ValueError, match=r"writes past the end of the KV pool.*fixed by d6af803f43"):
         KVBlockZeroer([t], semantics="1cd75b3dd4").zero([5])
     before = buf.clone()
     KVBlockZeroer([t], semantics="d6af803f43").zero([5])

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "kvref" / "harness" / "doc_harness.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from kvref_mutants import MUTANTS
+from kvref_mutants import MUTANTS  # noqa: E402 -- benchmarks/ is on sys.path from the line above
 
 
 def impl(sem: str, mutant: str | None = None) -> str:

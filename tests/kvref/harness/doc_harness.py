@@ -337,10 +337,10 @@ def zero(a: dict) -> dict:
             ids = [i for i in ids if 0 <= i < pool]
         if any(i < 0 or i >= pool for i in ids):
             raise Refuse("ids")
-        for t, stride, page, r, segs in plans:
+        for _t, stride, _page, r, segs in plans:
             if ids and whole and max(segs) + (max(ids) + 1) * r * stride > size and MUTANT != "past-end-not-refused":
                 raise Refuse("past the end")
-        for t, stride, page, r, segs in plans:
+        for t, stride, _page, r, segs in plans:
             for b in ids:
                 if whole:
                     for s in segs:
