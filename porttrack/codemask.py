@@ -218,10 +218,10 @@ _TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_
 def _chain(root: Node, s: int) -> list[tuple[Node, str | None]]:
     """(node, its field in the parent) from the root down to the smallest node holding byte `s`."""
     cur = root.walk()
-    out = [(root, None)]
+    out: list[tuple[Node, str | None]] = [(root, None)]
     while cur.goto_first_child_for_byte(s) is not None:
         node = cur.node
-        if node.start_byte > s:
+        if node is None or node.start_byte > s:
             break
         out.append((node, cur.field_name))
     return out
@@ -415,6 +415,7 @@ def first_definition(data: bytes, lang: str | None) -> tuple[str, int] | None:
     parents: list[Node] = []
     while True:
         node = cur.node
+        assert node is not None  # a cursor from walk() always stands on a node
         if parents:
             got = _declares(parents[-1], node, cur.field_name)
             if got:

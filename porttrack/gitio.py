@@ -248,7 +248,8 @@ def records(proc: subprocess.Popen) -> list[bytes]:
     """The NUL-separated records a `start`ed `-z` command printed; a failure is a UserError."""
     out, err = proc.communicate()
     if proc.returncode != 0:
-        raise UserError(f"git {' '.join(map(str, proc.args[4:6]))} failed: {err.decode('utf-8', 'replace').strip()}")
+        argv = list(proc.args) if isinstance(proc.args, (list, tuple)) else [proc.args]
+        raise UserError(f"git {' '.join(map(str, argv[4:6]))} failed: {err.decode('utf-8', 'replace').strip()}")
     return [r for r in out.split(b"\0") if r]
 
 

@@ -64,9 +64,9 @@ def console_progress(console) -> Callable[[int, int], None]:
             if state["bar"] is None:
                 from rich.progress import Progress
 
-                state["bar"] = Progress(console=console, transient=True)
-                state["bar"].start()
-                state["task"] = state["bar"].add_task("indexing files (first scan only)", total=total)
+                bar = Progress(console=console, transient=True)
+                bar.start()
+                state["bar"], state["task"] = bar, bar.add_task("indexing files (first scan only)", total=total)
             state["bar"].update(state["task"], completed=done)
             if done >= total:
                 state["bar"].stop()

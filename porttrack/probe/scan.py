@@ -722,7 +722,7 @@ def _patched(
     try:
         new_rows, new_kept = _rows(ctx, store, reader, files, incomplete)
         rows = [r for n, r in enumerate(old) if n not in drop] + new_rows
-        kept: list[File | None] = [None] * (len(rows) - len(new_rows)) + new_kept
+        kept: list[File | None] = [*([None] * (len(rows) - len(new_rows))), *new_kept]
         order = sorted(range(len(rows)), key=lambda n: rows[n].path)
         rows, kept = [rows[n] for n in order], [kept[n] for n in order]
         _first_def(

@@ -59,7 +59,7 @@ class Store:
 
     def ids(self, keys: list[str]) -> dict[str, tuple[int, str | None, int | None, str | None, bool]]:
         """key -> (id, first defined name, its line, why it cannot be read, parsed) for versions seen."""
-        out = {}
+        out: dict[str, tuple[int, str | None, int | None, str | None, bool]] = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
             q = f"SELECT key, id, first_def, first_line, problem, masked FROM blob WHERE key IN ({','.join('?' * len(chunk))})"
@@ -167,6 +167,8 @@ class Store:
                 lst = db.execute(
                     "INSERT INTO prepared (key, data, rows) VALUES (?, ?, ?)", (key, json.dumps(info), json.dumps(rows))
                 ).lastrowid
+                if lst is None:  # (an INSERT always sets it)
+                    return 0
                 db.executemany(
                     "INSERT INTO fileset VALUES (?, ?, ?, ?, ?)",
                     ((lst, r.bid, i, r.scoped, r.test) for i, r in enumerate(rows) if r.problem is None),
@@ -181,7 +183,7 @@ class Store:
             return 0
 
     def tally(
-        self, lst: int, files: list[tuple[int, int, int, int]] | None, want: list[tuple[int, str, int]]
+        self, lst: int, files: list[tuple[int, int, bool, bool]] | None, want: list[tuple[int, str, int]]
     ) -> dict[int, tuple[int, ...]]:
         """Counts per asked symbol, summed in SQL from the per-(identifier, file version) totals.
 
@@ -218,7 +220,7 @@ class Store:
                 rows += db.execute(_tally_sql(table, plain, multi), (lst,)).fetchall()
         finally:
             db.execute("COMMIT")
-        out = {}
+        out: dict[int, tuple[int, ...]] = {}
         for sym, raw, code, nfiles, decl, tests, cons, deleg, sound in rows:
             if not sound:  # the hits stored do not add up to the totals beside them
                 raise CacheDamaged("occurrence totals")
