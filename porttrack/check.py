@@ -965,6 +965,13 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
                         found == "moved",
                     )
                 )
+    out += _unanchored(ctx, loose, states)
+    return out, reanchors
+
+
+def _unanchored(ctx: _Ctx, loose: dict[str, list[tuple[int, int]]], states: dict[str, str]) -> list[Finding]:
+    """One citation-unanchored per tree that imported citations were read at and this check cannot anchor."""
+    out: list[Finding] = []
     for tree, cites in loose.items():
         n, k = cites[0]
         why = (
@@ -987,7 +994,7 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
             )
         )
         ctx.checks.add(f"citations read at {tree or 'an unknown tree'}")
-    return out, reanchors
+    return out
 
 
 def _soften(f: Finding) -> Finding:
