@@ -123,7 +123,7 @@ def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], t
     if config is not None:
         cfg_path.write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
     else:
-        text, _ = init.starter(work, upstream)
+        text = init.propose(work, upstream).text
         import tomlkit
 
         doc = tomlkit.parse(text)
