@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 import tomlkit
@@ -204,19 +205,17 @@ def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
 
 
-def load_config(path: Path) -> Config:
+def _read_text(path: Path) -> str:
     raw = pathrules.read_regular(path, "config file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text.") from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
-    doc = parse_toml(path, text).unwrap()
+    return text.removeprefix("\ufeff")  # a byte-order mark some editors write
 
-    def where(table: str | None, key: str) -> str:
-        line = key_line(text, table, key)
-        return f"{path}:{line}" if line else str(path)
 
+def _check_known(doc: dict, text: str, path: Path, where: Callable[[str | None, str], str]) -> None:
+    """Every table and key is one the schema knows."""
     known: dict[str, list[str]] = {}
     for table, key in _SCHEMA:
         known.setdefault(table, []).append(key)
@@ -239,6 +238,10 @@ def load_config(path: Path) -> Config:
         for key in section if isinstance(section, dict) else {}:
             if key not in known[table]:
                 raise UserError(f"{where(table, key)}: unknown key {table}.{key} (one of {', '.join(known[table])}).")
+
+
+def _check_types(doc: dict, where: Callable[[str | None, str], str]) -> None:
+    """Every value has the schema's type."""
     for (table, key), (types, human) in _SCHEMA.items():
         section = doc.get(table)
         if section is None:
@@ -255,12 +258,8 @@ def load_config(path: Path) -> Config:
         if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
             raise UserError(f"{where(table, key)}: {table}.{key} holds a NUL character.")
 
-    up = doc.get("upstream", {})
-    port = doc.get("port", {})
-    naming = doc.get("naming", {})
-    owners = doc.get("owners", {})
-    base = path.parent.resolve()
-    cfg = Config(path=path)
+
+def _load_upstream(cfg: Config, up: dict, base: Path, where: Callable[[str | None, str], str]) -> None:
     if "repo" in up:
         cfg.upstream_repo = (base / up["repo"]).resolve()
     cfg.upstream_paths = pathrules.norm_all(up.get("paths", []))  # "./vllm/" and "vllm" are one prefix
@@ -270,6 +269,9 @@ def load_config(path: Path) -> Config:
     cfg.merges = up.get("merges", cfg.merges)
     if cfg.merges not in ("first-parent", "all"):
         raise UserError(f'{where("upstream", "merges")}: upstream.merges must be "first-parent" or "all".')
+
+
+def _load_port(cfg: Config, port: dict, base: Path, where: Callable[[str | None, str], str]) -> None:
     cfg.port_root = (base / port.get("root", ".")).resolve()
     if not cfg.port_root.is_dir():
         what = "does not exist" if not cfg.port_root.exists() else "is not a folder"
@@ -286,6 +288,9 @@ def load_config(path: Path) -> Config:
         raise UserError(
             f"{where('port', 'header_scan_lines')}: port.header_scan_lines must be 0 or more, not {cfg.header_scan_lines}."
         )
+
+
+def _load_maps(cfg: Config, doc: dict, text: str, path: Path, where: Callable[[str | None, str], str]) -> None:
     maps = doc.get("map", [])
     if not isinstance(maps, list):
         raise UserError(f"{where(None, 'map')}: map must be an array of tables ([[map]]).")
@@ -301,6 +306,9 @@ def load_config(path: Path) -> Config:
         _check_regex(m["upstream"], mwhere, f"map number {i + 1} upstream")
         _check_templates(m["upstream"], list(ports), f"{path}:{key_line(text, 'map', 'port', i) or '?'}", i + 1)
         cfg.maps.append(PathMap(m["upstream"], list(ports)))
+
+
+def _load_naming_owners(cfg: Config, naming: dict, owners: dict, where: Callable[[str | None, str], str]) -> None:
     cfg.strip_leading_underscore = naming.get("strip_leading_underscore", True)
     renames = naming.get("renames", {})
     if not all(isinstance(v, str) for v in renames.values()):
@@ -311,7 +319,9 @@ def load_config(path: Path) -> Config:
     _check_regex(cfg.id_pattern, where("owners", "id_pattern"), "owners.id_pattern")
     cfg.done_states = list(owners.get("done_states", cfg.done_states))
     cfg.parked_states = list(owners.get("parked_states", cfg.parked_states))
-    aud = doc.get("audit", {})
+
+
+def _load_audit(cfg: Config, aud: dict, where: Callable[[str | None, str], str]) -> None:
     cfg.non_code = list(aud.get("non_code", cfg.non_code))
     cfg.source_suffixes = list(aud.get("source_suffixes", cfg.source_suffixes))
     cfg.deferral_words = list(aud.get("deferral_words", cfg.deferral_words))
@@ -323,6 +333,10 @@ def load_config(path: Path) -> Config:
                 )
             _check_regex(rx, where("audit", "language_only"), f"audit.language_only.{name}")
         cfg.language_only = dict(aud["language_only"])
+
+
+def _load_rest(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, str], str]) -> None:
+    """[queue], [cache] and [check]."""
     cfg.queue_file = doc.get("queue", {}).get("file", "")
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
     if cfg.cache_dir:  # like every path in the file, relative to the file's folder
@@ -334,6 +348,26 @@ def load_config(path: Path) -> Config:
     cfg.check_min_severity = check.get("min_severity", "info")
     if cfg.check_min_severity not in SEVERITIES:
         raise UserError(f'{where("check", "min_severity")}: check.min_severity must be "info", "warning" or "error".')
+
+
+def load_config(path: Path) -> Config:
+    text = _read_text(path)
+    doc = parse_toml(path, text).unwrap()
+
+    def where(table: str | None, key: str) -> str:
+        line = key_line(text, table, key)
+        return f"{path}:{line}" if line else str(path)
+
+    _check_known(doc, text, path, where)
+    _check_types(doc, where)
+    base = path.parent.resolve()
+    cfg = Config(path=path)
+    _load_upstream(cfg, doc.get("upstream", {}), base, where)
+    _load_port(cfg, doc.get("port", {}), base, where)
+    _load_maps(cfg, doc, text, path, where)
+    _load_naming_owners(cfg, doc.get("naming", {}), doc.get("owners", {}), where)
+    _load_audit(cfg, doc.get("audit", {}), where)
+    _load_rest(cfg, doc, base, where)
     return cfg
 
 

@@ -120,50 +120,48 @@ def _repo_value(upstream: Path, root: Path) -> tuple[str, str | None]:
     return rel, f"--upstream {upstream} is written as {rel}: porttrack.toml reads it relative to {root}"
 
 
-def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
-    prop = Proposal(text="")
+def _choose_pin(
+    pins: Counter[str], placed: dict[str, tuple[str, int]], upstream: Path | None, prop: Proposal
+) -> str | None:
+    """The pin to start from: the most common header pin when the upstream has it (or there is no
+    upstream to check it in), else the newest header pin the upstream has."""
     notes, warn = prop.notes, prop.warnings
-    provs = headers.scan_headers(root, scan_lines=header_lines)
-    cited_all = {s.upstream for p in provs for s in p.sources}
-    pins = _merge_prefixes(Counter(s.pin for p in provs for s in p.sources if s.pin))
-    ported = sum(1 for p in provs if p.sources)
-    matrices = sorted(p.relative_to(root).as_posix() for p in root.glob(".agents/*matrix*.md"))
-
-    placed = _placed(upstream, pins) if upstream is not None and pins else {}
-    pin = None
-    if pins:
-        common, count = pins.most_common(1)[0]
-        if upstream is None:
-            pin = common
-            warn.append(f"most common header pin {common} ({count} files) is unchecked: no --upstream to place it in")
-        elif common in placed:
-            pin = common
-            notes.append(
-                f"pin {common}: the most common header pin ({count} of {sum(pins.values())} pinned "
-                f"statements), a commit of {upstream}"
-            )
-            others = [f"{p} ({c} files)" for p, c in pins.most_common() if p not in placed]
-            if others:
-                warn.append(
-                    f"header pins {', '.join(others[:3])}{' …' if len(others) > 3 else ''} are not commits "
-                    f"of {upstream}: audit cannot place those files' pins until they are fetched"
-                )
-        else:
-            missing = ", ".join(f"{p} ({c} files)" for p, c in pins.most_common(3) if p not in placed)
-            warn.append(
-                f"header pins {missing} are not commits of {upstream}: fetch them "
-                f"(git -C {upstream} fetch origin {common}), or start from a pin it has"
-            )
-            if placed:
-                pin = max(placed, key=lambda p: placed[p][1])
-                warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
-    else:
+    if not pins:
         warn.append("no provenance header states a pin: choose PIN yourself (the upstream commit the port is at)")
+        return None
+    common, count = pins.most_common(1)[0]
+    if upstream is None:
+        warn.append(f"most common header pin {common} ({count} files) is unchecked: no --upstream to place it in")
+        return common
+    if common in placed:
+        notes.append(
+            f"pin {common}: the most common header pin ({count} of {sum(pins.values())} pinned "
+            f"statements), a commit of {upstream}"
+        )
+        others = [f"{p} ({c} files)" for p, c in pins.most_common() if p not in placed]
+        if others:
+            warn.append(
+                f"header pins {', '.join(others[:3])}{' …' if len(others) > 3 else ''} are not commits "
+                f"of {upstream}: audit cannot place those files' pins until they are fetched"
+            )
+        return common
+    missing = ", ".join(f"{p} ({c} files)" for p, c in pins.most_common(3) if p not in placed)
+    warn.append(
+        f"header pins {missing} are not commits of {upstream}: fetch them "
+        f"(git -C {upstream} fetch origin {common}), or start from a pin it has"
+    )
+    if not placed:
+        return None
+    pin = max(placed, key=lambda p: placed[p][1])
+    warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
+    return pin
 
-    ref = "HEAD"
+
+def _mirrored_paths(cited_all: set[str], ported: int, upstream: Path | None, ref: str, prop: Proposal) -> list[str]:
+    """[upstream] paths: the cited files rolled up against the upstream tree at REF (or, with no
+    upstream, the top folders the headers cite)."""
+    notes, warn = prop.notes, prop.warnings
     if upstream is not None:
-        ref = placed[pin][0] if pin in placed else "HEAD"
-        target = gitio.rev_parse(upstream, "HEAD")
         tree = gitio.git(upstream, "ls-tree", "-r", "--name-only", "-z", ref).decode("utf-8", "replace").split("\0")
         tree = [t for t in tree if t]
         present = set(tree)
@@ -176,7 +174,6 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
             )
         paths = roll_up(cited, tree)
     else:
-        target = None
         cited = cited_all
         paths = sorted({c.split("/")[0] + "/" for c in cited})
         if paths:
@@ -184,24 +181,27 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
                 "no --upstream: paths are the top folders the headers cite, not measured against the upstream tree"
             )
     if not paths:
-        paths = ["vllm/"]
         warn.append(
             'no provenance header cites an upstream file: paths = ["vllm/"] is a guess; list the folders you mirror'
         )
-    else:
-        tests = [p for p in paths if p.startswith("tests/")]
-        notes.append(
-            f"{len(paths)} mirrored paths from {len(cited)} upstream files cited by {ported} port files' "
-            f"headers (a folder when more than half of it is cited)"
-            + (
-                f"; {len(tests)} of them under tests/, where the port has ported tests"
-                if tests
-                else "; no tests/ path: no header cites an upstream test"
-            )
+        return ["vllm/"]
+    tests = [p for p in paths if p.startswith("tests/")]
+    notes.append(
+        f"{len(paths)} mirrored paths from {len(cited)} upstream files cited by {ported} port files' "
+        f"headers (a folder when more than half of it is cited)"
+        + (
+            f"; {len(tests)} of them under tests/, where the port has ported tests"
+            if tests
+            else "; no tests/ path: no header cites an upstream test"
         )
+    )
+    return paths
 
-    code, test_scope, code_ok, tests_ok = _scopes(provs, root)
-    (notes if code_ok else warn).append(
+
+def _note_scopes(
+    code: list[str], test_scope: list[str], code_ok: bool, tests_ok: bool, root: Path, prop: Proposal
+) -> None:
+    (prop.notes if code_ok else prop.warnings).append(
         f"code scope {code}"
         + ("" if code_ok else ": no header says where ported code lives; a guess")
         + (
@@ -210,39 +210,50 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
             else f" ({', '.join(d for d in code if not (root / d).is_dir())} missing)"
         )
     )
-    (notes if tests_ok else warn).append(
+    (prop.notes if tests_ok else prop.warnings).append(
         f"tests scope {test_scope}" + ("" if tests_ok else ": no ported test found; a guess")
     )
-    if matrices:
-        notes.append(f"matrices: {', '.join(matrices)}")
-    else:
-        warn.append("no .agents/*matrix*.md found: owners.matrices is the default glob and matches nothing yet")
 
-    if name is None and upstream is not None:
-        name = origin_name(upstream)
-        if name:
-            notes.append(f"name {name!r}, from the upstream's origin URL")
-        else:
-            name = upstream.resolve().name
-            warn.append(
-                f"name {name!r} is the upstream folder's name: its origin URL names no owner/repo; "
-                "set [upstream] name (reports write NAME#PR)"
-            )
-    elif name is None:
-        name = "upstream"
-        warn.append("name 'upstream' is a placeholder: pass --name OWNER/REPO (reports write NAME#PR)")
 
+def _choose_name(name: str | None, upstream: Path | None, prop: Proposal) -> str:
+    if name is not None:
+        return name
+    if upstream is None:
+        prop.warnings.append("name 'upstream' is a placeholder: pass --name OWNER/REPO (reports write NAME#PR)")
+        return "upstream"
+    name = origin_name(upstream)
+    if name:
+        prop.notes.append(f"name {name!r}, from the upstream's origin URL")
+        return name
+    name = upstream.resolve().name
+    prop.warnings.append(
+        f"name {name!r} is the upstream folder's name: its origin URL names no owner/repo; "
+        "set [upstream] name (reports write NAME#PR)"
+    )
+    return name
+
+
+def _toml_text(
+    root: Path,
+    upstream: Path | None,
+    name: str,
+    paths: list[str],
+    scopes_: tuple[list[str], list[str]],
+    matrices: list[str],
+    header_lines: int,
+    prop: Proposal,
+) -> str:
     doc = tomlkit.document()
     doc.add(tomlkit.comment("porttrack configuration; see docs/config.md. Proposed by `porttrack init`."))
     up = tomlkit.table()
     if upstream is not None:
         up["repo"], moved = _repo_value(upstream, root)
         if moved:
-            notes.append(moved)
+            prop.notes.append(moved)
     else:
         up["repo"] = "../upstream"
         up["repo"].comment("a local upstream checkout; needed only by queue build / refresh")
-        warn.append("no --upstream: [upstream] repo = '../upstream' is a placeholder")
+        prop.warnings.append("no --upstream: [upstream] repo = '../upstream' is a placeholder")
     up["name"] = name
     arr = tomlkit.array()
     arr.extend(paths)
@@ -253,8 +264,7 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
     port = tomlkit.table()
     port["root"] = "."
     scopes = tomlkit.inline_table()
-    scopes["code"] = code
-    scopes["tests"] = test_scope
+    scopes["code"], scopes["tests"] = scopes_
     port["scopes"] = scopes
     port["exclude"] = ["third_party/**"]
     port["header_scan_lines"] = header_lines
@@ -268,8 +278,17 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
     owners["id_pattern"] = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
     owners["done_states"] = ["DONE"]
     doc["owners"] = owners
-    prop.text = tomlkit.dumps(doc)
+    return tomlkit.dumps(doc)
 
+
+def _next_step(
+    pin: str | None,
+    pins: Counter[str],
+    placed: dict[str, tuple[str, int]],
+    upstream: Path | None,
+    target: str | None,
+    prop: Proposal,
+) -> None:
     to = target[:10] if target else "TARGET"
     prop.next_command = f"porttrack queue build --range {pin or 'PIN'}..{to}"
     if pin is None and pins and upstream is not None:  # the pin exists once it is fetched
@@ -279,14 +298,43 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
         )
     if upstream is not None and pin is not None and pin in placed and target:
         if placed[pin][0] == target:
-            warn.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
+            prop.warnings.append(f"the upstream checkout's HEAD is the pin {pin}: nothing to sync until it is updated")
         elif not gitio.is_ancestor(upstream, placed[pin][0], target):
-            warn.append(
+            prop.warnings.append(
                 f"pin {pin} is not an ancestor of {upstream}'s HEAD {to}: check out the branch the port "
                 "follows, or give queue build a TARGET that descends from the pin"
             )
         else:
-            notes.append(f"range {pin}..{to}: the pin is an ancestor of {upstream}'s HEAD, so the build below walks it")
+            prop.notes.append(
+                f"range {pin}..{to}: the pin is an ancestor of {upstream}'s HEAD, so the build below walks it"
+            )
+
+
+def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
+    prop = Proposal(text="")
+    provs = headers.scan_headers(root, scan_lines=header_lines)
+    cited_all = {s.upstream for p in provs for s in p.sources}
+    pins = _merge_prefixes(Counter(s.pin for p in provs for s in p.sources if s.pin))
+    ported = sum(1 for p in provs if p.sources)
+    matrices = sorted(p.relative_to(root).as_posix() for p in root.glob(".agents/*matrix*.md"))
+
+    placed = _placed(upstream, pins) if upstream is not None and pins else {}
+    pin = _choose_pin(pins, placed, upstream, prop)
+    target = gitio.rev_parse(upstream, "HEAD") if upstream is not None else None
+    ref = placed[pin][0] if pin in placed else "HEAD"
+    paths = _mirrored_paths(cited_all, ported, upstream, ref, prop)
+
+    code, test_scope, code_ok, tests_ok = _scopes(provs, root)
+    _note_scopes(code, test_scope, code_ok, tests_ok, root, prop)
+    if matrices:
+        prop.notes.append(f"matrices: {', '.join(matrices)}")
+    else:
+        prop.warnings.append(
+            "no .agents/*matrix*.md found: owners.matrices is the default glob and matches nothing yet"
+        )
+    name = _choose_name(name, upstream, prop)
+    prop.text = _toml_text(root, upstream, name, paths, (code, test_scope), matrices, header_lines, prop)
+    _next_step(pin, pins, placed, upstream, target, prop)
     return prop
 
 

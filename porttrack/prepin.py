@@ -259,6 +259,89 @@ def _first_mention(queue: Queue) -> dict[str, tuple[str, int]]:
     return out
 
 
+def _pins_for_entry(
+    up: Upstream,
+    queue_pin: str | None,
+    files_of: dict[str, list[str]],
+    pins_for: Callable[[str], list[str]],
+    e: Entry,
+    symbol: str,
+) -> list[str]:
+    """The queue's pin, then the pins of port files mapping the symbol's files, if before the entry."""
+    found = [queue_pin] if queue_pin else []
+    for f in files_of.get(symbol, []):
+        for pin in pins_for(f):
+            full = up.resolve(pin)
+            here = up.resolve(e.sha) if e.sha else None
+            if full and here and full not in found and up.before(full, here):
+                found.append(full)
+    return found
+
+
+def _candidates(s: str, absent: Callable[[str], bool], first: dict[str, tuple[str, int]]) -> list[str]:
+    """What may be a pre-pin gap for an absent symbol: its class when absent as a whole, then the symbol
+    itself unless the queue adds it (then it was not at the pin) or it is a Python protocol name."""
+    out = []
+    cls = owner_class(s)
+    if cls and absent(cls):
+        out.append(cls)
+    if first.get(s, ("changed", 0))[0] != "added" and not _dunder(s):
+        out.append(s)
+    return out
+
+
+def _find_sites(
+    r,
+    e: Entry,
+    absent: Callable[[str], bool],
+    first: dict[str, tuple[str, int]],
+    files_of: dict[str, list[str]],
+    prefixes: list[str],
+    up: Upstream,
+    pins: Callable[[Entry, str], list[str]],
+    sites: dict[str, Site],
+    pointing: dict[str, list[int]],
+) -> None:
+    """One audit result's pre-pin gaps: evidence lines on the result, sites and pointing entries recorded."""
+    gated = [g.probe for g in r.gates if g.kind == "absent" and g.probe and not g.regex]
+    # rule 8.1 decides before anything is probed; the audit's scan still counted the entry's symbols
+    mine = r.probes or [*e.symbols.changed, *e.symbols.removed, *e.symbols.added]
+    for s in dict.fromkeys([*mine, *gated]):
+        if not absent(s):
+            continue
+        for key in _candidates(s, absent, first):
+            # the first pin that had it; which pins count depends on the entry (a header pin must precede it)
+            site = next(
+                filter(None, (up.find(pin, prefixes, files_of.get(key, []), key) for pin in pins(e, key))), None
+            )
+            if site is None:
+                continue
+            sites.setdefault(key, site)
+            line = PREPIN_LINE.format(symbol=key, pin=site.pin[:PIN_CHARS], path=site.path, line=site.line)
+            if line not in r.evidence:
+                r.evidence.append(line)
+            if r.n not in pointing.setdefault(key, []):
+                pointing[key].append(r.n)
+            break  # the class, when absent as a whole, is the gap; its members are not gaps of their own
+
+
+def _owned_gaps(
+    sites: dict[str, Site], pointing: dict[str, list[int]], rows: list[owners_mod.Row], done_states: list[str]
+) -> list[Gap]:
+    """Each gap with the open matrix row that cites it, if any."""
+    done = {s.upper() for s in done_states}
+    open_rows = [row for row in rows if row.state.upper() not in done]
+    out = []
+    for key in sorted(pointing):
+        site = sites[key]
+        last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
+        row = next(
+            (row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None
+        )
+        out.append(Gap(key, site.kind, site, sorted(pointing[key]), owners_mod.owner_text(row) if row else ""))
+    return out
+
+
 def run(
     cfg,
     queue: Queue,
@@ -303,15 +386,7 @@ def run(
             )
 
         def pins(e: Entry, symbol: str) -> list[str]:
-            """The queue's pin, then the pins of port files mapping the symbol's files, if before the entry."""
-            found = [queue_pin] if queue_pin else []
-            for f in files_of.get(symbol, []):
-                for pin in pins_for(f):
-                    full = up.resolve(pin)
-                    here = up.resolve(e.sha) if e.sha else None
-                    if full and here and full not in found and up.before(full, here):
-                        found.append(full)
-            return found
+            return _pins_for_entry(up, queue_pin, files_of, pins_for, e, symbol)
 
         sites: dict[str, Site] = {}  # gap key -> where a pin had it
         pointing: dict[str, list[int]] = {}
@@ -321,44 +396,8 @@ def run(
                 continue
             if r.verdict == "ignore" and not any(_under(f, prefixes) and language_for(f) for f in e.files):
                 continue  # CI, docs, files outside the mirrored paths: nothing the port could lack
-            gated = [g.probe for g in r.gates if g.kind == "absent" and g.probe and not g.regex]
-            # rule 8.1 decides before anything is probed; the audit's scan still counted the entry's symbols
-            mine = r.probes or [*e.symbols.changed, *e.symbols.removed, *e.symbols.added]
-            symbols = dict.fromkeys([*mine, *gated])
-            for s in symbols:
-                if not absent(s):
-                    continue
-                cls = owner_class(s)
-                candidates = []
-                if cls and absent(cls):
-                    candidates.append(cls)
-                if first.get(s, ("changed", 0))[0] != "added" and not _dunder(
-                    s
-                ):  # one the queue adds was not at the pin
-                    candidates.append(s)
-                for key in candidates:
-                    # the first pin that had it; which pins count depends on the entry (a header pin must precede it)
-                    site = next(
-                        filter(None, (up.find(pin, prefixes, files_of.get(key, []), key) for pin in pins(e, key))), None
-                    )
-                    if site is None:
-                        continue
-                    sites.setdefault(key, site)
-                    line = PREPIN_LINE.format(symbol=key, pin=site.pin[:PIN_CHARS], path=site.path, line=site.line)
-                    if line not in r.evidence:
-                        r.evidence.append(line)
-                    if r.n not in pointing.setdefault(key, []):
-                        pointing[key].append(r.n)
-                    break  # the class, when absent as a whole, is the gap; its members are not gaps of their own
-        done = {s.upper() for s in cfg.done_states}
-        open_rows = [row for row in rows if row.state.upper() not in done]
-        for key in sorted(pointing):
-            site = sites[key]
-            last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
-            row = next(
-                (row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None
-            )
-            out.gaps.append(Gap(key, site.kind, site, sorted(pointing[key]), owners_mod.owner_text(row) if row else ""))
+            _find_sites(r, e, absent, first, files_of, prefixes, up, pins, sites, pointing)
+        out.gaps = _owned_gaps(sites, pointing, rows, cfg.done_states)
         out.net_zero = _net_zero(queue, result, absent, up, queue_pin, prefixes, files_of)
         out.trees = len(up._trees)
         out.blobs = len(up.blobs)

@@ -495,11 +495,7 @@ def _citation_error(c: dict, k: int, label: str, cwhere) -> None:
         _str_list(c.get(key, []), cwhere(k, key), f"{label} citation {key}")
 
 
-def _to_model(qf: QueueFile) -> Queue:
-    doc = qf.data
-    w = _Where(qf)
-    path = qf.path
-    head = doc.get("queue", {})
+def _meta(head: Any, path: Path) -> QueueMeta:
     if not isinstance(head, dict):
         raise UserError(f"{path}: [queue] must be a table.")
     meta = QueueMeta(name=str(head.get("name", path.stem)))
@@ -510,138 +506,148 @@ def _to_model(qf: QueueFile) -> Queue:
         meta.paths = pathrules.norm_all(_str_list(head["paths"], str(path), "queue.paths"))
     if "range_commits" in head:
         meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
-    q = Queue(meta=meta)
+    return meta
 
-    def top(key: str):  # where a top-level `key = ...` (not an array of tables) was written
-        def find() -> str:
-            line = key_line(qf.text, None, key)
-            return f"{path}:{line}" if line else str(path)
 
-        return _Lazy(find)
+def _entry_head(raw: dict, i: int, where, seen: dict[int, str]) -> Entry:
+    """An entry's number, sha and subject, with the number checked against those seen before."""
+    n = raw.get("n")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise UserError(f"{where('n')}: entry number {i + 1} needs n = an integer.")
+    if n in seen:
+        raise UserError(f"{where('n')}: duplicate entry number n = {n} (first at {seen[n]}).")
+    seen[n] = where("n")
+    label = f"entry {n}"
+    return Entry(
+        n=n,
+        sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
+        subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"),
+    )
 
-    raw_entries = doc.get("entry", [])
-    _tables(raw_entries, top("entry"), "entry")
-    seen: dict[int, str] = {}
-    for i, raw in enumerate(raw_entries):
 
-        def where(key=None, i=i):
-            return w.at("entry", i, key)
+def _entry_commit(e: Entry, raw: dict, where, label: str) -> None:
+    """What queue build wrote about the commit: date, PR, files, renames and diffstat."""
+    if "date" in raw:
+        d = raw["date"]
+        if isinstance(d, dt.datetime):
+            d = d.date()
+        e.date = _expect(d, dt.date, where("date"), f"{label} date", "a date (YYYY-MM-DD)")
+    for key in ("pr", "reverts"):
+        if key in raw:
+            setattr(e, key, _expect(raw[key], int, where(key), f"{label} {key}", "an integer"))
+    if "files" in raw:
+        e.files = _str_list(raw["files"], where("files"), f"{label} files")
+    if "unreadable" in raw:
+        e.unreadable = _str_list(raw["unreadable"], where("unreadable"), f"{label} unreadable")
+    for key in ("renames", "stat"):
+        if key in raw:
+            setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
+    for new, old in e.renames.items():
+        _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
+    for f, counts in e.stat.items():
+        if not (
+            isinstance(counts, list)
+            and len(counts) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in counts)
+        ):
+            raise UserError(f"{where('stat')}: {label} stat.{f!r} must be [insertions, deletions], not {counts!r}.")
 
-        n = raw.get("n")
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise UserError(f"{where('n')}: entry number {i + 1} needs n = an integer.")
-        if n in seen:
-            raise UserError(f"{where('n')}: duplicate entry number n = {n} (first at {seen[n]}).")
-        seen[n] = where("n")
-        label = f"entry {n}"
-        e = Entry(
-            n=n,
-            sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
-            subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"),
+
+def _entry_triage(e: Entry, raw: dict, where, label: str) -> None:
+    """Disposition, size, landing, evidence and symbols."""
+    disp = raw.get("disposition", e.disposition)
+    if disp not in DISPOSITIONS:
+        raise UserError(
+            f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)})."
         )
-        if "date" in raw:
-            d = raw["date"]
-            if isinstance(d, dt.datetime):
-                d = d.date()
-            e.date = _expect(d, dt.date, where("date"), f"{label} date", "a date (YYYY-MM-DD)")
-        for key in ("pr", "reverts"):
-            if key in raw:
-                setattr(e, key, _expect(raw[key], int, where(key), f"{label} {key}", "an integer"))
-        if "files" in raw:
-            e.files = _str_list(raw["files"], where("files"), f"{label} files")
-        if "unreadable" in raw:
-            e.unreadable = _str_list(raw["unreadable"], where("unreadable"), f"{label} unreadable")
-        for key in ("renames", "stat"):
-            if key in raw:
-                setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
-        for new, old in e.renames.items():
-            _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
-        for f, counts in e.stat.items():
-            if not (
-                isinstance(counts, list)
-                and len(counts) == 2
-                and all(isinstance(c, int) and not isinstance(c, bool) for c in counts)
-            ):
-                raise UserError(f"{where('stat')}: {label} stat.{f!r} must be [insertions, deletions], not {counts!r}.")
-        disp = raw.get("disposition", e.disposition)
-        if disp not in DISPOSITIONS:
-            raise UserError(
-                f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)})."
-            )
-        e.disposition = disp
-        for key in ("size", "landing"):
-            if key in raw:
-                setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
-        if "evidence" in raw:
-            e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
-        syms = raw.get("symbols", {})
-        _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
-        e.symbols = Symbols(
-            **{
-                fl.name: _str_list(syms.get(fl.name, []), where("symbols"), f"{label} symbols.{fl.name}")
-                for fl in fields(Symbols)
-            }
-        )
-        for fl in fields(Symbols):
-            if any(not name.strip() for name in getattr(e.symbols, fl.name)):
-                raise UserError(f"{where('symbols')}: {label} symbols.{fl.name} holds an empty name.")
-        if "behaviour" in raw:
-            e.behaviour = _behaviour(raw["behaviour"], lambda key, i=i: w.at("entry", i, key), label)
-        _judgement(e, raw, where, label, lambda k, i=i: w.child("entry", i, "gate", k, "kind"))
-        for k, part in enumerate(_tables(raw.get("part", []), where("part"), f"{label} part")):
+    e.disposition = disp
+    for key in ("size", "landing"):
+        if key in raw:
+            setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
+    if "evidence" in raw:
+        e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
+    syms = raw.get("symbols", {})
+    _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
+    e.symbols = Symbols(
+        **{
+            fl.name: _str_list(syms.get(fl.name, []), where("symbols"), f"{label} symbols.{fl.name}")
+            for fl in fields(Symbols)
+        }
+    )
+    for fl in fields(Symbols):
+        if any(not name.strip() for name in getattr(e.symbols, fl.name)):
+            raise UserError(f"{where('symbols')}: {label} symbols.{fl.name} holds an empty name.")
 
-            def pwhere(key=None, i=i, k=k):  # a key inside this [[entry.part]], not the entry's own
-                return w.child("entry", i, "part", k, key or "name")
 
-            p = Part(name=str(part.get("name", "")))
-            if any(q.name == p.name for q in e.parts):
-                raise UserError(f"{pwhere()}: {label} has two parts named {p.name!r}; a part is found by its name.")
-            _judgement(p, part, pwhere, f"{label} part {p.name!r}")
-            if "files" in part:
-                p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")
-            if "symbols" in part:
-                p.symbols = _str_list(part["symbols"], pwhere("symbols"), f"{label} part symbols")
-            for key in ("label", "gate_text"):
-                if key in part:
-                    setattr(p, key, _expect(part[key], str, pwhere(key), f"{label} part {key}", "a string"))
-            e.parts.append(p)
-        _imported(e, raw, where, label, lambda k, key, i=i: w.child("entry", i, "citation", k, key))
-        q.entries.append(e)
+def _parts(e: Entry, raw: dict, w: _Where, i: int, where, label: str) -> None:
+    for k, part in enumerate(_tables(raw.get("part", []), where("part"), f"{label} part")):
 
-    for i, raw in enumerate(_tables(doc.get("rule", []), top("rule"), "rule")):
+        def pwhere(key=None, i=i, k=k):  # a key inside this [[entry.part]], not the entry's own
+            return w.child("entry", i, "part", k, key or "name")
 
-        def where(key=None, i=i):
-            return w.at("rule", i, key)
+        p = Part(name=str(part.get("name", "")))
+        if any(q.name == p.name for q in e.parts):
+            raise UserError(f"{pwhere()}: {label} has two parts named {p.name!r}; a part is found by its name.")
+        _judgement(p, part, pwhere, f"{label} part {p.name!r}")
+        if "files" in part:
+            p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")
+        if "symbols" in part:
+            p.symbols = _str_list(part["symbols"], pwhere("symbols"), f"{label} part symbols")
+        for key in ("label", "gate_text"):
+            if key in part:
+                setattr(p, key, _expect(part[key], str, pwhere(key), f"{label} part {key}", "a string"))
+        e.parts.append(p)
 
-        r = Rule(
-            upstream=_expect(raw.get("upstream", ""), str, where("upstream"), "rule upstream", "a glob string"),
-            verdict=raw.get("verdict", ""),
-        )
-        if r.verdict not in VERDICTS:
-            raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
-        r.reason = str(raw.get("reason", ""))
-        rgates = _tables(raw.get("gate", []), where("gate"), f"rule {r.upstream!r} gate")
-        r.gates = [
-            _gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(rgates)
-        ]
-        q.rules.append(r)
 
-    for i, raw in enumerate(_tables(doc.get("ack", []), top("ack"), "ack")):
-        at_ack = w.at("ack", i)
-        a = Ack(
-            code=_expect(raw.get("code", ""), str, at_ack, "ack code", "a string"),
-            reason=_expect(raw.get("reason", ""), str, at_ack, "ack reason", "a string"),
-        )
-        if not a.reason:
-            raise UserError(f"{at_ack}: an acknowledgement needs a reason.")
-        if "entry" in raw:
-            a.entry = _expect(raw["entry"], int, at_ack, "ack entry", "an entry number")
-        if "expires" in raw:
-            a.expires = _expect(raw["expires"], dt.date, at_ack, "ack expires", "a date (YYYY-MM-DD)")
-        a.gate = str(raw.get("gate", ""))
-        q.acks.append(a)
+def _entry(raw: dict, i: int, w: _Where, seen: dict[int, str]) -> Entry:
+    def where(key=None):
+        return w.at("entry", i, key)
 
-    # references between entries, once all numbers are known
+    e = _entry_head(raw, i, where, seen)
+    label = f"entry {e.n}"
+    _entry_commit(e, raw, where, label)
+    _entry_triage(e, raw, where, label)
+    if "behaviour" in raw:
+        e.behaviour = _behaviour(raw["behaviour"], lambda key: w.at("entry", i, key), label)
+    _judgement(e, raw, where, label, lambda k: w.child("entry", i, "gate", k, "kind"))
+    _parts(e, raw, w, i, where, label)
+    _imported(e, raw, where, label, lambda k, key: w.child("entry", i, "citation", k, key))
+    return e
+
+
+def _rule(raw: dict, i: int, w: _Where) -> Rule:
+    def where(key=None):
+        return w.at("rule", i, key)
+
+    r = Rule(
+        upstream=_expect(raw.get("upstream", ""), str, where("upstream"), "rule upstream", "a glob string"),
+        verdict=raw.get("verdict", ""),
+    )
+    if r.verdict not in VERDICTS:
+        raise UserError(f"{where('verdict')}: rule for {r.upstream!r} has unknown verdict {r.verdict!r}.")
+    r.reason = str(raw.get("reason", ""))
+    rgates = _tables(raw.get("gate", []), where("gate"), f"rule {r.upstream!r} gate")
+    r.gates = [_gate(g, w.child("rule", i, "gate", k, "kind"), f"rule {r.upstream!r}") for k, g in enumerate(rgates)]
+    return r
+
+
+def _ack(raw: dict, at_ack) -> Ack:
+    a = Ack(
+        code=_expect(raw.get("code", ""), str, at_ack, "ack code", "a string"),
+        reason=_expect(raw.get("reason", ""), str, at_ack, "ack reason", "a string"),
+    )
+    if not a.reason:
+        raise UserError(f"{at_ack}: an acknowledgement needs a reason.")
+    if "entry" in raw:
+        a.entry = _expect(raw["entry"], int, at_ack, "ack entry", "an entry number")
+    if "expires" in raw:
+        a.expires = _expect(raw["expires"], dt.date, at_ack, "ack expires", "a date (YYYY-MM-DD)")
+    a.gate = str(raw.get("gate", ""))
+    return a
+
+
+def _check_references(q: Queue, w: _Where, seen: dict[int, str]) -> None:
+    """References between entries (blocked_by, entry-ported gates), once all numbers are known."""
     for i, e in enumerate(q.entries):
         owners: list[tuple[str, Entry | Part, Callable[..., str]]] = [
             (f"entry {e.n}", e, lambda key, i=i: w.at("entry", i, key))
@@ -659,6 +665,28 @@ def _to_model(qf: QueueFile) -> Queue:
                     raise UserError(
                         f"{at('gate')}: {owner} gate {g.id!r} waits on entry {g.entry}, which is no entry of this queue."
                     )
+
+
+def _to_model(qf: QueueFile) -> Queue:
+    doc = qf.data
+    w = _Where(qf)
+    path = qf.path
+    q = Queue(meta=_meta(doc.get("queue", {}), path))
+
+    def top(key: str):  # where a top-level `key = ...` (not an array of tables) was written
+        def find() -> str:
+            line = key_line(qf.text, None, key)
+            return f"{path}:{line}" if line else str(path)
+
+        return _Lazy(find)
+
+    raw_entries = doc.get("entry", [])
+    _tables(raw_entries, top("entry"), "entry")
+    seen: dict[int, str] = {}
+    q.entries = [_entry(raw, i, w, seen) for i, raw in enumerate(raw_entries)]
+    q.rules = [_rule(raw, i, w) for i, raw in enumerate(_tables(doc.get("rule", []), top("rule"), "rule"))]
+    q.acks = [_ack(raw, w.at("ack", i)) for i, raw in enumerate(_tables(doc.get("ack", []), top("ack"), "ack"))]
+    _check_references(q, w, seen)
     return q
 
 

@@ -298,37 +298,23 @@ def gaps(vs: list[View]) -> list[Gap]:
     return out
 
 
-def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
-    """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
-    vs = views(queue, result)
-    repo = upstream_name(queue, name)
-    # an entry split into parts is judged by its parts
-    vs = [v for v in vs if v.part is not None or not v.entry.parts]
-    deferred = [v for v in vs if v.verdict in DEFERRED]
-    gated = [v for v in deferred if v.verdict != "owned"]
-    owned = [v for v in deferred if v.verdict == "owned"]
-    numbers = sorted({v.entry.n for v in deferred})
-    title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
-    lines = [
-        title,
-        "",
-        f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.",
-        "",
-    ]
-
+def _rows_section(deferred: list[View]) -> list[str]:
     rows: dict[str, list[str]] = {}
     for v in deferred:
         if v.owner:
             rows.setdefault(v.owner, []).append(v.label)
-    lines += ["## Row it concerns", ""]
+    lines = ["## Row it concerns", ""]
     if rows:
         lines += [
             f"- {owner}: entr{'y' if len(ls) == 1 else 'ies'} {', '.join(ls)}" for owner, ls in sorted(rows.items())
         ]
     else:
         lines.append('No matrix row owns these entries (see "A row is owed").')
+    return lines
 
-    lines += [
+
+def _deferred_section(gated: list[View], repo: str) -> list[str]:
+    lines = [
         "",
         "## Deferred entries",
         "",
@@ -343,28 +329,31 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
             lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {at} |")
     if not gated:
         lines.append("| — | — | — | — |")
+    return lines
 
-    lines += ["", "## Already owned (do not re-file)", ""]
-    lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
 
-    ser = audit_mod.series(queue)
+def _series_section(queue: Queue, result: audit_mod.Audit) -> list[str]:
     chosen = set(result.entries)
-    ser = {name: st for name, st in ser.items() if any(s.n in chosen for s in st)}
-    if ser:
-        verdict = {v.entry.n: v.verdict for v in views(queue, result) if v.part is None}
-        audit_says = {r.n: r for r in result.results if r.part is None and r.disagrees}
-        lines += ["", "## Series", ""]
-        for name, stages in ser.items():
-            states = []
-            for s in stages:
-                e = queue.entry_of(s.n)
-                state = verdict.get(s.n, e.verdict)
-                if s.n in audit_says:
-                    state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"
-                states.append(f"{s.k}/{s.of} entry {s.n} {state}")
-            lines.append(f"- {name}: " + "; ".join(states))
+    ser = {name: st for name, st in audit_mod.series(queue).items() if any(s.n in chosen for s in st)}
+    if not ser:
+        return []
+    verdict = {v.entry.n: v.verdict for v in views(queue, result) if v.part is None}
+    audit_says = {r.n: r for r in result.results if r.part is None and r.disagrees}
+    lines = ["", "## Series", ""]
+    for name, stages in ser.items():
+        states = []
+        for s in stages:
+            e = queue.entry_of(s.n)
+            state = verdict.get(s.n, e.verdict)
+            if s.n in audit_says:
+                state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"
+            states.append(f"{s.k}/{s.of} entry {s.n} {state}")
+        lines.append(f"- {name}: " + "; ".join(states))
+    return lines
 
-    lines += ["", "## Pre-pin gaps", ""]
+
+def _prepin_section(result: audit_mod.Audit) -> list[str]:
+    lines = ["", "## Pre-pin gaps", ""]
     pp = result.prepin
     if pp is not None and pp.gaps:
         lines += [f"- {g.text()}." for g in pp.gaps]
@@ -374,14 +363,11 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
         )
     if pp is not None and pp.note:
         lines.append(f"- Note: {pp.note}.")
+    return lines
 
-    lines += ["", "## A row is owed", ""]
-    gs = gaps(vs)
-    lines += [f"- {g.key}: entries {', '.join(g.members)}; no matrix row owns any of them." for g in gs] or [
-        "None: every shared gate or blocker has an owning row."
-    ]
 
-    lines += ["", "## What could not be determined", ""]
+def _unknown_section(vs: list[View], result: audit_mod.Audit) -> list[str]:
+    lines = ["", "## What could not be determined", ""]
     unknown = [v for v in vs if v.verdict in UNTRIAGED]
     bad_probes = [p for p in result.probes if p.status in ("untrusted", "incomplete")]
     for v in unknown:
@@ -390,8 +376,11 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
         lines.append(f"- probe `{p.symbol}` in `{' '.join(p.scope)}`: {p.status}: {p.reason}")
     if not unknown and not bad_probes:
         lines.append("Nothing: every probe had a working positive control.")
+    return lines
 
-    lines += [
+
+def _verification_section(vs: list[View], result: audit_mod.Audit, command: str) -> list[str]:
+    lines = [
         "",
         "## Verification state",
         "",
@@ -411,6 +400,38 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     if not shown:
         lines.append("  - none")
     lines += [f"- Reproduce: `{command}`", ""]
+    return lines
+
+
+def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
+    """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
+    vs = views(queue, result)
+    repo = upstream_name(queue, name)
+    # an entry split into parts is judged by its parts
+    vs = [v for v in vs if v.part is not None or not v.entry.parts]
+    deferred = [v for v in vs if v.verdict in DEFERRED]
+    gated = [v for v in deferred if v.verdict != "owned"]
+    owned = [v for v in deferred if v.verdict == "owned"]
+    numbers = sorted({v.entry.n for v in deferred})
+    title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
+    lines = [
+        title,
+        "",
+        f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.",
+        "",
+    ]
+    lines += _rows_section(deferred)
+    lines += _deferred_section(gated, repo)
+    lines += ["", "## Already owned (do not re-file)", ""]
+    lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
+    lines += _series_section(queue, result)
+    lines += _prepin_section(result)
+    lines += ["", "## A row is owed", ""]
+    lines += [f"- {g.key}: entries {', '.join(g.members)}; no matrix row owns any of them." for g in gaps(vs)] or [
+        "None: every shared gate or blocker has an owning row."
+    ]
+    lines += _unknown_section(vs, result)
+    lines += _verification_section(vs, result, command)
     return "\n".join(lines)
 
 

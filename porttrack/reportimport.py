@@ -693,40 +693,82 @@ def _parts(it: Item) -> list[Part]:
     return out
 
 
-def import_reports(
-    cfg: Config, reports: list[tuple[Path, str]], *, queue: Path | None = None, dry_run: bool = False
-) -> ImportResult:
-    """Read every report, then create or update the queue: one entry per upstream commit, the latest reading winning."""
-    root = cfg.port_root.resolve()
+def _read_all(root: Path, reports: list[tuple[Path, str]]) -> list[Report]:
+    """Every report parsed, oldest first by the date in its file name; undated ones in command-line order after."""
     resolver = PathResolver(_port_files(root))
     parsed = [read_report(p, shown, resolver) for p, shown in reports]
     for rep in parsed:
         if not rep.items:
             raise UserError(f"{rep.path}: no entries recognised; tried " + "; ".join(FORMATS) + ".")
-    # reports are applied oldest first by the date in their file names; undated ones in command-line order after them
     order = sorted(range(len(parsed)), key=lambda k: (not parsed[k].date, parsed[k].date or "", k))
-    parsed = [parsed[k] for k in order]
+    return [parsed[k] for k in order]
+
+
+def _open_queue(cfg: Config, qpath: Path, parsed: list[Report]) -> queuefile.QueueFile:
+    """The queue at QPATH, or a new one whose range is the latest report's (as its labels win)."""
+    if qpath.exists():
+        return queuefile.load(qpath)
+    latest = next((r for r in reversed(parsed) if r.range), None)
+    pin, _, target = latest.range.partition("..") if latest else ("", "", "")
+    return queuefile.new(
+        qpath,
+        QueueMeta(
+            name=qpath.stem,
+            upstream=cfg.upstream_name or (cfg.upstream_repo.name if cfg.upstream_repo else ""),
+            pin=pin,
+            target=target,
+            paths=list(cfg.upstream_paths),
+        ),
+    )
+
+
+@dataclass
+class _Merge:
+    """Entries an import creates and touches, as it applies report items in order."""
+
+    index: _ShaIndex
+    next_n: int
+    new: list[Entry] = field(default_factory=list)
+    touched: dict[int, Entry] = field(default_factory=dict)
+    before: dict[int, dict] = field(default_factory=dict)  # each touched entry's values as read: update or no-op
+    new_ids: set[int] = field(default_factory=set)
+
+    def apply(self, rep: Report, it: Item, upstream: dict, result: ImportResult) -> None:
+        hits = self.index.match(it.sha)
+        if len(hits) > 1:
+            result.warnings.append(
+                f"{rep.where(it.line)}: sha {it.sha} matches entries {', '.join(str(e.n) for e in hits)}; not imported."
+            )
+            return
+        if not hits:
+            e = Entry(n=self.next_n, sha=it.sha, subject=it.subject, pr=it.pr, verdict="unclassified")
+            self.next_n += 1
+            self.new.append(e)
+            self.new_ids.add(id(e))
+            _fill_upstream(e, it, upstream, result.upstream_checked)
+            self.index.add(e)
+            _apply(e, it, rep, initial=True)
+            return
+        e = hits[0]
+        if e.n not in self.touched and id(e) not in self.new_ids:
+            self.touched[e.n] = e
+            self.before[e.n] = copy.deepcopy(_entry_values(e))
+        if len(e.sha) < 40 and upstream.get(it.sha):
+            _fill_upstream(e, it, upstream, True)
+        _apply(e, it, rep, initial=False)
+
+
+def import_reports(
+    cfg: Config, reports: list[tuple[Path, str]], *, queue: Path | None = None, dry_run: bool = False
+) -> ImportResult:
+    """Read every report, then create or update the queue: one entry per upstream commit, the latest reading winning."""
+    root = cfg.port_root.resolve()
+    parsed = _read_all(root, reports)
     _snapshot_cited_text(root, parsed)
 
     qpath = _queue_destination(cfg, queue)
     created = not qpath.exists()
-    if created:
-        latest = next(
-            (r for r in reversed(parsed) if r.range), None
-        )  # the latest report's range wins, as its labels do
-        pin, _, target = latest.range.partition("..") if latest else ("", "", "")
-        qf = queuefile.new(
-            qpath,
-            QueueMeta(
-                name=qpath.stem,
-                upstream=cfg.upstream_name or (cfg.upstream_repo.name if cfg.upstream_repo else ""),
-                pin=pin,
-                target=target,
-                paths=list(cfg.upstream_paths),
-            ),
-        )
-    else:
-        qf = queuefile.load(qpath)
+    qf = _open_queue(cfg, qpath, parsed)
     result = ImportResult(queue_path=qpath, created=created, reports=parsed)
     for rep in parsed:
         result.warnings += rep.warnings
@@ -736,43 +778,16 @@ def import_reports(
         result.upstream_checked = True
         upstream = _upstream_commits(cfg.upstream_repo, sorted({it.sha for r in parsed for it in r.items}))
 
-    index = _ShaIndex(qf.queue.entries)
-    new: list[Entry] = []
-    touched: dict[int, Entry] = {}
-    before: dict[int, dict] = {}  # each touched entry's values as read, to tell an update from a no-op
-    new_ids: set[int] = set()
-    next_n = qf.queue.next_n
+    merge = _Merge(_ShaIndex(qf.queue.entries), qf.queue.next_n)
     for rep in parsed:
         for it in rep.items:
-            hits = index.match(it.sha)
-            if len(hits) > 1:
-                result.warnings.append(
-                    f"{rep.where(it.line)}: sha {it.sha} matches entries "
-                    f"{', '.join(str(e.n) for e in hits)}; not imported."
-                )
-                continue
-            if hits:
-                e = hits[0]
-            else:
-                e = Entry(n=next_n, sha=it.sha, subject=it.subject, pr=it.pr, verdict="unclassified")
-                next_n += 1
-                new.append(e)
-                new_ids.add(id(e))
-                _fill_upstream(e, it, upstream, result.upstream_checked)
-                index.add(e)
-                _apply(e, it, rep, initial=True)
-                continue
-            if e.n not in touched and id(e) not in new_ids:
-                touched[e.n] = e
-                before[e.n] = copy.deepcopy(_entry_values(e))
-            if len(e.sha) < 40 and upstream.get(it.sha):
-                _fill_upstream(e, it, upstream, True)
-            _apply(e, it, rep, initial=False)
+            merge.apply(rep, it, upstream, result)
+    new, touched = merge.new, merge.touched
 
     result.added = len(new)
     result.citations = sum(len(e.citations) for e in new) + sum(len(e.citations) for e in touched.values())
     result.upstream_missing = sum(1 for e in new + list(touched.values()) if e.upstream_missing)
-    changed = [e for n, e in touched.items() if _entry_values(e) != before[n]]
+    changed = [e for n, e in touched.items() if _entry_values(e) != merge.before[n]]
     result.updated, result.unchanged = len(changed), len(touched) - len(changed)
     if changed:
         tables = {t.get("n"): t for t in qf.doc.get("entry", [])}
