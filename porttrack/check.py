@@ -240,6 +240,19 @@ class _Ctx:
     def ack_line(self, index: int) -> int:
         return self.index.line(("ack", index, None), "code")
 
+    def verdict_finding(self, code: str, e: Entry, label: str, part: str | None, message: str, action: str) -> Finding:
+        """A finding on the verdict of an entry or one of its parts, at the verdict's line."""
+        return finding(
+            code,
+            message,
+            action,
+            self.qrel,
+            self.entry_line(e.n, "verdict", part),
+            entry=e.n,
+            part=part or "",
+            check=f"{label} verdict",
+        )
+
 
 _TABLE = re.compile(r"^\s*\[(\[)?\s*([A-Za-z0-9_.\s]+?)\s*\]")
 _KEYLINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=\s*(.*)")
@@ -356,15 +369,13 @@ def verdict_findings(ctx: _Ctx) -> list[Finding]:
             need = _missing(obj)
             if need:
                 out.append(
-                    finding(
+                    ctx.verdict_finding(
                         "verdict-incomplete",
+                        e,
+                        label,
+                        part,
                         f"{label} is {obj.verdict!r} but has {need[0]}.",
                         f"Add {need[1]} to {label}, or change its verdict.",
-                        ctx.qrel,
-                        ctx.entry_line(e.n, "verdict", part),
-                        entry=e.n,
-                        part=part or "",
-                        check=f"{label} verdict",
                     )
                 )
     return out
@@ -421,15 +432,13 @@ def untriaged_findings(ctx: _Ctx, base_q: Queue | None) -> list[Finding]:
                     else "was added since the base with untrusted evidence (a positive control failed)"
                 )
                 out.append(
-                    finding(
+                    ctx.verdict_finding(
                         "untriaged",
+                        e,
+                        label,
+                        part,
                         f"{label} ({e.short} {e.subject}) {why}.",
                         f"Run `porttrack audit --entries {e.n} --write`, then confirm or set a verdict for {label}.",
-                        ctx.qrel,
-                        ctx.entry_line(e.n, "verdict", part),
-                        entry=e.n,
-                        part=part or "",
-                        check=f"{label} verdict",
                     )
                 )
     return out
@@ -891,6 +900,12 @@ def _find_imported(lines: list[str], index: _FileIndex, c) -> tuple[str, int | N
     return "ok", c.line, ""
 
 
+def _vanished(qrel: str, qline: int, kw: dict, best_effort: bool, message: str, action: str) -> Finding:
+    """citation-vanished, softened to a warning where the citation's tree could only be checked best-effort."""
+    f = finding("citation-vanished", message, action, qrel, qline, **kw)
+    return _soften(f) if best_effort else f
+
+
 def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Finding], list[Reanchor]]:
     """Re-verify every `[[entry.citation]]` an import wrote: moved is citation-stale, gone is citation-vanished.
 
@@ -914,30 +929,33 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
             kw = {"entry": e.n, "check": label, "related": [f"{ctx.qrel}:{qline}"] + ([c.source] if c.source else [])}
             lines = ctx.lines(c.path, f"{ctx.qrel}:{qline}: entry {e.n} citation path")
             at = f"{c.where}" + (f" (from {c.source})" if c.source else "")
+
             if lines is None:
-                f = finding(
-                    "citation-vanished",
-                    f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
-                    "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
-                    ctx.qrel,
-                    qline,
-                    **kw,
+                out.append(
+                    _vanished(
+                        ctx.qrel,
+                        qline,
+                        kw,
+                        best_effort,
+                        f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
+                        "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
+                    )
                 )
-                out.append(_soften(f) if best_effort else f)
                 continue
             if c.path not in indexes:
                 indexes[c.path] = _FileIndex(lines)
             found, now, what = _find_imported(lines, indexes[c.path], c)
             if found == "vanished":
-                f = finding(
-                    "citation-vanished",
-                    f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
-                    "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
-                    ctx.qrel,
-                    qline,
-                    **kw,
+                out.append(
+                    _vanished(
+                        ctx.qrel,
+                        qline,
+                        kw,
+                        best_effort,
+                        f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
+                        "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
+                    )
                 )
-                out.append(_soften(f) if best_effort else f)
                 continue
             assert now is not None  # only a vanished citation has no line
             length = c.last - c.line

@@ -10,7 +10,8 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -265,6 +266,15 @@ def _unreadable_note(path: Path) -> None:
         )
 
 
+def _walk_queue(step: Callable[..., tuple[Path, int]], config: Path | None, skip_missing: bool, **kw: Any):
+    """Run queue build or refresh with the console's progress: (config, queue path, entries added)."""
+    from porttrack import config as config_mod, queuebuild
+
+    cfg = config_mod.resolve_config(config)
+    path, added = step(cfg, progress=queuebuild.console_progress(err), skip_missing=skip_missing, **kw)
+    return cfg, path, added
+
+
 @queue_app.command("build")
 def queue_build(
     range_: Annotated[str, typer.Option("--range", help="Upstream range PIN..TARGET.")],
@@ -274,12 +284,9 @@ def queue_build(
     queue: QueueOpt = None,
 ) -> None:
     """Walk an upstream git range and write a queue file of the commits touching mirrored paths."""
-    from porttrack import config as config_mod, queuebuild
+    from porttrack import queuebuild
 
-    cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.build(
-        cfg, range_, name=name, queue=queue, progress=queuebuild.console_progress(err), skip_missing=skip_missing
-    )
+    cfg, path, added = _walk_queue(queuebuild.build, config, skip_missing, rev_range=range_, name=name, queue=queue)
     out.print(f"wrote {path}: {_plural(added, 'entry', 'entries')}", markup=False, soft_wrap=True)
     if skip_missing:
         _unreadable_note(path)
@@ -315,12 +322,9 @@ def queue_refresh(
     queue: QueueOpt = None,
 ) -> None:
     """Append the entries past the queue's recorded target; numbering continues, human edits stay."""
-    from porttrack import config as config_mod, queuebuild
+    from porttrack import queuebuild
 
-    cfg = config_mod.resolve_config(config)
-    path, added = queuebuild.refresh(
-        cfg, target=target, queue=queue, progress=queuebuild.console_progress(err), skip_missing=skip_missing
-    )
+    cfg, path, added = _walk_queue(queuebuild.refresh, config, skip_missing, target=target, queue=queue)
     out.print(
         f"{path}: {_plural(added, 'new entry', 'new entries')}" if added else f"{path}: nothing new",
         markup=False,
@@ -412,6 +416,19 @@ def probe(
             out.print(renderable)
 
 
+def _audit(cfg, qf, qrel: str, entries: str | None):
+    """Audit the chosen entries of a loaded queue, each placed at its line, with the scan's progress."""
+    from porttrack import audit as audit_mod, queuefile, show
+
+    return audit_mod.audit(
+        cfg,
+        qf.queue,
+        entries=show.parse_entries(entries, qf.queue),
+        where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
+        progress=_scan_progress(),
+    )
+
+
 @app.command()
 def audit(
     entries: Annotated[str | None, typer.Option("--entries", help="Entry numbers, e.g. 121-160,170.")] = None,
@@ -423,17 +440,11 @@ def audit(
     """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
     from collections import Counter
 
-    from porttrack import audit as audit_mod, queuefile, show
+    from porttrack import audit as audit_mod, queuefile
 
     cfg, qf, qrel = _queue(config, queue, lock=write)
     try:
-        result = audit_mod.audit(
-            cfg,
-            qf.queue,
-            entries=show.parse_entries(entries, qf.queue),
-            where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
-            progress=_scan_progress(),
-        )
+        result = _audit(cfg, qf, qrel, entries)
         if write:
             changed, notes = audit_mod.write(qf, result, qrel)
             queuefile.save(qf)
@@ -495,18 +506,12 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import audit as audit_mod, paths as pathrules, queuefile, report as report_mod, show
+    from porttrack import paths as pathrules, queuefile, report as report_mod
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
     cfg, qf, qrel = _queue(config, queue)
-    result = audit_mod.audit(
-        cfg,
-        qf.queue,
-        entries=show.parse_entries(entries, qf.queue),
-        where=lambda n: f"{qrel}:{queuefile.line_of(qf, n)}",
-        progress=_scan_progress(),
-    )
+    result = _audit(cfg, qf, qrel, entries)
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
     text = render(

@@ -509,6 +509,17 @@ def _meta(head: Any, path: Path) -> QueueMeta:
     return meta
 
 
+def _a_string(value: Any, where: str, what: str) -> str:
+    return _expect(value, str, where, what, "a string")
+
+
+def _optional(obj: Any, raw: dict, where, label: str, keys: tuple[str, ...], convert: Callable) -> None:
+    """Set each of `keys` that `raw` has on `obj`, checked and converted by `convert(value, where, what)`."""
+    for key in keys:
+        if key in raw:
+            setattr(obj, key, convert(raw[key], where(key), f"{label} {key}"))
+
+
 def _entry_head(raw: dict, i: int, where, seen: dict[int, str]) -> Entry:
     """An entry's number, sha and subject, with the number checked against those seen before."""
     n = raw.get("n")
@@ -532,16 +543,11 @@ def _entry_commit(e: Entry, raw: dict, where, label: str) -> None:
         if isinstance(d, dt.datetime):
             d = d.date()
         e.date = _expect(d, dt.date, where("date"), f"{label} date", "a date (YYYY-MM-DD)")
-    for key in ("pr", "reverts"):
-        if key in raw:
-            setattr(e, key, _expect(raw[key], int, where(key), f"{label} {key}", "an integer"))
-    if "files" in raw:
-        e.files = _str_list(raw["files"], where("files"), f"{label} files")
-    if "unreadable" in raw:
-        e.unreadable = _str_list(raw["unreadable"], where("unreadable"), f"{label} unreadable")
-    for key in ("renames", "stat"):
-        if key in raw:
-            setattr(e, key, dict(_expect(raw[key], dict, where(key), f"{label} {key}", "a table")))
+    _optional(e, raw, where, label, ("pr", "reverts"), lambda v, at, what: _expect(v, int, at, what, "an integer"))
+    _optional(e, raw, where, label, ("files", "unreadable"), _str_list)
+    _optional(
+        e, raw, where, label, ("renames", "stat"), lambda v, at, what: dict(_expect(v, dict, at, what, "a table"))
+    )
     for new, old in e.renames.items():
         _expect(old, str, where("renames"), f"{label} renames.{new!r}", "the old path, a string")
     for f, counts in e.stat.items():
@@ -561,11 +567,8 @@ def _entry_triage(e: Entry, raw: dict, where, label: str) -> None:
             f"{where('disposition')}: {label} has unknown disposition {disp!r} (one of {', '.join(DISPOSITIONS)})."
         )
     e.disposition = disp
-    for key in ("size", "landing"):
-        if key in raw:
-            setattr(e, key, _expect(raw[key], str, where(key), f"{label} {key}", "a string"))
-    if "evidence" in raw:
-        e.evidence = _str_list(raw["evidence"], where("evidence"), f"{label} evidence")
+    _optional(e, raw, where, label, ("size", "landing"), _a_string)
+    _optional(e, raw, where, label, ("evidence",), _str_list)
     syms = raw.get("symbols", {})
     _expect(syms, dict, where("symbols"), f"{label} symbols", "a table")
     e.symbols = Symbols(
@@ -589,13 +592,8 @@ def _parts(e: Entry, raw: dict, w: _Where, i: int, where, label: str) -> None:
         if any(q.name == p.name for q in e.parts):
             raise UserError(f"{pwhere()}: {label} has two parts named {p.name!r}; a part is found by its name.")
         _judgement(p, part, pwhere, f"{label} part {p.name!r}")
-        if "files" in part:
-            p.files = _str_list(part["files"], pwhere("files"), f"{label} part files")
-        if "symbols" in part:
-            p.symbols = _str_list(part["symbols"], pwhere("symbols"), f"{label} part symbols")
-        for key in ("label", "gate_text"):
-            if key in part:
-                setattr(p, key, _expect(part[key], str, pwhere(key), f"{label} part {key}", "a string"))
+        _optional(p, part, pwhere, f"{label} part", ("files", "symbols"), _str_list)
+        _optional(p, part, pwhere, f"{label} part", ("label", "gate_text"), _a_string)
         e.parts.append(p)
 
 
