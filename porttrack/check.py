@@ -900,12 +900,6 @@ def _find_imported(lines: list[str], index: _FileIndex, c) -> tuple[str, int | N
     return "ok", c.line, ""
 
 
-def _vanished(qrel: str, qline: int, kw: dict, best_effort: bool, message: str, action: str) -> Finding:
-    """citation-vanished, softened to a warning where the citation's tree could only be checked best-effort."""
-    f = finding("citation-vanished", message, action, qrel, qline, **kw)
-    return _soften(f) if best_effort else f
-
-
 def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Finding], list[Reanchor]]:
     """Re-verify every `[[entry.citation]]` an import wrote: moved is citation-stale, gone is citation-vanished.
 
@@ -929,33 +923,24 @@ def imported_citation_findings(ctx: _Ctx, head: str | None) -> tuple[list[Findin
             kw = {"entry": e.n, "check": label, "related": [f"{ctx.qrel}:{qline}"] + ([c.source] if c.source else [])}
             lines = ctx.lines(c.path, f"{ctx.qrel}:{qline}: entry {e.n} citation path")
             at = f"{c.where}" + (f" (from {c.source})" if c.source else "")
-
+            gone: tuple[str, str] | None = None
             if lines is None:
-                out.append(
-                    _vanished(
-                        ctx.qrel,
-                        qline,
-                        kw,
-                        best_effort,
-                        f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
-                        "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
-                    )
+                gone = (
+                    f"{label} cites {at}, but {c.path} does not exist in the tree checked.",
+                    "Point the citation at the file that holds this now, or delete it if the evidence is gone.",
                 )
-                continue
-            if c.path not in indexes:
-                indexes[c.path] = _FileIndex(lines)
-            found, now, what = _find_imported(lines, indexes[c.path], c)
-            if found == "vanished":
-                out.append(
-                    _vanished(
-                        ctx.qrel,
-                        qline,
-                        kw,
-                        best_effort,
+            else:
+                if c.path not in indexes:
+                    indexes[c.path] = _FileIndex(lines)
+                found, now, what = _find_imported(lines, indexes[c.path], c)
+                if found == "vanished":
+                    gone = (
                         f"{label} cites {at}, but {c.path} no longer mentions {what} anywhere.",
                         "Re-read the evidence and point the citation at where it is now, or re-triage the entry.",
                     )
-                )
+            if gone:
+                f = finding("citation-vanished", gone[0], gone[1], ctx.qrel, qline, **kw)
+                out.append(_soften(f) if best_effort else f)
                 continue
             assert now is not None  # only a vanished citation has no line
             length = c.last - c.line
