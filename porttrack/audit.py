@@ -416,6 +416,9 @@ class _Ctx:
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._siblings: dict[str, list[str]] | None = None
+        self._blobs: gitio.CatFile | None = None
+        self._file_tokens: dict[str, set[str] | None] = {}
+        self._members: dict[str, dict[str, set[str]]] = {}
 
     def siblings(self, upstream: str) -> list[str]:
         """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
@@ -428,6 +431,36 @@ class _Ctx:
                     idx.setdefault(f, set()).update(names)
             self._siblings = {f: sorted(v) for f, v in idx.items()}
         return self._siblings.get(upstream, [])
+
+    def _upstream_text(self, rev: str, path: str) -> str | None:
+        """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
+        repo = self.cfg.upstream_repo
+        if repo is None or not Path(repo).is_dir():
+            return None
+        if self._blobs is None:
+            self._blobs = gitio.CatFile(Path(repo))
+        data = self._blobs.read(f"{rev}:{path}")
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def upstream_tokens(self, rev: str, path: str) -> set[str] | None:
+        """hunks.file_tokens of one upstream file at `rev` (read once); None when git cannot show it."""
+        key = f"{rev}:{path}"
+        if key not in self._file_tokens:
+            text = self._upstream_text(rev, path)
+            self._file_tokens[key] = None if text is None else hunks_mod.file_tokens(text, self.cfg.language_only)
+        return self._file_tokens[key]
+
+    def upstream_members(self, rev: str, path: str) -> dict[str, set[str]]:
+        """hunks.class_members of one upstream file at `rev` (read once; empty when unreadable)."""
+        key = f"{rev}:{path}"
+        if key not in self._members:
+            text = self._upstream_text(rev, path) if path.endswith(".py") else None
+            self._members[key] = hunks_mod.class_members(text) if text is not None else {}
+        return self._members[key]
+
+    def close(self) -> None:
+        if self._blobs is not None:
+            self._blobs.close()
 
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once)."""
@@ -539,6 +572,7 @@ class Subject:
     counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
+    content: list[tuple[str, str, hunks_mod.HunkState]] | None = None  # _content_states (computed once)
     _probed: bool = False
 
     @property
@@ -591,6 +625,14 @@ class Subject:
         else:
             where = {pf for up in self.mirrored for pf in ctx.port_files(up)}
             how = f"the port counterparts of {', '.join(self.mirrored)}, as the port has no {cls}"
+            owner = self._other_owner(symbol, cls)
+            if owner is not None and files & where:
+                if say:
+                    self.ev.append(
+                        f"{symbol}: the port has no {cls}; its {symbol.split('.')[-1]} hits are those of {owner}, "
+                        "which the upstream file also defines it on and the port has, so it counts as absent"
+                    )
+                return False
         if files & where:
             return True
         if say:
@@ -598,6 +640,19 @@ class Subject:
                 f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent"
             )
         return False
+
+    def _other_owner(self, symbol: str, cls: str) -> str | None:
+        """Another class of the entry's upstream files that defines the same member and that the
+        port's counterpart of that file names in code: then a port hit on the bare member there is
+        that class's, not the absent one's."""
+        bare = re.split(r"\.|::", symbol)[-1]
+        ctx = self.ctx
+        for up in self.mirrored:
+            named = set().union(*(ctx.port_tokens(pf) for pf in ctx.port_files(up)))
+            for other in sorted(ctx.upstream_members(self.e.sha, up).get(bare, set()) - {cls}):
+                if naming.norm(other) in named:
+                    return f"{other}.{bare}"
+        return None
 
     def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
         self.res.verdict, self.res.rule, self.res.reason = verdict or rule.verdict, rule_text or rule.id, reason
@@ -946,9 +1001,21 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
 
 def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     """None of the changed/removed symbols exists, and the entry adds no member to a class the port has
-    (a new member of a class the port has is new behaviour on a surface it has)."""
+    (a new member of a class the port has is new behaviour on a surface it has). An entry that only
+    adds members to classes the port lacks grows a surface the port lacks."""
     changed = _changed(s)
-    if not changed or any(x in s.present for x in changed):
+    if not changed:
+        added = sorted(set(s.syms.added))
+        classes = sorted({c for x in added if (c := _owner_class(x))})
+        if not added or any(_owner_class(x) is None for x in added):
+            return False
+        if any(_code(s.ctx.probes.count(c)) > 0 for c in classes) or any(x in s.present for x in added):
+            return False
+        _absent_gates(s, added)
+        return s.fire(rule, f"adds {', '.join(added)} only to classes the port lacks ({', '.join(classes)})")
+    if any(x in s.present for x in changed):
+        return False
+    if _content_ported(s):  # the names are spelled otherwise, but the change's new side is there
         return False
     waiting = [x for x in changed if x in s.linked]
     if waiting:  # an earlier entry of the queue adds it: the entry waits on that one, see blocked
@@ -961,39 +1028,58 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"the port has none of {', '.join(changed)}")
 
 
-def _content(rule: AuditRule, s: Subject) -> bool:
-    """Hunk by hunk, the change's telling tokens (identifiers in any spelling, literals) against the
-    port files that map its file and the files defining its symbols: new side there and old side
-    gone is ported; neither side there means the port lacks the code it edits; else work is left."""
+def _content_states(s: Subject) -> list[tuple[str, str, hunks_mod.HunkState]]:
+    """Hunk by hunk (once per subject), the change's telling tokens (identifiers in any spelling,
+    literals) against the port files that map its file and the files defining its symbols; each
+    hunk's state goes into the evidence. Neutral hunks (nothing telling) are left out."""
+    if s.content is not None:
+        return s.content
+    s.content = []
     hunks = s.ctx.hunks(s.e, s.mirrored)
     if not hunks:
-        return False
+        return s.content
     s.probe()
     defining = {h.path for x in s.probed for h in _hits(s.counts[x], ("definition",))}
-    states: list[tuple[str, str, object]] = []
     for h in hunks:
         if not s.ctx.is_code(h.path):
             continue
         files = sorted(set(s.ctx.port_files(h.path)) | defining) if h.path not in s.unmapped else []
         port: set[str] = set().union(*(s.ctx.port_tokens(f) for f in files)) if files else set()
-        st = hunks_mod.compare(h, port)
+        # a file the change adds or deletes has no other side: its every token is new (or gone)
+        before = s.ctx.upstream_tokens(f"{s.e.sha}^", h.path) or set()
+        after = s.ctx.upstream_tokens(s.e.sha, h.path) or set()
+        st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
-            states.append((h.path, st.state, st))
+            s.content.append((h.path, st.state, st))
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
         s.ev.append(
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
             f"old side still there {st.old_found[:6]}"
         )
+    return s.content
+
+
+def _content_ported(s: Subject) -> bool:
+    """Every telling hunk is ported, with enough telling tokens over the whole change."""
+    states = _content_states(s)
+    telling = sum(len(st.new_found) + len(st.old_missing) for _, _, st in states)
+    return bool(states) and {k for _, k, _ in states} == {"ported"} and telling >= hunks_mod.MIN_TELLING
+
+
+def _content(rule: AuditRule, s: Subject) -> bool:
+    """New side there and old side gone, in every hunk, is ported; neither side there means the port
+    lacks the code it edits; a hunk with work left (or too little to tell) decides nothing."""
+    states = _content_states(s)
     kinds = {k for _, k, _ in states}
-    if not kinds or "gap" in kinds:
-        return False
-    if kinds == {"ported"}:
+    if _content_ported(s):
         return s.fire(
             rule,
             f"every changed hunk's new side is in the port and its old side is gone ({len(states)} hunk(s))",
             verdict="ported",
             rule_text=f"{rule.id}-ported",
         )
+    if "absent" not in kinds or "gap" in kinds:
+        return False
     absent = [p for p, k, _ in states if k == "absent"]
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
     return s.fire(
@@ -1114,7 +1200,8 @@ RULES: tuple[AuditRule, ...] = (
         "surface-absent",
         "surface-absent",
         _surface_absent,
-        "none of the changed/removed symbols has a code hit in the code scope",
+        "none of the changed/removed symbols has a code hit where it would be and content evidence does not find "
+        "the change ported; or the entry only adds members to classes the port lacks",
         "an `absent` gate per symbol (one per class the port lacks)",
     ),
     AuditRule(
@@ -1313,10 +1400,13 @@ def audit(
     probes = _Probes(cfg, _plan(cfg, queue, chosen), progress)
     ctx = _Ctx(cfg, queue, probes, rows, where)
     results: list[Result] = []
-    for e in chosen:
-        results.append(judge(ctx, e, e, _entry_symbols(e), e.files))
-        for p in e.parts:
-            results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
+    try:
+        for e in chosen:
+            results.append(judge(ctx, e, e, _entry_symbols(e), e.files))
+            for p in e.parts:
+                results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
+    finally:
+        ctx.close()
     # recorded gates are judged here so that reports can cite their counts
     for e in chosen:
         for obj in e.and_parts:

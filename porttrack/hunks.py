@@ -4,6 +4,7 @@ that tell its new side from its old side (for content evidence against the port)
 from __future__ import annotations
 
 import re
+import sys
 from typing import NamedTuple
 
 from porttrack.gitio import Hunk
@@ -134,23 +135,107 @@ def tokens(lines: list[str]) -> set[str]:
     return out
 
 
-def _code_lines(lines: list[str]) -> list[str]:
-    """The lines that are code: comments, blank lines and docstrings dropped."""
+def _code_lines(lines: list[str], constructs: dict[str, str] | None = None) -> list[str]:
+    """The lines that carry behaviour a port could spell: comments, blank lines, docstrings, the
+    lines of `raise` statements (an exception's class and message are the upstream's wording, not
+    its behaviour; the condition that raises stays) and language-only constructs dropped."""
     doc = _docstring_lines(lines)
-    return [x for i, x in enumerate(lines) if i not in doc and not _COMMENT.match(x.strip())]
+    compiled = [re.compile(rx) for rx in (constructs or {}).values()]
+    out: list[str] = []
+    depth = 0  # open brackets of a raise statement still running
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if depth > 0 or line.startswith("raise ") or line == "raise":
+            depth = max(0, depth + _brackets(line)) if depth > 0 else max(0, _brackets(line))
+            continue
+        if i in doc or _COMMENT.match(line) or any(rx.search(line) for rx in compiled):
+            continue
+        out.append(raw)
+    return out
 
 
-def distinctive(hunk: Hunk) -> tuple[set[str], set[str]]:
+def _brackets(line: str) -> int:
+    """Opened minus closed brackets on a line, strings left out."""
+    code = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", "", line)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+# Modules of Python's standard library: `math.isfinite` is spelled `std::isfinite` in a port, so
+# the module's name tells nothing about the port.
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
+_CLASS = re.compile(r"^(\s*)class\s+(\w+)")
+_MEMBER = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*(\w+)\s*(?::[^=]|=[^=])")
+_SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=]*)?=[^=]")
+
+
+def class_members(text: str) -> dict[str, set[str]]:
+    """Member name -> the classes of a Python file that define it (methods, class-level fields and
+    `self.x = ...` attributes), read by indentation: enough to tell whose `shutdown` a port has."""
+    out: dict[str, set[str]] = {}
+    stack: list[tuple[int, str]] = []  # (indent of the class line, class name)
+    depth = 0  # brackets still open: the line continues a statement, its indent says nothing
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        opened, depth = (
+            depth,
+            max(0, depth + _brackets(line.split("#", 1)[0] if "'" not in line and '"' not in line else line)),
+        )
+        if opened:
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        m = _CLASS.match(line)
+        if m:
+            stack.append((len(m.group(1)), m.group(2)))
+            continue
+        if not stack:
+            continue
+        cls = stack[-1][1]
+        m = _MEMBER.match(line)
+        if m and (m.group(1) or indent <= stack[-1][0] + 4):
+            out.setdefault(m.group(1) or m.group(2), set()).add(cls)
+        for attr in _SELF_ATTR.findall(line):
+            out.setdefault(attr, set()).add(cls)
+    return out
+
+
+def file_tokens(text: str, constructs: dict[str, str] | None = None) -> set[str]:
+    """The tokens of a whole upstream file, as `distinctive` reads a hunk's lines."""
+    return tokens(_code_lines(text.splitlines(), constructs))
+
+
+def distinctive(
+    hunk: Hunk,
+    constructs: dict[str, str] | None = None,
+    before: set[str] | None = None,
+    after: set[str] | None = None,
+) -> tuple[set[str], set[str]]:
     """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
     strings a port could spell the same way; bare operators and one-letter names tell nothing alone.
-    Comments and docstrings are left out: they are no behaviour."""
-    new, old = tokens(_code_lines(hunk.new)), tokens(_code_lines(hunk.old))
+    Comments, docstrings, raise statements and language-only constructs are left out: they are no
+    behaviour a port spells the upstream's way.
+
+    With the whole file's tokens `before` and `after` the change, a new token must be new to the
+    file and an old one gone from it: a name the file already used is in any port of that file, so
+    finding it proves nothing about this change."""
+    new = tokens(_code_lines(hunk.new, constructs))
+    old = tokens(_code_lines(hunk.old, constructs))
+    if before is not None:
+        new -= before
+    if after is not None:
+        old -= after
 
     def telling(t: str) -> bool:
         if t[0] in "\"'":
             return len(t) > 4
         if t[0].isdigit():
             return t not in ("0", "1", "2")
+        if t in _STDLIB:
+            return False
         return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
 
     return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
@@ -184,14 +269,22 @@ class HunkState(NamedTuple):
 
 
 PORTED_SHARE = 0.75  # of the new side's telling tokens the port must have, with the old side's gone
-GONE_SHARE = 0.25
-MIN_TELLING = 2  # telling tokens (new ones found plus old ones gone) a hunk needs before it counts as ported  # of the old side's telling tokens the port may still have for it to count as gone
+GONE_SHARE = 0.25  # of the old side's telling tokens the port may still have for it to count as gone
+# Telling tokens (new ones found plus old ones gone) a change needs, over all its ported hunks,
+# before it counts as ported: a small fix spread over several functions tells one token per hunk.
+MIN_TELLING = 2
 
 
-def compare(hunk: Hunk, port: set[str]) -> HunkState:
+def compare(
+    hunk: Hunk,
+    port: set[str],
+    constructs: dict[str, str] | None = None,
+    before: set[str] | None = None,
+    after: set[str] | None = None,
+) -> HunkState:
     """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
     side present is `absent` (the port lacks the code it edits); anything else is `gap`."""
-    new, old = distinctive(hunk)
+    new, old = distinctive(hunk, constructs, before, after)
     nf = sorted(t for t in new if _port_form(t) in port)
     nm = sorted(t for t in new if _port_form(t) not in port)
     of = sorted(t for t in old if _port_form(t) in port)
@@ -202,7 +295,7 @@ def compare(hunk: Hunk, port: set[str]) -> HunkState:
     old_share = len(of) / len(old) if old else 0.0
     if new and old and not nf and not of:
         state = "absent"
-    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE and len(nf) + len(om) >= MIN_TELLING:
+    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE and nf + om:
         state = "ported"
     else:
         state = "gap"

@@ -228,6 +228,95 @@ def test_content_evidence_ported_gap_and_absent(tmp_path):
     assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got
 
 
+def test_content_counts_telling_tokens_over_the_whole_change(tmp_path):
+    # one new name per method: neither hunk tells enough alone, the change as a whole does
+    change = edit(
+        "        return request\n",
+        "        return release_blocks(request)\n",
+        SCHED.replace(
+            "        return compute_budget(tokens, self.budget)\n",
+            "        return compute_budget(tokens, self.budget) + headroom_tokens\n",
+        ),
+    )
+    port = PORT_SCHED.replace(
+        "ComputeBudget(tokens, budget_); }}", "ComputeBudget(tokens, budget_) + kHeadroomTokens; }}"
+    )
+    port = port.replace("return request; }}", "return ReleaseBlocks(request); }}")
+    _, r = pair(tmp_path, [("[Core] Headroom", change)], port_sched=port)
+    got = r["[Core] Headroom"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
+    assert sum(": ported; new side found" in e for e in got["evidence"]) == 2
+
+
+def test_names_the_file_already_used_prove_nothing(tmp_path):
+    # the new side only reuses names the upstream file had: any port of that file has them too
+    _, r = pair(
+        tmp_path,
+        [("[Core] Clamp", edit("        return request\n", "        return compute_budget(request, self.budget)\n"))],
+    )
+    got = r["[Core] Clamp"]
+    assert got["verdict"] == "real-gap", got
+    assert any(e.startswith("hunk vllm/core/sched.py:") and ": neutral; " in e for e in got["evidence"]), got[
+        "evidence"
+    ]
+
+
+def test_raise_statements_and_stdlib_modules_tell_nothing(tmp_path):
+    # the port checks the same condition with its own exception and wording, under another name:
+    # the upstream method has no port counterpart, yet its change is there
+    base = SCHED + "\n    def _check_args(self, tokens):\n        return tokens\n"
+    change = edit(
+        "    def _check_args(self, tokens):\n        return tokens\n",
+        "    def _check_args(self, tokens):\n"
+        "        if not math.isfinite(tokens) or tokens > max_step_tokens:\n"
+        "            raise ValueError(\n"
+        '                f"tokens must be a finite count below the cap, got {tokens}"\n'
+        "            )\n"
+        "        return tokens\n",
+        base,
+    )
+    port = PORT_SCHED.replace(
+        "int step(int tokens) {{",
+        "int step(int tokens) {{\n    if (!std::isfinite(tokens) || tokens > kMaxStepTokens) "
+        'throw std::invalid_argument("bad tokens");\n   ',
+    )
+    _, r = pair(tmp_path, [("[Core] Finite tokens", change)], port_sched=port, base_sched=base)
+    got = r["[Core] Finite tokens"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
+    hunk = next(e for e in got["evidence"] if e.startswith("hunk "))
+    assert "new side found ['isfinite', 'max_step_tokens'] missing []" in hunk, hunk
+
+
+def test_a_member_hit_that_belongs_to_another_class_of_the_file_is_absent(tmp_path):
+    # the port has BlockPool.free; RemoteAllocator (same upstream file) it lacks, members and all
+    pool = (
+        "class BlockPool:\n    def free(self, block):\n        return block\n\n\n"
+        "class RemoteAllocator:\n    def free(self, block):\n        return block\n"
+    )
+    port_pool = (
+        "// Ported from: vllm/core/pool.py @ 0000000000\n"
+        "class BlockPool {\n public:\n  int free(int block) { return block; }\n};\n"
+        "int Use(BlockPool& p) { return p.free(1); }\n"
+    )
+    fixed = (
+        pool[: pool.index("class RemoteAllocator")]
+        + "class RemoteAllocator:\n    def free(self, block):\n        return block + 1\n"
+    )
+    grown = fixed + "\n    def evict(self, block):\n        return block\n"
+    _, r = pair(
+        tmp_path,
+        [("[Core] Remote free", {"vllm/core/pool.py": fixed}), ("[Core] Remote evict", {"vllm/core/pool.py": grown})],
+        base_extra={"vllm/core/pool.py": pool},
+        port_extra={"src/core/pool.cpp": port_pool},
+    )
+    fix = r["[Core] Remote free"]
+    assert (fix["verdict"], fix["rule"]) == ("surface-absent", "surface-absent"), fix
+    assert any("its free hits are those of BlockPool.free" in e for e in fix["evidence"]), fix["evidence"]
+    grow = r["[Core] Remote evict"]
+    assert (grow["verdict"], grow["rule"]) == ("surface-absent", "surface-absent"), grow
+    assert grow["reason"] == "adds RemoteAllocator.evict only to classes the port lacks (RemoteAllocator)"
+
+
 def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
     deferred = PORT_SCHED.replace(
         "class Scheduler {{",
