@@ -335,38 +335,35 @@ def _delegates(chain: list[tuple[Node, str | None]], data: bytes, s: int, word: 
 
 class Words:
     """Whole identifier tokens among a set of names, found fast: one RE2 pass (no backtracking,
-    Latin-1 so every byte is one character as for IDENT) says whether a file holds any; only a
-    file that does is tokenized, and each name present is located with `bytes.find`."""
+    Latin-1 so every byte is one character as for IDENT) over the names themselves, each match
+    kept where it is a whole token. That is every token IDENT would find among the names: a name
+    is word bytes only, so a match that is not a whole token ends or starts inside a word, and no
+    whole token can begin inside it (it would follow a word byte); and at a token's start the
+    longest name that matches is tried first, which is the token itself where it is a name."""
 
     def __init__(self, names: list[str]):
         import re2
 
         self.names = frozenset(n.encode() for n in names)
+        tokens = sorted((w for w in self.names if IDENT.fullmatch(w)), key=lambda w: (-len(w), w))
         opts = re2.Options()
         opts.encoding = re2.Options.Encoding.LATIN1
         opts.max_mem = 256 << 20  # thousands of names fit
-        opts.never_capture = True
-        alts = b"|".join(re.escape(w) for w in sorted(self.names, key=lambda w: (-len(w), w)))
-        self.any = re2.compile(
-            rb"(?:^|[^0-9A-Za-z_#\x80-\xff])(?:" + alts + rb")(?:[^0-9A-Za-z_\x80-\xff]|$)", options=opts
-        )
+        self.alt = re2.compile(b"|".join(re.escape(w) for w in tokens), options=opts) if tokens else None
 
     def find(self, data: bytes) -> dict[str, list[int]]:
         """Byte offsets of every token of `data` that is one of the names, by name."""
-        if not self.any.search(data):
+        if self.alt is None:
             return {}
-        out: dict[str, list[int]] = {}
-        for w in sorted(self.names.intersection(IDENT.findall(data))):
-            offsets, n, i = [], len(w), data.find(w)
-            while i >= 0:
-                if (i == 0 or (data[i - 1] not in _WORD_BYTE and data[i - 1] != 35)) and (
-                    i + n == len(data) or data[i + n] not in _WORD_BYTE
-                ):
-                    offsets.append(i)
-                i = data.find(w, i + n)
-            if offsets:
-                out[w.decode("utf-8", "replace")] = offsets
-        return out
+        found: dict[bytes, list[int]] = {}
+        end = len(data)
+        for m in self.alt.finditer(data):
+            i, e = m.span()
+            if (i == 0 or (data[i - 1] not in _WORD_BYTE and data[i - 1] != 35)) and (
+                e == end or data[e] not in _WORD_BYTE
+            ):
+                found.setdefault(data[i:e], []).append(i)
+        return {w.decode("utf-8", "replace"): found[w] for w in sorted(found)}
 
 
 def classify(data: bytes, lang: str | None, found: dict[str, list[int]]) -> dict[str, array]:

@@ -168,3 +168,20 @@ def test_a_cache_restored_into_a_fresh_clone_parses_nothing(tmp_path: Path):
     again = P.scan(clone, symbols, scope=["src", "include"], cache_dir=restored)
     assert again.parsed == 0 < first.parsed
     assert [again.counts[s].numbers() for s in symbols] == [first.counts[s].numbers() for s in symbols]
+
+
+def test_words_finds_exactly_the_identifier_tokens_that_are_names():
+    """The one-pass name search equals "every IDENT token that is a name", on texts built to trip it:
+    names that prefix one another, `#include`-like tokens, digits, UTF-8 letters, non-identifiers."""
+    rng = random.Random(7)
+    names = ["ab", "abc", "b", "bc", "_b", "c_", "grüße", "9a", "a-b", "x y", ""]
+    bits = [b"ab", b"abc", b"b", b"c", b"_", b"#", b"9", b" ", b"\n", b"-", "grüße".encode(), b"\xc3", b"."]
+    words = codemask.Words(names)
+    for _ in range(3000):
+        data = b"".join(rng.choice(bits) for _ in range(rng.randrange(0, 14)))
+        want: dict[str, list[int]] = {}
+        for m in codemask.IDENT.finditer(data):
+            w = m.group().decode("utf-8", "replace")
+            if w in names and m.group() == w.encode():
+                want.setdefault(w, []).append(m.start())
+        assert words.find(data) == dict(sorted(want.items(), key=lambda kv: kv[0].encode())), data
