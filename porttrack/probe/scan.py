@@ -297,22 +297,8 @@ def _scan(ctx: Ctx, rev: str | None, exclude: list[str]) -> Scan:
             prep_key = f"commit {tree.commit}\0{what}"
             prep = store.prepared(prep_key) if not ctx.compiled else None
             if prep is not None:  # this commit's files in this scope were classified before
-                lst, info, rows = prep
-                missing = [s for s in info["unlisted"] if not L.exists(root, s, tree)]
-                return _finish(
-                    ctx,
-                    store,
-                    rows,
-                    None,
-                    lst,
-                    [],
-                    missing,
-                    info["excluded"],
-                    info["hidden"],
-                    tree,
-                    summary=info["summary"],
-                    covered=lst,
-                )
+                missing = [s for s in prep[1]["unlisted"] if not L.exists(root, s, tree)]
+                return _from_prepared(ctx, store, prep, missing, tree)
             assert tree.commit is not None
             shas: dict[str, str | None] = dict(gitio.ls_tree_blobs(root, tree.commit, wanted))
             return _classify(ctx, store, tree, shas, exclude, wanted, prep_key, {})
@@ -344,23 +330,8 @@ def _from_index(ctx: Ctx, store: Store, spec: list[str], wanted: list[str], what
         result = None
         if prep is not None and not prep[1].get("pending", ()):
             # the files of this index and scope were classified before: count while git status runs
-            lst, info, rows = prep
-            missing = [s for s in info["unlisted"] if not (root / s).exists()]
-            result = _finish(
-                ctx,
-                store,
-                rows,
-                None,
-                lst,
-                [],
-                missing,
-                info["excluded"],
-                info["hidden"],
-                None,
-                keep_store=True,
-                summary=info["summary"],
-                covered=lst,
-            )
+            missing = [s for s in prep[1]["unlisted"] if not (root / s).exists()]
+            result = _from_prepared(ctx, store, prep, missing, None, keep_store=True)
         head, dirty, changed = L.status_changes(b"\0".join(gitio.records(status)))
     except BaseException:
         if status.returncode is None:
@@ -399,6 +370,28 @@ def _from_index(ctx: Ctx, store: Store, spec: list[str], wanted: list[str], what
     for p, _ in changed:
         shas[p] = None
     return _classify(ctx, store, tree, shas, exclude, wanted, prep_key, index_shas)
+
+
+def _from_prepared(
+    ctx: Ctx, store: Store, prep: tuple, missing: list[str], tree: Tree | None, keep_store: bool = False
+) -> Scan:
+    """A scan of a stored file set (classified before): its rows, summary and searched names."""
+    lst, info, rows = prep
+    left_out = (info["excluded"], info["hidden"])
+    return _finish(
+        ctx,
+        store,
+        rows,
+        None,
+        lst,
+        [],
+        missing,
+        *left_out,
+        tree,
+        keep_store=keep_store,
+        summary=info["summary"],
+        covered=lst,
+    )
 
 
 def _classify(
