@@ -150,7 +150,7 @@ class Upstream:
     """Definitions of upstream files at a pin, read from git objects only."""
 
     def __init__(self, repo: Path, cache_dir: str | None):
-        from porttrack.symbols import Extractor
+        from porttrack.symbols.extractor import Extractor
 
         self.repo = repo
         self.cat = gitio.CatFile(repo)

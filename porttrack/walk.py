@@ -23,7 +23,8 @@ from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Symbols
 from porttrack.parse import language_for
-from porttrack.symbols import Extractor, FileDiff, defined_words, pair_key
+from porttrack.symbols.defs import defined_words
+from porttrack.symbols.extractor import Extractor, FileDiff, pair_key
 
 ZERO_SHA = "0" * 40
 # `Revert "Title (#12)" (#34)`, or with a long title cut by GitHub: `Revert "Long ti… (#34)`.

@@ -1,25 +1,16 @@
-"""symbols: definitions, their diff, used identifiers, incremental reparse and the blob-id cache."""
+"""symbols: definitions (defs), their diff (textdiff), used identifiers, incremental reparse and the blob-id cache (extractor)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from porttrack import cache as cache_mod, symbols
+from porttrack import cache as cache_mod
 from porttrack.errors import UserError
-from porttrack.symbols import (
-    Extractor,
-    _captures,
-    comment_spans,
-    pair_key,
-    added_lines,
-    definitions,
-    diff_definitions,
-    line_edits,
-    parse,
-    reparse,
-    _rows,
-)
+from porttrack.symbols import extractor as symbols
+from porttrack.symbols.defs import _captures, comment_spans, definitions, diff_definitions, parse
+from porttrack.symbols.extractor import Extractor, pair_key, reparse
+from porttrack.symbols.textdiff import added_lines, line_edits, rows
 
 PY = b'''"""module doc"""
 import os
@@ -259,7 +250,7 @@ def test_line_edits_are_an_exact_edit_script(a, data):
         k = data.draw(st.integers(0, len(a) - 1))
         b = [*a[:k], b"new\n", *a[k + 1 :]]
     old, new = b"".join(a), b"".join(b)
-    old_rows, new_rows = _rows(old), _rows(new)
+    old_rows, new_rows = rows(old), rows(new)
     rebuilt, at = [], 0
     for i1, i2, j1, j2 in line_edits(old, new):
         assert at <= i1 <= i2 and j1 <= j2

@@ -331,7 +331,7 @@ def _orphan_pin(clone: Path) -> str:
 
 def test_forked_workers_give_the_serial_answer(history, tmp_path, monkeypatch):
     """The cold walk split over forked processes gives the symbols the in-process walk gives."""
-    import porttrack.symbols as symbols
+    import porttrack.symbols.extractor as symbols
 
     repo, s = history
     monkeypatch.setattr(symbols, "_POOL_MIN", 1)  # fork even for this handful of changes
