@@ -179,9 +179,9 @@ def _next(*commands: str) -> None:
 
 def _scan_progress():
     """The probe's progress reporter on stderr: a bar on a terminal, plain lines off one."""
-    from porttrack import probe as probe_mod
+    from porttrack import progress
 
-    return probe_mod.console_progress(err)
+    return progress.probe_scan(err)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -271,10 +271,10 @@ def _unreadable_note(path: Path) -> None:
 
 def _walk_queue(step: Callable[..., tuple[Path, int]], config: Path | None, skip_missing: bool, **kw: Any):
     """Run queue build or refresh with the console's progress: (config, queue path, entries added)."""
-    from porttrack import config as config_mod, queuebuild
+    from porttrack import config as config_mod, progress
 
     cfg = config_mod.resolve_config(config)
-    path, added = step(cfg, progress=queuebuild.console_progress(err), skip_missing=skip_missing, **kw)
+    path, added = step(cfg, progress=progress.queue_walk(err), skip_missing=skip_missing, **kw)
     return cfg, path, added
 
 
@@ -410,7 +410,7 @@ def probe(
         scope=[s for v in scope for s in v.split(",") if s] if scope else cfg.code_scope,  # --scope a,b or repeated
         rev=rev,
         **probe_mod.config_options(cfg),
-        progress=probe_mod.console_progress(err),
+        progress=_scan_progress(),
     )
     if as_json:
         print_json([p.as_json() for p in probes])
@@ -631,12 +631,14 @@ def validate_kv(
     as_json: JsonOpt = False,
 ) -> None:
     """Drive a port's harness over the conformance protocol and compare with kvref."""
-    from porttrack import behaviour, validate
+    from porttrack import behaviour, progress, validate
 
     qpath = behaviour.recorded_queue(queue) if record else None  # a bad --queue stops before the harness runs
-    report = validate.validate(
-        impl, as_of or None, cases, seed, detect=as_of == "", progress=validate.console_progress(err)
-    )
+    sent = progress.validate_cases(err)
+    try:
+        report = validate.validate(impl, as_of or None, cases, seed, detect=as_of == "", progress=sent)
+    finally:
+        sent.close()
     rec = behaviour.record(qpath, report, report.evidence) if qpath is not None else None
     if as_json:
         data = validate.as_json(report)

@@ -6,53 +6,12 @@ import re
 from pathlib import Path
 from collections.abc import Callable
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
 from porttrack import gitio, queuefile, walk
 from porttrack import paths as pathrules
 from porttrack.cache import cache_root
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
 from porttrack.model import Entry, QueueMeta
-
-
-class ConsoleProgress:
-    """A rich bar on a terminal, a plain line every `every` commits otherwise."""
-
-    def __init__(self, console: Console, every: int = 200):
-        self.console = console
-        self.every = every
-        self._bar: Progress | None = None
-        self._task = TaskID(0)  # set when the bar starts
-        self._last = 0
-
-    def __call__(self, done: int, total: int | None) -> None:
-        if self.console.is_terminal:
-            if self._bar is None:
-                self._bar = Progress(
-                    TextColumn("walking"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    console=self.console,
-                    transient=True,
-                )
-                self._bar.start()
-                self._task = self._bar.add_task("walk", total=total)
-            self._bar.update(self._task, completed=done, total=total)
-        elif done - self._last >= self.every or (total is not None and done == total and done != self._last):
-            self._last = done
-            self.console.print(f"walked {done}{'/' + str(total) if total else ''} commits", markup=False)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
-
-def console_progress(console: Console) -> ConsoleProgress:
-    return ConsoleProgress(console)
 
 
 def _upstream(cfg: Config) -> Path:

@@ -393,7 +393,7 @@ def run_cases(
         replies: dict[int, Any] = {}
         for i, case in enumerate(cases):
             if progress:
-                progress(i, len(cases))
+                progress(i + 1, len(cases))  # the case now sent counts as done
             if case["op"] not in info["ops"]:
                 continue
             if why is None and time.monotonic() > ends:
@@ -692,17 +692,3 @@ def render(report: Report, console) -> None:
 
 def _belongs(r: CaseResult) -> str:
     return f" [switch: {', '.join(r.switches)}]" if r.switches else " [no single switch]"
-
-
-def console_progress(console) -> Callable[[int, int], None]:
-    """A progress callback: a live line on a terminal, a plain line every quarter otherwise."""
-    state = {"next": 0.25}
-
-    def tick(i: int, total: int) -> None:
-        if console.is_terminal:
-            console.print(f"case {i + 1}/{total}", end="\r", markup=False)
-        elif total and (i + 1) / total >= state["next"]:
-            console.print(f"validate kv: {i + 1}/{total} cases sent", markup=False)
-            state["next"] += 0.25
-
-    return tick

@@ -54,16 +54,16 @@ def test_progress_is_plain_lines_off_a_terminal_and_a_bar_on_one(port):
 
     from rich.console import Console
 
-    from porttrack.queuebuild import ConsoleProgress
+    from porttrack.progress import queue_walk
 
     plain = Console(file=io.StringIO(), force_terminal=False, width=80)
-    p = ConsoleProgress(plain, every=2)
+    p = queue_walk(plain, every=2)
     for done in range(6):
         p(done, 5)
     p.close()
     assert plain.file.getvalue().splitlines() == ["walked 2/5 commits", "walked 4/5 commits", "walked 5/5 commits"]
     tty = Console(file=io.StringIO(), force_terminal=True, width=80)
-    p = ConsoleProgress(tty, every=2)
+    p = queue_walk(tty, every=2)
     for done in range(6):
         p(done, 5)
     p.close()

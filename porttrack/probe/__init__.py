@@ -6,7 +6,7 @@ where it matters, count), judge and render. See scan's docstring for how a scan 
 
 from porttrack.probe.judge import judge, probe
 from porttrack.probe.model import Count, Hit, Probe, Row, Scan, Tree, variants
-from porttrack.probe.render import console_progress, render
+from porttrack.probe.render import render
 from porttrack.probe.scan import POOL_MIN_BYTES, compile_regex, config_options, scan
 
 __all__ = [
@@ -19,7 +19,6 @@ __all__ = [
     "Tree",
     "compile_regex",
     "config_options",
-    "console_progress",
     "judge",
     "probe",
     "render",

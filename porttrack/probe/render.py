@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from porttrack.probe.model import Probe
 
 
@@ -53,26 +51,3 @@ def render(probes: list[Probe], max_hits: int = 12) -> list:
     if first.incomplete:
         out.append(Text("incomplete: " + "; ".join(first.incomplete[:10]), style="yellow"))
     return out
-
-
-def console_progress(console) -> Callable[[int, int], None]:
-    """Progress of a first scan: a transient bar on a terminal, a plain line every quarter otherwise."""
-    state: dict = {"next": 0.25, "bar": None}
-
-    def tick(done: int, total: int) -> None:
-        if console.is_terminal:
-            if state["bar"] is None:
-                from rich.progress import Progress
-
-                bar = Progress(console=console, transient=True)
-                bar.start()
-                state["bar"], state["task"] = bar, bar.add_task("indexing files (first scan only)", total=total)
-            state["bar"].update(state["task"], completed=done)
-            if done >= total:
-                state["bar"].stop()
-        elif done / total >= state["next"] or done == total:
-            console.print(f"probe: indexed {done}/{total} files (first scan only)", markup=False)
-            while state["next"] <= done / total:
-                state["next"] += 0.25
-
-    return tick
