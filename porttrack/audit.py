@@ -13,7 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Callable
 
 from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunks_mod
@@ -419,6 +419,7 @@ class _Ctx:
         self._blobs: gitio.CatFile | None = None
         self._file_tokens: dict[str, set[str] | None] = {}
         self._members: dict[str, dict[str, set[str]]] = {}
+        self._lacks: dict[str, bool] = {}
 
     def siblings(self, upstream: str) -> list[str]:
         """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
@@ -457,6 +458,20 @@ class _Ctx:
             text = self._upstream_text(rev, path) if path.endswith(".py") else None
             self._members[key] = hunks_mod.class_members(text) if text is not None else {}
         return self._members[key]
+
+    def port_lacks(self, name: str) -> bool:
+        """Has the port's code scope no code mention of `name` in any spelling (comments left out)?
+        One `git grep` finds the candidate lines; their files' code tokens decide."""
+        if name not in self._lacks:
+            pattern = spelling_pattern(name)
+            if not pattern:
+                return False
+            found = gitio.grep_lines(self.cfg.port_root, pattern, list(self.cfg.code_scope))
+            if found is None:  # no git work tree: nothing to say the port lacks it
+                self._lacks[name] = False
+            else:
+                self._lacks[name] = not any(naming.norm(name) in self.port_tokens(f) for f in found)
+        return self._lacks[name]
 
     def close(self) -> None:
         if self._blobs is not None:
@@ -522,6 +537,13 @@ class _Ctx:
         return [p for p in self.cfg.map_upstream(upstream) if (self.cfg.port_root / p).is_file()]
 
 
+def spelling_pattern(name: str) -> str:
+    """An extended regex (for `git grep -i`) of every spelling `naming` knows for `name`; no word
+    boundaries, so that `canvasMode_` and `kCanvasMode` are candidates too (their tokens decide)."""
+    ws = naming.words(name)
+    return "_?".join(re.escape(w) for w in ws)
+
+
 def _gate_for_rule(g: Gate, p) -> Gate:
     """A path rule's gate copied onto an entry, citing what its probe found when the rule cites nothing."""
     out = Gate(**g.__dict__)
@@ -572,7 +594,7 @@ class Subject:
     counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
-    content: list[tuple[str, str, hunks_mod.HunkState]] | None = None  # _content_states (computed once)
+    content: list[Judged] | None = None  # _content_states (computed once)
     _probed: bool = False
 
     @property
@@ -1028,7 +1050,16 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"the port has none of {', '.join(changed)}")
 
 
-def _content_states(s: Subject) -> list[tuple[str, str, hunks_mod.HunkState]]:
+class Judged(NamedTuple):
+    """One hunk of a change against the port: its kind (hunks.compare's state, or `guarded` /
+    `plumbing`, see `_guards`) and what compare found."""
+
+    hunk: gitio.Hunk
+    kind: str
+    state: hunks_mod.HunkState
+
+
+def _content_states(s: Subject) -> list[Judged]:
     """Hunk by hunk (once per subject), the change's telling tokens (identifiers in any spelling,
     literals) against the port files that map its file and the files defining its symbols; each
     hunk's state goes into the evidence. Neutral hunks (nothing telling) are left out."""
@@ -1050,27 +1081,67 @@ def _content_states(s: Subject) -> list[tuple[str, str, hunks_mod.HunkState]]:
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or set()
         st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
-            s.content.append((h.path, st.state, st))
+            s.content.append(Judged(h, st.state, st))
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
         s.ev.append(
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
             f"old side still there {st.old_found[:6]}"
         )
+    s.content = _guards(s, s.content)
     return s.content
+
+
+def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
+    """Gap hunks that are no work for this port: a block guarded by a name that this change does
+    not define and the port has nowhere (`guarded`: it can never run here); then hunks whose every
+    new name the port lacks serves only such blocks or hunks the port lacks altogether (`plumbing`)."""
+    ctx, e = s.ctx, s.e
+    added = [x for h in (ctx.hunks(e, e.files) or []) for x in h.new]
+    out: list[Judged] = []
+    for j in judged:
+        names = [] if j.kind != "gap" else hunks_mod.guard_names(j.hunk)
+        # a guard the change defines itself is a new switch: the port may need it, with its block
+        lacking = [] if any(hunks_mod.defines(added, n) for n in names) else [n for n in names if ctx.port_lacks(n)]
+        if lacking:
+            greps = "; ".join(
+                f"git grep -i -E '{spelling_pattern(n)}' -- {' '.join(ctx.cfg.code_scope)}" for n in lacking
+            )
+            holder = next((x for x in _changed(s) if x in s.present), None)
+            control = (
+                f" (control: the block's function {holder} is at {_definition(s.counts[holder])})" if holder else ""
+            )
+            s.ev.append(
+                f"hunk {j.hunk.path}:{j.hunk.new_start} only adds (or rewrites) a block guarded by {', '.join(lacking)}, "
+                f"which this change does not define and the port's code names nowhere ({greps}: no line outside "
+                f"comments){control}: it can never run here"
+            )
+            j = j._replace(kind="guarded")
+        out.append(j)
+    unreachable = set().union(*(hunks_mod.tokens(j.hunk.new) for j in out if j.kind in ("guarded", "absent")))
+    for i, j in enumerate(out):
+        names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]  # a literal is a value they take
+        serves = names and all(t in unreachable for t in names)
+        if j.kind == "gap" and serves and not j.state.old_found:
+            s.ev.append(
+                f"hunk {j.hunk.path}:{j.hunk.new_start} adds {', '.join(names)} only for code the port "
+                "lacks or can never run"
+            )
+            out[i] = j._replace(kind="plumbing")
+    return out
 
 
 def _content_ported(s: Subject) -> bool:
     """Every telling hunk is ported, with enough telling tokens over the whole change."""
     states = _content_states(s)
-    telling = sum(len(st.new_found) + len(st.old_missing) for _, _, st in states)
-    return bool(states) and {k for _, k, _ in states} == {"ported"} and telling >= hunks_mod.MIN_TELLING
+    telling = sum(len(j.state.new_found) + len(j.state.old_missing) for j in states)
+    return bool(states) and {j.kind for j in states} == {"ported"} and telling >= hunks_mod.MIN_TELLING
 
 
 def _content(rule: AuditRule, s: Subject) -> bool:
     """New side there and old side gone, in every hunk, is ported; neither side there means the port
     lacks the code it edits; a hunk with work left (or too little to tell) decides nothing."""
     states = _content_states(s)
-    kinds = {k for _, k, _ in states}
+    kinds = {j.kind for j in states}
     if _content_ported(s):
         return s.fire(
             rule,
@@ -1078,14 +1149,18 @@ def _content(rule: AuditRule, s: Subject) -> bool:
             verdict="ported",
             rule_text=f"{rule.id}-ported",
         )
-    if "absent" not in kinds or "gap" in kinds:
+    if not kinds & {"absent", "guarded"} or "gap" in kinds:
         return False
-    absent = [p for p, k, _ in states if k == "absent"]
+    absent = sorted({j.hunk.path for j in states if j.kind == "absent"})
+    guarded = sorted({j.hunk.path for j in states if j.kind == "guarded"})
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
+    said = [f"the port has neither side of {sum(j.kind == 'absent' for j in states)} hunk(s) in {', '.join(absent)}"]
+    if guarded:
+        said = said[1:] if not absent else said
+        said.append(f"{sum(j.kind == 'guarded' for j in states)} hunk(s) in {', '.join(guarded)} can never run here")
     return s.fire(
         rule,
-        f"the port has neither side of {len(absent)} hunk(s) in {', '.join(sorted(set(absent)))}: "
-        "it lacks the code the change edits",
+        "; ".join(said) + ": it lacks the code the change edits",
         verdict="surface-absent",
         rule_text=f"{rule.id}-absent",
     )
@@ -1215,7 +1290,7 @@ RULES: tuple[AuditRule, ...] = (
         "content",
         "ported or surface-absent",
         _content,
-        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or neither side is there in any hunk (`content-absent`); no hunk leaves work",
+        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or a hunk has neither side there or is guarded by a name the port lacks (`content-absent`); no hunk leaves work",
         "each hunk's state with the tokens found and missing, and the port files compared",
     ),
     AuditRule(

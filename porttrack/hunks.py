@@ -241,6 +241,50 @@ def distinctive(
     return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
 
 
+_IF = re.compile(r"^(\s*)(?:if|elif)\s+(.+)$")
+
+
+def _if_block_names(lines: list[str]) -> set[str] | None:
+    """The names the condition of an `if` block reads, when these lines are one such block (the
+    condition, then a body indented deeper); None for any other shape."""
+    code = [x for x in lines if x.strip() and not x.strip().startswith("#")]
+    m = _IF.match(code[0]) if code else None
+    if m is None:
+        return None
+    indent, cond, depth, i = len(m.group(1)), [m.group(2)], _brackets(m.group(2)), 1
+    while (depth > 0 or not cond[-1].rstrip().endswith(":")) and i < len(code):
+        cond.append(code[i])
+        depth += _brackets(code[i])
+        i += 1
+    body = code[i:]
+    if not body or any(len(x) - len(x.lstrip()) <= indent for x in body):
+        return None
+    # the leaves of attribute chains: in `model_config.is_diffusion` the switch is `is_diffusion`,
+    # and the object that carries it is plumbing
+    leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
+    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
+
+
+def guard_names(hunk: Hunk) -> list[str]:
+    """The names that guard a hunk: the condition of the one `if` block it adds, or, when it
+    rewrites such a block, what the conditions before and after share. If the port has none of
+    one of them, the block can never run there. Empty for any other shape of hunk."""
+    new = _if_block_names(hunk.new)
+    if new is None:
+        return []
+    if not _code_lines(hunk.old):
+        return sorted(new)
+    old = _if_block_names(hunk.old)
+    return sorted(new & old) if old is not None else []
+
+
+def defines(lines: list[str], name: str) -> bool:
+    """Do these (added) lines define `name`: a def, a class, a field or an attribute assignment?"""
+    n = re.escape(name)
+    rx = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{n}\b|^\s*(?:self\.)?{n}\s*(?::[^=]|=[^=])")
+    return any(rx.search(x) for x in lines)
+
+
 _C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 

@@ -317,6 +317,38 @@ def test_a_member_hit_that_belongs_to_another_class_of_the_file_is_absent(tmp_pa
     assert grow["reason"] == "adds RemoteAllocator.evict only to classes the port lacks (RemoteAllocator)"
 
 
+def test_a_block_guarded_by_a_name_the_port_lacks_is_surface_absent(tmp_path):
+    guarded = (
+        "        if self.canvas_mode:\n"
+        "            return min(tokens, self.canvas_limit)\n"
+        "        return compute_budget(tokens, self.budget)\n"
+    )
+    init = "        self.budget = budget\n"
+    base = SCHED.replace(init, init + "        self.canvas_mode = budget < 0\n")
+    change = edit(init, init + "        self.canvas_limit = 8\n", base)
+    change = edit("        return compute_budget(tokens, self.budget)\n", guarded, change["vllm/core/sched.py"])
+    _, r = pair(tmp_path / "a", [("[Core] Cap canvas steps", change)], base_sched=base)
+    got = r["[Core] Cap canvas steps"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), "\n".join(got["evidence"])
+    assert got["reason"] == "1 hunk(s) in vllm/core/sched.py can never run here: it lacks the code the change edits"
+    said = " ".join(got["evidence"])
+    assert "only adds (or rewrites) a block guarded by canvas_mode" in said
+    assert "git grep -i -E 'canvas_?mode' -- src: no line outside comments" in said
+    assert "adds canvas_limit only for code the port lacks or can never run" in said
+    # a comment naming it is no code; the port's code naming it (in any spelling) makes the block live
+    noted = PORT_SCHED.replace("class Scheduler {{", "// canvas_mode: deferred\nclass Scheduler {{")
+    _, r = pair(tmp_path / "b", [("[Core] Cap canvas steps", change)], base_sched=base, port_sched=noted)
+    assert r["[Core] Cap canvas steps"]["rule"] == "content-absent"
+    live = PORT_SCHED.replace("int budget_;", "int budget_;\n  bool canvasMode_ = false;")
+    _, r = pair(tmp_path / "c", [("[Core] Cap canvas steps", change)], base_sched=base, port_sched=live)
+    assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap"
+    # a switch the change defines itself is new behaviour the port may need
+    new_switch = edit(init, init + "        self.canvas_mode = budget < 0\n        self.canvas_limit = 8\n")
+    new_switch = edit("        return compute_budget(tokens, self.budget)\n", guarded, new_switch["vllm/core/sched.py"])
+    _, r = pair(tmp_path / "d", [("[Core] Cap canvas steps", new_switch)])
+    assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap"
+
+
 def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
     deferred = PORT_SCHED.replace(
         "class Scheduler {{",
