@@ -4,6 +4,7 @@ symbols: raw and code counts, classes, hits and the automatic control must be id
 
 from __future__ import annotations
 
+import importlib
 import random
 from pathlib import Path
 
@@ -115,8 +116,10 @@ def _same(got: P.Count, want: P.Count) -> None:
     assert [key(h) for h in got.hits] == [key(h) for h in want.hits], got.symbol
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_grep_first_equals_indexing_everything(tmp_path: Path, seed: int):
+@pytest.mark.parametrize(("seed", "held"), [(1, None), (2, None), (3, None), (4, 0)])
+def test_grep_first_equals_indexing_everything(tmp_path: Path, seed: int, held: int | None, monkeypatch):
+    if held is not None:  # no file held from the listing to the search: every one is read again there
+        monkeypatch.setattr(importlib.import_module("porttrack.probe.scan"), "KEEP_READ_BYTES", held)
     repo, symbols = _tree(tmp_path, seed)
     scope, tests = ["src", "include"], ["tests"]
     want, first = _reference(repo, symbols, scope, tests)

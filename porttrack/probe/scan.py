@@ -38,6 +38,9 @@ from porttrack.probe.model import Count, Hit, Row, Scan, Tree, variants
 from porttrack.probe.store import CacheDamaged, Store, occ_row
 
 POOL_MIN_BYTES = 4_000_000  # new source to parse before a process pool pays for its start
+# bytes of new files held from their first read (the listing) to the name search; the rest are read
+# again there, and only those holding a name are kept: memory stays flat on a kernel-size tree
+KEEP_READ_BYTES = 32 << 20
 
 
 # ---------------------------------------------------------------- regexes
@@ -481,10 +484,14 @@ def _rows(
     new = [f for f in files if f.key not in ids]
     reader.preload(new, incomplete)
     problems: dict[str, str | None] = {}
+    held = 0
     for f in new:
         if f.key not in problems and reader.load(f, incomplete):
             assert f.data is not None
             problems[f.key] = _decode_problem(f.data)
+            held += len(f.data)
+            if f.disk and held > KEEP_READ_BYTES:
+                f.data = None
     if problems:
         ids.update(store.add(problems))
     rows: list[Row] = []
