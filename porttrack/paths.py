@@ -125,6 +125,15 @@ class Tree:
 
     def resolve(self, rel: str) -> str:
         """The real path of `rel`; `Outside` when any component leads out of the root."""
+        return self._resolve(rel)[0]
+
+    def resolve_file(self, rel: str) -> str | None:
+        """As `resolve`, but None where `rel` itself is a link: a file read through it never is."""
+        real, link = self._resolve(rel)
+        return None if link else real
+
+    def _resolve(self, rel: str) -> tuple[str, bool]:
+        """(real path, whether `rel` itself is a link): one lstat a file, folders once a run."""
         rel = rel.replace("\\", "/")
         if os.path.isabs(rel) or ".." in rel.split("/"):
             raise Outside(rel)
@@ -132,12 +141,13 @@ class Tree:
         real_dir = self._dir(head)
         if real_dir is None:
             raise Outside(rel)
-        full = os.path.join(real_dir, name)
-        if os.path.islink(full):
-            full = os.path.realpath(full)
-            if not self._inside(full):
-                raise Outside(rel)
-        return full
+        full = real_dir.rstrip("/") + "/" + name  # os.path.join, for a name without a "/"
+        if not os.path.islink(full):
+            return full, False
+        full = os.path.realpath(full)
+        if not self._inside(full):
+            raise Outside(rel)
+        return full, True
 
     def contains(self, rel: str) -> bool:
         try:

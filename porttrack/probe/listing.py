@@ -76,8 +76,8 @@ def read_worktree(tree: paths.Tree, rel: str) -> bytes | None:
     """A working-tree file's bytes; None for a link or anything not a regular file (links are not
     followed). `paths.Outside` when a folder on its way leads out of the root: nothing outside the
     root is read, whatever replaced a tracked folder."""
-    real = tree.resolve(rel)
-    if os.path.islink(os.path.join(tree.root, rel)):
+    real = tree.resolve_file(rel)
+    if real is None:
         return None
     try:
         return paths.read_file(real)
