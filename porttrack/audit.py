@@ -20,6 +20,7 @@ from porttrack import gates, gitio, globs, headers as headers_mod, hunks as hunk
 from porttrack import naming
 from porttrack import owners as owners_mod
 from porttrack import records as records_mod
+from porttrack import refactor
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
@@ -433,7 +434,8 @@ class _Ctx:
             self._siblings = {f: sorted(v) for f, v in idx.items()}
         return self._siblings.get(upstream, [])
 
-    def _upstream_text(self, rev: str, path: str) -> str | None:
+    @functools.lru_cache(maxsize=64)  # noqa: B019 (the context lives for one audit)
+    def upstream_text(self, rev: str, path: str) -> str | None:
         """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
         repo = self.cfg.upstream_repo
         if repo is None or not Path(repo).is_dir():
@@ -447,7 +449,7 @@ class _Ctx:
         """hunks.file_tokens of one upstream file at `rev` (read once); None when git cannot show it."""
         key = f"{rev}:{path}"
         if key not in self._file_tokens:
-            text = self._upstream_text(rev, path)
+            text = self.upstream_text(rev, path)
             self._file_tokens[key] = None if text is None else hunks_mod.file_tokens(text, self.cfg.language_only)
         return self._file_tokens[key]
 
@@ -455,7 +457,7 @@ class _Ctx:
         """hunks.class_members of one upstream file at `rev` (read once; empty when unreadable)."""
         key = f"{rev}:{path}"
         if key not in self._members:
-            text = self._upstream_text(rev, path) if path.endswith(".py") else None
+            text = self.upstream_text(rev, path) if path.endswith(".py") else None
             self._members[key] = hunks_mod.class_members(text) if text is not None else {}
         return self._members[key]
 
@@ -751,17 +753,22 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
 
 
 def _no_op(rule: AuditRule, s: Subject) -> bool:
-    """Every changed line of the mirrored code is a comment, a docstring or a language-only construct."""
+    """Every changed line of the mirrored code is a comment, a docstring, a language-only construct,
+    or code that carries no behaviour (porttrack/refactor.py: moved, reworded, renamed, unused)."""
     hunks = s.ctx.hunks(s.e, s.mirrored)
     if not hunks:
         return False
-    lo = hunks_mod.language_only(hunks, s.ctx.cfg.language_only)
+    ctx, sha = s.ctx, s.e.sha
+    texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
+    explained = refactor.explain(hunks, texts, every=ctx.hunks(s.e, s.e.files) or hunks)
+    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained)
     if not lo.only:
         return False
     what = ", ".join(lo.constructs) or "comments and docstrings"
     s.ev.append(
         f"upstream diff {s.e.short} in {', '.join(s.mirrored)}: {len(hunks)} hunk(s), every changed line is "
-        f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs"
+        f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs, "
+        "docs/audit.md the code that carries no behaviour"
     )
     return s.fire(rule, f"language-only change: {what}")
 

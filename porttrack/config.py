@@ -99,6 +99,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "log text": r"^(logger|logging)\.(debug|info|warning|error|exception)(_once)?\(",
     "torch.compile": r"torch\.compile\b|@support_torch_compile|torch\._dynamo",
     "pin_memory": r"\bpin_memory\b",
+    "garbage collector": r"^gc\.\w+\(|^import gc$",
     "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
 }
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.

@@ -36,13 +36,18 @@ def _docstring_lines(lines: list[str]) -> set[int]:
     return out
 
 
-def language_only(hunks: list[Hunk], constructs: dict[str, str]) -> LanguageOnly:
-    """Is the change made of comments, docstrings and the named constructs alone?"""
+def language_only(
+    hunks: list[Hunk], constructs: dict[str, str], explained: dict[tuple[int, str, int], str] | None = None
+) -> LanguageOnly:
+    """Is the change made of comments, docstrings and the named constructs alone? Lines in
+    `explained` ((hunk index, "old" | "new", line index) -> a name, see porttrack/refactor.py)
+    count as constructs of that name."""
     compiled = [(name, re.compile(rx)) for name, rx in constructs.items()]
+    explained = explained or {}
     met: list[str] = []
     behaviour: list[str] = []
-    for h in hunks:
-        for side in (h.old, h.new):
+    for k, h in enumerate(hunks):
+        for side_name, side in (("old", h.old), ("new", h.new)):
             doc = _docstring_lines(side)
             in_import = False
             for i, raw in enumerate(side):
@@ -57,7 +62,7 @@ def language_only(hunks: list[Hunk], constructs: dict[str, str]) -> LanguageOnly
                 in_import = False
                 if _COMMENT.match(line) or i in doc:
                     continue
-                name = next((n for n, rx in compiled if rx.search(line)), None)
+                name = next((n for n, rx in compiled if rx.search(line)), None) or explained.get((k, side_name, i))
                 if name is None:
                     if len(behaviour) < 3:
                         behaviour.append(line)
@@ -65,6 +70,12 @@ def language_only(hunks: list[Hunk], constructs: dict[str, str]) -> LanguageOnly
                 if name not in met:
                     met.append(name)
     return LanguageOnly(not behaviour and bool(hunks), met, behaviour)
+
+
+def code_line_indices(lines: list[str]) -> list[int]:
+    """Indices of the code lines: comments, blank lines and docstrings left out."""
+    doc = _docstring_lines(lines)
+    return [i for i, x in enumerate(lines) if i not in doc and not _COMMENT.match(x.strip())]
 
 
 _TOKEN = re.compile(

@@ -150,6 +150,58 @@ def test_no_op_names_the_language_only_constructs(tmp_path):
     assert r["[Core] Behave"]["verdict"] != "no-op"  # one behavioural line is enough
 
 
+REFACTOR_BASE = SCHED.replace(
+    "    def step(self, tokens):\n",
+    "    def step(self, tokens):\n"
+    "        limit = self.budget\n"
+    "        if tokens > limit:\n"
+    "            raise ValueError(\n"
+    '                f"{tokens} tokens exceed the budget {limit}"\n'
+    "            )\n",
+).replace(
+    "    def free(self, request):\n",
+    "    def free(\n        self,\n        request,\n        eager: bool = False,\n    ):\n",
+) + ("\n\ndef clamp(tokens, budget):\n    if tokens < 0:\n        return 0\n    return min(tokens, budget)\n")
+
+
+def test_no_op_names_code_that_carries_no_behaviour(tmp_path):
+    """Moved code, reworded messages, renamed locals, parameters nothing read, gc calls: no-op."""
+    clamp = REFACTOR_BASE[REFACTOR_BASE.index("def clamp") :]
+    moved = REFACTOR_BASE.replace("\n\n" + clamp, "\n").replace(
+        "import logging\n", "import logging\n\nfrom vllm.core.util import clamp\n"
+    )
+    renamed = moved.replace("limit", "cap").replace(
+        'f"{tokens} tokens exceed the budget {cap}"', 'f"asked for {tokens} tokens, over the cap {cap}"'
+    )
+    unused = renamed.replace("        eager: bool = False,\n", "")
+    collect = unused.replace("        return request\n", "        gc.collect()\n        return request\n").replace(
+        "import logging\n", "import gc\nimport logging\n"
+    )
+    # and the shapes that are behaviour: a name that is no local, a string compared
+    attribute = collect.replace("cap = self.budget", "cap = self.budget_cap")
+    commits = [
+        ("[Core] Move clamp", {"vllm/core/sched.py": moved, "vllm/core/util.py": clamp}),
+        ("[Core] Reword", {"vllm/core/sched.py": renamed}),
+        ("[Core] Drop eager", {"vllm/core/sched.py": unused}),
+        ("[Core] Collect", {"vllm/core/sched.py": collect}),
+        ("[Core] Cap attribute", {"vllm/core/sched.py": attribute}),
+        ("[Core] Compare", {"vllm/core/util.py": clamp.replace("if tokens < 0:", 'if tokens == "any":')}),
+    ]
+    util_map = "[[map]]\nupstream = 'vllm/core/util.py'\nport = ['src/core/sched.cpp']\n"
+    _, r = pair(tmp_path / "a", commits, base_sched=REFACTOR_BASE, extra=util_map)
+    assert r["[Core] Move clamp"]["reason"] == "language-only change: import, moved code", r["[Core] Move clamp"]
+    assert r["[Core] Reword"]["reason"] == "language-only change: renamed local, message text", r["[Core] Reword"]
+    assert r["[Core] Drop eager"]["reason"] == "language-only change: unused parameter"
+    assert r["[Core] Collect"]["reason"] == "language-only change: import, garbage collector"
+    for behaviour in ("[Core] Cap attribute", "[Core] Compare"):
+        assert r[behaviour]["verdict"] != "no-op", behaviour
+    # a parameter the function read is behaviour when removed
+    read = REFACTOR_BASE.replace("        return request\n", "        return request if eager else None\n")
+    used_away = read.replace("        eager: bool = False,\n", "").replace("request if eager else None", "request")
+    _, r = pair(tmp_path / "b", [("[Core] Drop eager", {"vllm/core/sched.py": used_away})], base_sched=read)
+    assert r["[Core] Drop eager"]["verdict"] != "no-op"
+
+
 def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
     _, r = pair(
         tmp_path,
