@@ -450,8 +450,14 @@ def validate(
     detect: bool = False,
     timeout: float | None = None,
     progress: Callable[[int, int], None] | None = None,
+    evidence: bool = True,
 ) -> Report:
-    """Run the cases through the harness; compare with kvref at --as-of, or find the semantics it matches."""
+    """Run the cases through the harness; compare with kvref at --as-of, or find the semantics it matches.
+
+    `evidence=False` leaves out the per-switch evidence (`report.evidence` stays empty): it asks kvref
+    for every case again around each switch, most of a run's time, and only `--record` and the
+    report's switch lines read it; a caller that wants pass or fail alone skips it.
+    """
     kcases, semantics = _kvref()
     if not 0 <= n <= MAX_CASES:
         raise UserError(f"--cases must be between 0 and {MAX_CASES:,}, got {n}.")
@@ -471,7 +477,8 @@ def validate(
         if res.status == "failed" and res.field != "(harness)":
             res.switches = behaviour.failure_switches(case, replies[case["id"]], sem, kcases, semantics)
         report.results.append(res)
-    report.evidence = behaviour.switch_evidence(report.sent, sem, kcases, semantics)
+    if evidence:
+        report.evidence = behaviour.switch_evidence(report.sent, sem, kcases, semantics)
     if detect:
         report.as_of = as_of_report
     return report

@@ -29,7 +29,8 @@ def impl(sem: str, mutant: str | None = None) -> str:
 def run(sem: str, mutant: str | None = None, n: int = 200):
     from porttrack import validate
 
-    return validate.validate(impl(sem, mutant), sem, n, 0, timeout=60)
+    # pass or fail per case is what these tests read: the per-switch evidence is left out
+    return validate.validate(impl(sem, mutant), sem, n, 0, timeout=60, evidence=False)
 
 
 def test_the_doc_harness_imports_nothing_of_kvref():
@@ -64,33 +65,21 @@ def test_the_doc_harness_passes_every_case(sem):
 
 
 def test_the_doc_harness_is_found_at_its_point_by_as_of(tmp_path):
-    import os
-    import subprocess
+    from tests.conftest import run_cli
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "porttrack",
-            "validate",
-            "kv",
-            "--impl",
-            impl("G1"),
-            "--as-of",
-            "--cases",
-            "80",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    r = run_cli("validate", "kv", "--impl", impl("G1"), "--as-of", "--cases", "80", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     a = json.loads(r.stdout)["as_of"]
     assert a["matches"] and a["matching"][-1] == "g1-pin"
+
+
+def test_leaving_out_the_switch_evidence_changes_no_result():
+    from porttrack import validate
+
+    full = validate.validate(impl("G2"), "G2", 40, 0, timeout=60)
+    bare = run("G2", n=40)
+    assert full.evidence and not bare.evidence
+    assert [(r.id, r.status, r.field) for r in bare.results] == [(r.id, r.status, r.field) for r in full.results]
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
