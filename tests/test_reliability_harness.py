@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT, run_cli, run_cli_process
+
 PY_HARNESS = ROOT / "tests" / "kvref" / "harness" / "py_harness.py"
 LIGHT = "--ops resolve_block_sizes,needs_kv_cache_zeroing,record_new_block_ids"  # no torch in the harness
 
@@ -52,18 +52,15 @@ for line in sys.stdin:
 
 
 def validate(
-    impl: str, *args: str, env: dict | None = None, limit: float = 120
+    impl: str, *args: str, env: dict | None = None, limit: float | None = None
 ) -> tuple[subprocess.CompletedProcess, float]:
-    full = dict(os.environ, NO_COLOR="1", COLUMNS="200", PYTHONPATH=str(ROOT), **(env or {}))
+    """`porttrack validate kv` in this process; in a real one (killed past `limit` seconds) when a limit is given."""
     start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "porttrack", "validate", "kv", "--impl", impl, *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=limit,
-        cwd=ROOT,
-    )
+    argv = ("validate", "kv", "--impl", impl, *args)
+    if limit is None:
+        proc = run_cli(*argv, cwd=ROOT, env=env)
+    else:
+        proc = run_cli_process(*argv, cwd=ROOT, env=env, timeout=limit)
     return proc, time.monotonic() - start
 
 
@@ -85,7 +82,7 @@ def test_a_background_child_of_the_harness_neither_hangs_the_run_nor_outlives_it
     pidfile = tmp_path / "child.pid"
     inner = f"{shlex.quote(sys.executable)} {shlex.quote(str(PY_HARNESS))} G3 {LIGHT}"
     impl = f"bash -c {shlex.quote(f'sleep 300 & echo $! > {pidfile}; exec {inner}')}"
-    proc, _took = validate(impl, "--as-of", "G3", "--cases", "3", limit=90)
+    proc, _took = validate(impl, "--as-of", "G3", "--cases", "3", limit=90)  # a real process: it must not linger
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "resolve_block_sizes" in proc.stdout
     pid = int(pidfile.read_text())
@@ -96,9 +93,7 @@ def test_a_background_child_of_the_harness_neither_hangs_the_run_nor_outlives_it
 
 
 def test_a_harness_that_hangs_after_hello_stops_after_three_timeouts(tmp_path):
-    proc, took = validate(
-        fake(tmp_path, "hang"), "--as-of", "G3", "--cases", "50", env={"PORTTRACK_KV_TIMEOUT": "0.5"}, limit=90
-    )
+    proc, took = validate(fake(tmp_path, "hang"), "--as-of", "G3", "--cases", "50", env={"PORTTRACK_KV_TIMEOUT": "0.5"})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "stopped early: the harness hung on 3 cases in a row" in proc.stdout
     assert proc.stdout.count("no reply within 0.5s") == 3 and "Traceback" not in proc.stderr
@@ -113,7 +108,6 @@ def test_the_whole_run_has_a_deadline(tmp_path):
         "--cases",
         "200",
         env={"PORTTRACK_KV_TIMEOUT": "0.3", "PORTTRACK_KV_DEADLINE": "2"},
-        limit=90,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "stopped early: the run passed its overall deadline" in proc.stdout
@@ -122,7 +116,7 @@ def test_the_whole_run_has_a_deadline(tmp_path):
 
 def test_a_line_without_end_is_capped(tmp_path):
     proc, _took = validate(
-        fake(tmp_path, "endless-line"), "--as-of", "G3", "--cases", "0", env={"PORTTRACK_KV_TIMEOUT": "20"}, limit=120
+        fake(tmp_path, "endless-line"), "--as-of", "G3", "--cases", "0", env={"PORTTRACK_KV_TIMEOUT": "20"}
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "harness line too long (over 16 MiB without a newline)" in proc.stdout
