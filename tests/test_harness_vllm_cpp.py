@@ -103,6 +103,7 @@ def _entry_of(qdata: dict, sha: str) -> dict:
     return next(e for e in qdata["entry"] if e["sha"] == sha)
 
 
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
 def test_hello_lists_only_the_ops_the_port_has(harness):
     reply = subprocess.run(
         [str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', check=True, capture_output=True, text=True
@@ -110,6 +111,7 @@ def test_hello_lists_only_the_ops_the_port_has(harness):
     assert json.loads(reply)["result"]["ops"] == ["needs_kv_cache_zeroing", "record_new_block_ids"]
 
 
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
 def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin_ahead(harness, tmp_path):
     import tomllib
 
@@ -170,6 +172,7 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
     assert "mla-records" in found[0]["message"] and shas["later"][:8] in found[0]["message"]
 
 
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
 def test_no_finding_when_the_headers_pin_is_before_the_switch(harness, tmp_path):
     shas = _upstream(tmp_path)
     port = _port(tmp_path, shas["record-new-block-ids"])  # pinned before the MLA switch: lacking it is expected
@@ -181,6 +184,7 @@ def test_no_finding_when_the_headers_pin_is_before_the_switch(harness, tmp_path)
     assert not [f for f in json.loads(chk.stdout)["findings"] if f["code"] == "behaviour-behind-pin"]
 
 
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
 def test_detection_records_too(harness, tmp_path):
     import tomllib
 

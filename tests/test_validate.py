@@ -34,16 +34,18 @@ def cpp(tmp_path_factory):
     if gxx is None:
         pytest.skip("no C++ compiler (g++) on this machine")
     out = tmp_path_factory.mktemp("harness")
-    built = {}
-    for name, flags in (("pin", []), ("mutant", ["-DMUTANT"]), ("mutant_zero", ["-DMUTANT_ZERO"])):
-        exe = out / f"kv_harness_{name}"
-        subprocess.run(
-            [gxx, "-std=c++17", "-O0", *flags, "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
-            check=True,
-            capture_output=True,
+    compiling = {  # the three builds at once: each is one compiler process
+        name: subprocess.Popen(
+            [gxx, "-std=c++17", "-O0", *flags, "-o", str(out / f"kv_harness_{name}"), str(HARNESS / "kv_harness.cpp")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
-        built[name] = str(exe)
-    return built
+        for name, flags in (("pin", []), ("mutant", ["-DMUTANT"]), ("mutant_zero", ["-DMUTANT_ZERO"]))
+    }
+    for name, proc in compiling.items():
+        log, _ = proc.communicate()
+        assert proc.returncode == 0, f"kv_harness {name} does not compile: {log.decode(errors='replace')}"
+    return {name: str(out / f"kv_harness_{name}") for name in compiling}
 
 
 def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 30.0):
@@ -52,6 +54,7 @@ def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: 
     return validate.validate(impl, as_of, n, 0, detect=detect, timeout=timeout)
 
 
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
 def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
     r = porttrack("validate", "kv", "--impl", cpp["pin"], "--as-of", "--cases", "40", "--json")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -69,6 +72,7 @@ def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
     assert run(cpp["pin"], "latest", 0).failed
 
 
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
 def test_cpp_mutant_fails_naming_the_field(cpp):
     r = porttrack("validate", "kv", "--impl", cpp["mutant"], "--as-of", "G1", "--cases", "0")
     assert r.returncode == 1 and "result.scheduler_block_size: expected 32, got 512" in r.stdout
@@ -77,6 +81,7 @@ def test_cpp_mutant_fails_naming_the_field(cpp):
     assert (first.expected, first.got) == (32, 512)  # lcm(16, 32) vs the mutant's product
 
 
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
 def test_cpp_zeroing_mutant_fails_naming_the_block(cpp):
     report = run(cpp["mutant_zero"], "G1", 0)
     failed = [x for x in report.results if x.status == "failed"]
