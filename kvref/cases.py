@@ -500,40 +500,18 @@ def _random_zero(rng: random.Random, k: int) -> dict:
         offset = -(-offset // 8) * 8
         if layout == "packed":  # two layers share each block's bytes; head >= 4 keeps pages int32-aligned
             page = tokens * head * el
-            for part in range(2):
-                tensors.append(
-                    _tensor(
-                        offset + part * page,
-                        [nb * ratio, tokens, head],
-                        [2 * tokens * head, head, 1],
-                        el,
-                        0,
-                        ratio,
-                        kind,
-                    )
+            tensors += [
+                _tensor(
+                    offset + part * page, [nb * ratio, tokens, head], [2 * tokens * head, head, 1], el, 0, ratio, kind
                 )
+                for part in range(2)
+            ]
             offset += nb * ratio * 2 * page
             slack = max(slack, 2 * page)  # room for the pre-d6af803f43 whole-stride write of the top block
             if focus == "past_end":
                 slack = 0
             continue
-        wide = 1
-        if layout == "block_outer":
-            shape, bd = [nb * ratio, 2, tokens, head], 0
-            strides = _dense_strides(shape)
-        elif layout == "kv_outer":
-            shape, bd = [2, nb * ratio, tokens, head], 1
-            strides = _dense_strides(shape)
-        elif layout == "kv_after_block":  # K/V outermost in memory, but indexed after the block dim
-            shape, bd = [nb * ratio, 2, tokens, head], 0
-            strides = [tokens * head, nb * ratio * tokens * head, head, 1]
-        elif layout == "holes":  # a head slice of a wider tensor: the page has gaps
-            wide = 2
-            shape, bd = [nb * ratio, tokens, head], 0
-            strides = _dense_strides([nb * ratio, tokens, head * wide])
-        else:  # heads, then K/V, outside the block dim
-            shape, bd = [rng.choice([1, 2]), 2, nb * ratio, tokens * head], 2
-            strides = _dense_strides(shape)
+        shape, bd, strides, wide = _layout(rng, layout, nb * ratio, tokens, head)
         if focus == "bad_stride" and i == 0:  # a 6-byte row: not whole int32 words
             el, shape, bd = 2, [nb * ratio, 3], 0
             strides = [3, 1]
@@ -546,6 +524,27 @@ def _random_zero(rng: random.Random, k: int) -> dict:
             tensors.append(dict(tensors[-1]))
         offset += n * el * wide + (off - offset)
     rng.shuffle(tensors)
+    return _zero_args(tensors, _zero_ids(rng, tensors, focus), -(-(offset + slack) // 8) * 8)
+
+
+def _layout(rng: random.Random, layout: str, blocks: int, tokens: int, head: int):
+    """(shape, block dim, strides, how many times wider the underlying tensor is) of one non-packed layout."""
+    if layout == "block_outer":
+        shape = [blocks, 2, tokens, head]
+        return shape, 0, _dense_strides(shape), 1
+    if layout == "kv_outer":
+        shape = [2, blocks, tokens, head]
+        return shape, 1, _dense_strides(shape), 1
+    if layout == "kv_after_block":  # K/V outermost in memory, but indexed after the block dim
+        return [blocks, 2, tokens, head], 0, [tokens * head, blocks * tokens * head, head, 1], 1
+    if layout == "holes":  # a head slice of a wider tensor: the page has gaps
+        return [blocks, tokens, head], 0, _dense_strides([blocks, tokens, head * 2]), 2
+    shape = [rng.choice([1, 2]), 2, blocks, tokens * head]  # heads, then K/V, outside the block dim
+    return shape, 2, _dense_strides(shape), 1
+
+
+def _zero_ids(rng: random.Random, tensors: list[dict], focus: str) -> list[int]:
+    """The block ids to zero: a random set of the blocks every tensor has, and what the focus adds."""
     nb_min = min(t["shape"][t["block_dim"]] // t["ratio"] for t in tensors)
     ids = rng.sample(range(nb_min), rng.randint(1, nb_min))
     if focus == "past_end":
@@ -555,7 +554,7 @@ def _random_zero(rng: random.Random, k: int) -> dict:
     if rng.random() < 0.05:
         ids = []
     rng.shuffle(ids)
-    return _zero_args(tensors, ids, -(-(offset + slack) // 8) * 8)
+    return ids
 
 
 _EDGES = {

@@ -48,36 +48,13 @@ def resolve_kv_cache_block_sizes(
     specs = [layer_specs(g) for g in groups]
     alignment_on = g3  # cache_hit_alignment is reported from e126687a9a on
 
-    if "dcp-attention-only" in sem:
-        sizes = [s[0].block_size * dcp if all(x.is_attention for x in s) else s[0].block_size for s in specs]
-        if len(groups) <= 1:
-            size = sizes[0] if sizes else block_size * dcp
-            return BlockSizes(size, size, size if alignment_on else None)
-    else:
-        if len(groups) <= 1:
-            size = block_size * dcp * pcp
-            return BlockSizes(size, size, size if alignment_on else None)
-        if dcp != 1 or pcp != 1:
-            raise ValueError(
-                "Hybrid KV cache groups with multiple block sizes do not support context parallelism "
-                f"(dcp_world_size/pcp_world_size > 1); got dcp={dcp}, pcp={pcp}."
-            )
-        sizes = [s[0].block_size for s in specs]
-
+    sizes = _group_sizes(sem, groups, specs, block_size, dcp, pcp)
+    if isinstance(sizes, int):  # one group: every size is its size
+        return BlockSizes(sizes, sizes, sizes if alignment_on else None)
     scheduler = math.lcm(*sizes)
     backoff = BlockSizes(scheduler, scheduler, scheduler if alignment_on else None)
-    if not (enable_prefix_caching or connector_enabled):
+    if not (enable_prefix_caching or connector_enabled) or _mamba_backs_off(sem, groups, specs, block_size):
         return backoff
-
-    if g3:  # any Mamba layer, looking inside wrappers, outside align mode
-        if any(isinstance(x, MambaSpec) and x.mamba_cache_mode != "align" for s in specs for x in s):
-            return backoff
-    elif "mamba-mode-backoff" in sem:  # the group's own spec only: a wrapper is not a MambaSpec
-        if any(isinstance(gs := group_spec(g), MambaSpec) and gs.mamba_cache_mode != "align" for g in groups):
-            return backoff
-    else:  # G1: a Mamba group's block size differing from the cache block size stands for "not align"
-        if any(isinstance(group_spec(g), MambaSpec) and group_spec(g).block_size != block_size for g in groups):
-            return backoff
 
     hashing = (
         [size for g, size in zip(groups, sizes, strict=False) if group_spec(g).prefix_cacheable] or sizes
@@ -97,7 +74,40 @@ def resolve_kv_cache_block_sizes(
         )
     if not g3:
         return BlockSizes(scheduler, unit, None)
+    return BlockSizes(scheduler, unit, _hit_alignment(specs, sizes, unit, scheduler, dcp))
 
+
+def _group_sizes(sem, groups: Sequence[Group], specs: list, block_size: int, dcp: int, pcp: int) -> int | list[int]:
+    """Each group's block size, scaled by context parallelism where the generation does; one int for
+    a single group (its size is the answer)."""
+    if "dcp-attention-only" in sem:
+        sizes = [s[0].block_size * dcp if all(x.is_attention for x in s) else s[0].block_size for s in specs]
+        if len(groups) <= 1:
+            return sizes[0] if sizes else block_size * dcp
+        return sizes
+    if len(groups) <= 1:
+        return block_size * dcp * pcp
+    if dcp != 1 or pcp != 1:
+        raise ValueError(
+            "Hybrid KV cache groups with multiple block sizes do not support context parallelism "
+            f"(dcp_world_size/pcp_world_size > 1); got dcp={dcp}, pcp={pcp}."
+        )
+    return [s[0].block_size for s in specs]
+
+
+def _mamba_backs_off(sem, groups: Sequence[Group], specs: list, block_size: int) -> bool:
+    """Whether a Mamba layer outside align mode makes prefix caching back off to the scheduler size."""
+    if "prefix-cacheable" in sem:  # any Mamba layer, looking inside wrappers, outside align mode
+        return any(isinstance(x, MambaSpec) and x.mamba_cache_mode != "align" for s in specs for x in s)
+    if "mamba-mode-backoff" in sem:  # the group's own spec only: a wrapper is not a MambaSpec
+        return any(isinstance(gs := group_spec(g), MambaSpec) and gs.mamba_cache_mode != "align" for g in groups)
+    # G1: a Mamba group's block size differing from the cache block size stands for "not align"
+    return any(isinstance(group_spec(g), MambaSpec) and group_spec(g).block_size != block_size for g in groups)
+
+
+def _hit_alignment(specs: list, sizes: list[int], unit: int, scheduler: int, dcp: int) -> int:
+    """cache_hit_alignment (from e126687a9a on): the hash unit where an align-mode Mamba group reports
+    partial hits, else the scheduler size; it must be a multiple of every spec's per-state compression."""
     alignments = sorted(
         {
             x.tokens_per_state
@@ -120,7 +130,7 @@ def resolve_kv_cache_block_sizes(
             f"per-state compression. Got alignments={[int(a) for a in alignments]} "
             f"for cache_hit_alignment={hit_alignment}."
         )
-    return BlockSizes(scheduler, unit, hit_alignment)
+    return hit_alignment
 
 
 def _is_int(v) -> bool:
