@@ -760,8 +760,10 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         return False
     ctx, sha = s.ctx, s.e.sha
     texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
-    explained = refactor.explain(hunks, texts, every=ctx.hunks(s.e, s.e.files) or hunks)
-    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained)
+    every = ctx.hunks(s.e, s.e.files) or hunks
+    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False))
+    if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every))
     if not lo.only:
         return False
     what = ", ".join(lo.constructs) or "comments and docstrings"
@@ -779,6 +781,8 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     class; a top-level name when its file has a counterpart. (A deferral of a whole class the port
     lacks is no gap in a surface it has: the surface rules decide those.)"""
     if s.unmapped == s.mirrored:
+        return False
+    if _content_absent(s):  # recorded as left out, and the port has none of what the change edits
         return False
     s.probe()
     names: list[str] = []
@@ -1140,15 +1144,20 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
 def _content_ported(s: Subject) -> bool:
     """Every telling hunk is ported, with enough telling tokens over the whole change."""
     states = _content_states(s)
-    telling = sum(len(j.state.new_found) + len(j.state.old_missing) for j in states)
+    telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
     return bool(states) and {j.kind for j in states} == {"ported"} and telling >= hunks_mod.MIN_TELLING
+
+
+def _content_absent(s: Subject) -> bool:
+    """No hunk leaves work, and at least one is absent or guarded (see `_guards`)."""
+    kinds = {j.kind for j in _content_states(s)}
+    return bool(kinds & {"absent", "guarded"}) and "gap" not in kinds and not _content_ported(s)
 
 
 def _content(rule: AuditRule, s: Subject) -> bool:
     """New side there and old side gone, in every hunk, is ported; neither side there means the port
     lacks the code it edits; a hunk with work left (or too little to tell) decides nothing."""
     states = _content_states(s)
-    kinds = {j.kind for j in states}
     if _content_ported(s):
         return s.fire(
             rule,
@@ -1156,7 +1165,7 @@ def _content(rule: AuditRule, s: Subject) -> bool:
             verdict="ported",
             rule_text=f"{rule.id}-ported",
         )
-    if not kinds & {"absent", "guarded"} or "gap" in kinds:
+    if not _content_absent(s):
         return False
     absent = sorted({j.hunk.path for j in states if j.kind == "absent"})
     guarded = sorted({j.hunk.path for j in states if j.kind == "guarded"})
@@ -1290,7 +1299,8 @@ RULES: tuple[AuditRule, ...] = (
         "deferred",
         "real-gap",
         _deferred,
-        "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR",
+        "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR; "
+        "unless content evidence finds the port has none of what the change edits",
         "the record, by path:line",
     ),
     AuditRule(

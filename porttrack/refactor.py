@@ -9,6 +9,8 @@ side is "old" or "new"; `Texts` gives the upstream file before and after the cha
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -33,11 +35,17 @@ MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: sh
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
 
-def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None) -> dict[Line, str]:
+def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, messages: bool = True) -> dict[Line, str]:
     """Every line of `hunks` that one of the finders explains. `every` is all the change's hunks
-    (default `hunks`): code moved out of a mirrored file may land in any file of the change."""
+    (default `hunks`): code moved out of a mirrored file may land in any file of the change.
+    `messages=False` leaves out the one finder that parses whole files."""
     out: dict[Line, str] = {}
-    for finder in (_moved, _messages, _renamed_locals, _unused_parameters):
+    finders = (
+        (_moved, _messages, _renamed_locals, _unused_parameters)
+        if messages
+        else (_moved, _renamed_locals, _unused_parameters)
+    )
+    for finder in finders:
         for line, what in finder(hunks, texts, every or hunks).items():
             out.setdefault(line, what)
     return out
@@ -64,19 +72,28 @@ def _moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str
     return out
 
 
-def _message_lines(text: str | None) -> set[int]:
+@functools.lru_cache(maxsize=32)  # one file's text recurs: after one change, before the next
+def _message_lines(text: str | None) -> frozenset[int]:
     """1-based lines inside a `raise` statement or a logging, `warnings.warn` or `print` call."""
     if text is None:
-        return set()
+        return frozenset()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return set()
+        return frozenset()
     out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) or (isinstance(node, ast.Call) and _is_message_call(node.func)):
-            out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return out
+    # statements only (a message is a statement of its own): walking every expression node of a
+    # long file costs more than the parse
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(node, ast.Raise) or (isinstance(call, ast.Call) and _is_message_call(call.func)):
+            out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(x for x in getattr(node, name, []) or [] if isinstance(x, ast.AST))
+    return frozenset(out)
 
 
 def _is_message_call(func: ast.expr) -> bool:
@@ -87,16 +104,25 @@ def _is_message_call(func: ast.expr) -> bool:
     return False
 
 
+_MAYBE_MESSAGE = re.compile(r"[\"']|^raise\b|\b(logger|logging|warnings|print)\b")
+
+
+def maybe_message(line: str) -> bool:
+    """Could this line be part of a raise statement or a log call (a string, a raise, a logger)?"""
+    return bool(_MAYBE_MESSAGE.search(line.strip()))
+
+
 def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """Lines inside a raise statement or a log call: the upstream's wording, not its behaviour."""
     out: dict[Line, str] = {}
-    parsed: dict[tuple[str, str], set[int]] = {}
+    parsed: dict[tuple[str, str], frozenset[int]] = {}
     for k, h in enumerate(hunks):
         for side, lines, start, text in (
             ("old", h.old, h.old_start, texts.before),
             ("new", h.new, h.new_start, texts.after),
         ):
-            if not lines:
+            # only a line with a string, a raise or a call can be part of a message: parse for those
+            if not any(_MAYBE_MESSAGE.search(x) for _, x in _code(lines)):
                 continue
             if (side, h.path) not in parsed:
                 parsed[(side, h.path)] = _message_lines(text(h.path))
@@ -189,13 +215,14 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
         before = texts.before(h.path)
         if before is None:
             continue
-        rows = before.splitlines()
+        starts = [0, *(m.end() for m in re.finditer("\n", before))]
         for i, line in _code(h.old):
             m = _PARAM.match(line)
             if m is None:
                 continue
-            word = re.compile(rf"\b{re.escape(m.group(1))}\b")
-            kept = [n for n, row in enumerate(rows, 1) if word.search(row) and n not in gone.get(h.path, set())]
-            if not kept:
+            rows = {
+                bisect.bisect_right(starts, w.start()) for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
+            }
+            if not rows - gone.get(h.path, set()):
                 out[(k, "old", i)] = UNUSED
     return out

@@ -401,6 +401,43 @@ def test_a_block_guarded_by_a_name_the_port_lacks_is_surface_absent(tmp_path):
     assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap"
 
 
+def test_a_name_of_three_words_tells_alone_and_a_shorter_one_does_not(tmp_path):
+    init = "        self.budget = budget\n"
+    port = PORT_SCHED.replace("int budget_;", "int budget_;\n  int next_eligible_step_ = 0;\n  int step_count_ = 0;")
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Eligible step", edit(init, init + "        self.next_eligible_step = 0\n")),
+            (
+                "[Core] Count steps",
+                edit(init, init + "        self.next_eligible_step = 0\n        self.step_count = 0\n"),
+            ),
+        ],
+        port_sched=port,
+    )
+    assert (r["[Core] Eligible step"]["verdict"], r["[Core] Eligible step"]["rule"]) == ("ported", "content-ported")
+    assert r["[Core] Count steps"]["verdict"] != "ported"  # `step_count` alone tells too little
+
+
+def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
+    base = SCHED.replace(
+        "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"
+    )
+    change = edit(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        if self.canvas_mode:\n"
+        "            return self.canvas_cap(tokens)\n"
+        "        return compute_budget(tokens, self.budget)\n\n"
+        "    def canvas_cap(self, tokens):\n"
+        "        return tokens // 2\n",
+        base,
+    )
+    deferred = PORT_SCHED.replace("class Scheduler {{", "// DEFERRED: canvas_cap (canvas decoding)\nclass Scheduler {{")
+    _, r = pair(tmp_path, [("[Core] Canvas cap", change)], base_sched=base, port_sched=deferred)
+    got = r["[Core] Canvas cap"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got["evidence"]
+
+
 def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
     deferred = PORT_SCHED.replace(
         "class Scheduler {{",
