@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +56,19 @@ def coerce(kind: str, value: Any, info: Any, param: Any, ctx: Any) -> tuple[bool
 def install() -> None:
     """Route typer's coercion of plain parameters through `coerce`, once."""
     try:
-        from typer import _coercion, core
+        from typer import _coercion, _param_types, core
     except ImportError:  # a typer without pydantic adapters: nothing to avoid
         return
     found = getattr(core, "build_runtime_param", None)
     base = getattr(_coercion, "RuntimeParam", None)
     if found is None or base is None or getattr(found, "porttrack", False):
+        return
+    # the hook as this module knows it; a typer that changed it keeps its own coercion
+    if (
+        not hasattr(_param_types, "coerce_cli_path")
+        or getattr(base, "__abstractmethods__", None) != frozenset({"_coerce_value"})
+        or {f.name for f in fields(base)} != {"parameter_info", "annotation"}
+    ):
         return
     typers_own: Callable[[Any], Any] = found
 
