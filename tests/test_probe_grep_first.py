@@ -121,18 +121,26 @@ def test_grep_first_equals_indexing_everything(tmp_path: Path, seed: int, held: 
     if held is not None:  # no file held from the listing to the search: every one is read again there
         monkeypatch.setattr(importlib.import_module("porttrack.probe.scan"), "KEEP_READ_BYTES", held)
     repo, symbols = _tree(tmp_path, seed)
-    scope, tests = ["src", "include"], ["tests"]
-    want, first = _reference(repo, symbols, scope, tests)
+    tests = ["tests"]
     cache = tmp_path / "cache"
     half = symbols[::2]
-    for kw, syms in ((dict(), half), (dict(), half), (dict(), symbols), (dict(rev="HEAD"), symbols), (dict(), symbols)):
-        s = P.scan(repo, syms, scope=scope, tests_scope=tests, cache_dir=cache, **kw)
-        assert s.auto_control.get("word") == first
-        for sym in syms:
-            _same(s.counts[sym], want[sym])
-        if first:
-            _same(s.control_counts.get(first) or s.counts[first], want[first])
-        assert s.binary == ["src/blob.bin"] and [i.split(":")[0] for i in s.incomplete] == ["src/latin.cpp"]
+    # then a narrower scope on the same cache: its first files are known there but were never parsed
+    for scope in (["src", "include"], ["src"]):
+        want, first = _reference(repo, symbols, scope, tests)
+        for kw, syms in (
+            (dict(), half),
+            (dict(), half),
+            (dict(), symbols),
+            (dict(rev="HEAD"), symbols),
+            (dict(), symbols),
+        ):
+            s = P.scan(repo, syms, scope=scope, tests_scope=tests, cache_dir=cache, **kw)
+            assert s.auto_control.get("word") == first
+            for sym in syms:
+                _same(s.counts[sym], want[sym])
+            if first:
+                _same(s.control_counts.get(first) or s.counts[first], want[first])
+            assert s.binary == ["src/blob.bin"] and [i.split(":")[0] for i in s.incomplete] == ["src/latin.cpp"]
 
 
 def test_a_warm_scan_parses_nothing_and_a_cold_one_parses_only_candidates(tmp_path: Path):
@@ -144,10 +152,15 @@ def test_a_warm_scan_parses_nothing_and_a_cold_one_parses_only_candidates(tmp_pa
     # the rare name's file, the scope's first files up to one that defines something (the
     # automatic control) and the files that hold the control's name: not the rest of the tree
     control = cold.auto_control["word"]
-    holders = sum(1 for p in (repo / "src").rglob("*.cpp") if control in p.read_text(errors="replace")) + sum(
-        1 for p in (repo / "include").rglob("*.h") if control in p.read_text(errors="replace")
-    )
-    assert cold.parsed <= 3 + holders < cold.files_scanned and cold.counts[rare].definitions == 1
+    names = {n.encode() for n in [*P.variants(rare), control]}
+    holders = 0  # parsable files of the scope with one of those names as a token
+    for p in sorted([*(repo / "src").rglob("*"), *(repo / "include").rglob("*")]):
+        rel = p.relative_to(repo).as_posix()
+        data = p.read_bytes() if p.is_file() and "/." not in rel else b""
+        if codemask.lang_for(rel) and b"\0" not in data and data.isascii():
+            holders += bool(names & {m.group() for m in codemask.IDENT.finditer(data)})
+    # parsed: include/a_first.h and the next header (the first definition), then the holders
+    assert cold.parsed == 2 + holders < cold.files_scanned and cold.counts[rare].definitions == 1
     for syms in ([rare], symbols):
         P.scan(repo, syms, scope=["src", "include"], cache_dir=cache)
         warm = P.scan(repo, syms, scope=["src", "include"], cache_dir=cache)

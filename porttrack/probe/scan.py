@@ -81,6 +81,8 @@ class File:
     scoped: bool = False  # under the scope
     missing: bool = False  # its object could not be read
     test: bool = False  # under the tests scope
+    searched: tuple[str, ...] | None = None  # the names searched in it at its first read (_FirstRead)
+    found: dict[str, list[int]] | None = None  # and their offsets there
 
     @property
     def key(self) -> str:
@@ -438,7 +440,7 @@ def _classify(
             if f is not None:
                 files.append(f)
     try:
-        rows, kept = _rows(ctx, store, reader, files, incomplete)
+        rows, kept = _rows(ctx, store, reader, files, incomplete, _FirstRead(ctx))
         files_ = Files(rows, [i for i, r in enumerate(rows) if r.problem is None], kept, ctx.disk)
         _first_def(ctx, store, reader, rows, files_, incomplete)
     except BaseException:
@@ -476,24 +478,38 @@ def _classify(
 
 
 def _rows(
-    ctx: Ctx, store: Store, reader: Reader, files: list[File], incomplete: list[str]
+    ctx: Ctx,
+    store: Store,
+    reader: Reader,
+    files: list[File],
+    incomplete: list[str],
+    first_read: _FirstRead | None = None,
 ) -> tuple[list[Row], list[File | None]]:
     """Cache ids of the files' versions: a version the cache has not seen is read and remembered
-    (binary and undecodable ones with their problem), not parsed; a file left out could not be read."""
+    (binary and undecodable ones with their problem), not parsed; a file left out could not be read.
+    With `first_read` (files in path order), the scan's names are searched at that read."""
     ids = store.ids(sorted({f.key for f in files}))
-    new = [f for f in files if f.key not in ids]
-    reader.preload(new, incomplete)
+    reader.preload([f for f in files if f.key not in ids], incomplete)
     problems: dict[str, str | None] = {}
     held = 0
-    for f in new:
-        if f.key not in problems and reader.load(f, incomplete):
-            assert f.data is not None
-            problems[f.key] = _decode_problem(f.data)
-            held += len(f.data)
-            if f.disk and held > KEEP_READ_BYTES:
-                f.data = None
+    for f in files:
+        if f.key in ids:
+            if first_read is not None:
+                first_read.cached(f, ids[f.key])
+            continue
+        if f.key in problems or not reader.load(f, incomplete):
+            continue
+        assert f.data is not None
+        problems[f.key] = problem = _decode_problem(f.data)
+        held += len(f.data)
+        if first_read is not None and problem is None:
+            first_read.read(f)
+        if f.disk and (f.searched is not None or held > KEEP_READ_BYTES) and not f.found:
+            f.data = None
     if problems:
         ids.update(store.add(problems))
+    if first_read is not None:
+        first_read.record(store, ids)
     rows: list[Row] = []
     kept: list[File | None] = []
     for f in files:
@@ -504,6 +520,59 @@ def _rows(
         rows.append(Row(f.path, f.sha, f.lang, bid, fd, fl, problem, f.scoped, f.test, masked))
         kept.append(f)
     return rows, kept
+
+
+class _FirstRead:
+    """The name search done at a new file's first read (its encoding check), so that a file of a
+    big tree is not read a second time for it. It must search what `_search` will: the asked names
+    and the automatic control, the first definition of the scope, which is found here first, as
+    `_first_def` finds it (the scope's files in path order, parsed until one defines something).
+    Until the control is known, files are not searched here; where the control cannot be known
+    this way (an earlier file the cache knows but never parsed), nothing is."""
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+        self.walking = True  # still looking for the control
+        self.first_defs: dict[str, tuple[str, int] | None] = {}  # file key -> its first definition
+        self.words: codemask.Words | None = None
+        self.idents: tuple[str, ...] = ()
+
+    def _found(self, name: str | None) -> None:
+        self.walking = False
+        if name is None:
+            return
+        ctx = self.ctx
+        self.idents = tuple(sorted({v for s in ctx.symbols for v in ctx.names[s]} | {name}))
+        self.words = codemask.Words(list(self.idents))
+
+    def cached(self, f: File, known: tuple) -> None:
+        _, fd, _, problem, masked = known
+        if not self.walking or problem is not None or not L.under(f.path, self.ctx.scope):
+            return
+        if not masked:
+            self.walking = False  # `_first_def` parses it, later: no search here
+        elif fd:
+            self._found(fd)
+
+    def read(self, f: File) -> None:
+        assert f.data is not None
+        if self.walking and L.under(f.path, self.ctx.scope):
+            fd = self.first_defs[f.key] = codemask.first_definition(f.data, f.lang)
+            if fd:
+                self._found(fd[0])
+        if self.words is not None:
+            f.searched, f.found = self.idents, self.words.find(f.data)
+
+    def record(self, store: Store, ids: dict) -> None:
+        """The first definitions parsed here, stored as `_first_def` stores them."""
+        done = {k: fd for k, fd in self.first_defs.items() if k in ids}
+        if not done:
+            return
+        store.set_first_defs({ids[k][0]: fd for k, fd in done.items()})
+        for k, fd in done.items():
+            bid, _, _, problem, _ = ids[k]
+            ids[k] = (bid, fd[0] if fd else None, fd[1] if fd else None, problem, True)
+        self.ctx.parsed += len(done)
 
 
 def _first_def(ctx: Ctx, store: Store, reader: Reader, rows: list[Row], files: Files, incomplete: list[str]) -> None:
@@ -601,10 +670,12 @@ def _search(
     found: dict[int, tuple[File, dict[str, list[int]]]] = {}
     for bid, (f, need) in jobs.items():
         fresh = f.data is None
-        if not reader.load(f, incomplete):
+        if f.searched == need:  # searched at its first read, its bytes kept where it holds a name
+            hits = f.found or {}
+        elif not reader.load(f, incomplete):
             continue
-        assert f.data is not None
-        hits = patterns[need].find(f.data)
+        else:
+            hits = patterns[need].find(f.data)  # type: ignore[arg-type]
         if hits:
             found[bid] = (f, hits)
         elif fresh and f.disk:
