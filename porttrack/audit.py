@@ -1068,6 +1068,7 @@ class Judged(NamedTuple):
     hunk: gitio.Hunk
     kind: str
     state: hunks_mod.HunkState
+    mapped: bool  # compared with port files (a counterpart, or files defining the entry's symbols)
 
 
 def _content_states(s: Subject) -> list[Judged]:
@@ -1092,11 +1093,11 @@ def _content_states(s: Subject) -> list[Judged]:
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or set()
         st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
-            s.content.append(Judged(h, st.state, st))
+            s.content.append(Judged(h, st.state, st, bool(files)))
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
         s.ev.append(
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
-            f"old side still there {st.old_found[:6]}"
+            f"old side still there {st.old_found[:6]} gone {st.old_missing[:6]}"
         )
     s.content = _guards(s, s.content)
     return s.content
@@ -1128,7 +1129,11 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             )
             j = j._replace(kind="guarded")
         out.append(j)
-    unreachable = set().union(*(hunks_mod.tokens(j.hunk.new) for j in out if j.kind in ("guarded", "absent")))
+    # code in a file the port has no counterpart of may live elsewhere in the port: only what the
+    # port's own files lack, or can never run, makes a name plumbing
+    unreachable = set().union(
+        *(hunks_mod.tokens(j.hunk.new) for j in out if j.mapped and j.kind in ("guarded", "absent"))
+    )
     for i, j in enumerate(out):
         names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]  # a literal is a value they take
         serves = names and all(t in unreachable for t in names)
@@ -1145,7 +1150,9 @@ def _content_ported(s: Subject) -> bool:
     """Every telling hunk is ported, with enough telling tokens over the whole change."""
     states = _content_states(s)
     telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
-    return bool(states) and {j.kind for j in states} == {"ported"} and telling >= hunks_mod.MIN_TELLING
+    # an old side gone alone is also what a port that never had the code shows: some new side must be there
+    found = any(j.state.new_found for j in states)
+    return bool(states) and {j.kind for j in states} == {"ported"} and found and telling >= hunks_mod.MIN_TELLING
 
 
 def _content_absent(s: Subject) -> bool:

@@ -345,13 +345,16 @@ def compare(
     after: set[str] | None = None,
 ) -> HunkState:
     """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
-    side present is `absent` (the port lacks the code it edits); anything else is `gap`."""
+    side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
+    side is "gone" only from port files that exist: with none, a deletion tells nothing."""
     new, old = distinctive(hunk, constructs, before, after)
     nf = sorted(t for t in new if _port_form(t) in port)
     nm = sorted(t for t in new if _port_form(t) not in port)
     of = sorted(t for t in old if _port_form(t) in port)
     om = sorted(t for t in old if _port_form(t) not in port)
     if not new and not old:
+        return HunkState("neutral", nf, nm, of, om)
+    if not port and not new:  # a deletion where the port has no file: nothing to tell
         return HunkState("neutral", nf, nm, of, om)
     new_share = len(nf) / len(new) if new else 1.0
     old_share = len(of) / len(old) if old else 0.0

@@ -438,6 +438,17 @@ def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path
     assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got["evidence"]
 
 
+def test_an_old_side_gone_alone_is_not_ported(tmp_path):
+    # the port never had what the change deletes: that is no evidence it ported the deletion
+    trimmed = SCHED.replace(
+        "        return request\n", "        request = trim_request(request, max_trim_tokens)\n        return request\n"
+    )
+    _, r = pair(tmp_path, [("[Core] Stop trimming", {"vllm/core/sched.py": SCHED})], base_sched=trimmed)
+    got = r["[Core] Stop trimming"]
+    assert got["verdict"] != "ported", got
+    assert any("gone ['max_trim_tokens', 'trim_request']" in e for e in got["evidence"]), got["evidence"]
+
+
 def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
     deferred = PORT_SCHED.replace(
         "class Scheduler {{",
