@@ -38,7 +38,8 @@ from porttrack.probe.model import Count, Hit, Row, Scan, Tree, variants
 from porttrack.probe.store import CacheDamaged, Store, occ_row
 
 POOL_MIN_BYTES = 4_000_000  # new source to parse before a process pool pays for its start
-# bytes of new files held from their first read (the listing) to the name search; the rest are read
+# bytes of new files held from their first read (the listing) to the name search when the names
+# could not be searched at that read (before the automatic control is known); the rest are read
 # again there, and only those holding a name are kept: memory stays flat on a kernel-size tree
 KEEP_READ_BYTES = 32 << 20
 
