@@ -504,8 +504,14 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
                     probe.compile_regex(sym) if is_regex else (sym and _variants(sym, cfg))
                 except UserError as e:
                     raise UserError(f"{ctx.qrel}:{j.qline}: gate {j.gate.id!r}: {e}") from None
-        scan = probe.scan(
-            ctx.root, symbols, regexes=regexes, scope=list(scope), **probe.config_options(cfg), progress=ctx.progress
+        scan = probe.scan(  # texts=False: findings cite path:line, so no file is read for its lines
+            ctx.root,
+            symbols,
+            regexes=regexes,
+            scope=list(scope),
+            **probe.config_options(cfg),
+            texts=False,
+            progress=ctx.progress,
         )
         ctx.scans[scope] = scan
         for j in group:
