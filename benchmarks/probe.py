@@ -134,7 +134,7 @@ def tally(hits) -> tuple[int, ...]:
     )
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, help="a git work tree to probe (default: a synthetic one)")
     ap.add_argument("--scope", nargs="+", default=["src", "include"])
@@ -142,8 +142,131 @@ def main() -> None:
     ap.add_argument(
         "--per-symbol-sample", type=int, default=30, help="git grep per symbol: time this many and scale to all"
     )
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+def _porttrack_times(root: Path, scope: list[str], symbols: list[str], tmp: Path) -> tuple[dict, object]:
+    """porttrack's scans, cold and warm, with and without hits, and the CLI end to end; the warm result."""
+    cache = tmp / "cache"
+    scan = lambda **kw: probe.scan(root, symbols, scope=scope, tests_scope=[], cache_dir=cache, **kw)  # noqa: E731
+
+    def with_hits(**kw):  # what `porttrack probe --json` needs: every Hit object (and its line text)
+        s = scan(**kw)
+        for c in s.counts.values():
+            _ = c.hits  # load them now, inside the timing
+        return s
+
+    t: dict = {}
+    t["cold"], _ = timed(scan)
+    t["warm"], result = timed(scan, repeat=9)
+    t["warm_hits"], _ = timed(with_hits, repeat=9)
+    t["warm_hits_nt"], _ = timed(lambda: with_hits(texts=False), repeat=9)
+    t["rev_warm"], _ = timed(lambda: scan(rev="HEAD"), repeat=9)
+    t["rev_hits"], _ = timed(lambda: with_hits(rev="HEAD"), repeat=5)
+    t["tests_warm"] = None
+    if len(scope) > 1:  # the general tally (a tests scope): last scope path as tests, as check and audit scan
+        ts = lambda: probe.scan(root, symbols, scope=scope[:-1], tests_scope=scope[-1:], cache_dir=cache)  # noqa: E731
+        ts()
+        t["tests_warm"], _ = timed(ts, repeat=9)
+    cli = [sys.executable, "-m", "porttrack", "probe", *symbols, "--json", "--scope", ",".join(scope)]
+    env = dict(os.environ, PORTTRACK_CACHE_DIR=str(tmp))
+    (tmp / "cfg.toml").write_text(f'[port]\nroot = "{root}"\n[cache]\ndir = "{cache}"\n')
+    t["cli"], _ = timed(
+        lambda: subprocess.run([*cli, "--config", str(tmp / "cfg.toml")], capture_output=True, env=env, check=True),
+        repeat=3,
+    )
+    return t, result
+
+
+def _grep_times(root: Path, scope: list[str], symbols: list[str], sample_size: int) -> tuple[dict, str]:
+    """git grep (one alternation pass, and one per symbol scaled from a sample) and rg; git grep's lines."""
+    alternation = "(" + "|".join(re.escape(s) for s in symbols) + ")"
+    g: dict = {}
+    g["alt"], out = timed(
+        lambda: (
+            subprocess.run(
+                ["git", "-C", str(root), "grep", "-n", "-w", "-E", alternation, "--", *scope],
+                capture_output=True,
+                text=True,
+            ).stdout
+        ),
+        repeat=3,
+    )
+    sample = symbols[:sample_size]
+    g["sample"] = len(sample)
+    each_sample, _ = timed(
+        lambda: [
+            subprocess.run(["git", "-C", str(root), "grep", "-c", "-w", s, "--", *scope], capture_output=True)
+            for s in sample
+        ]
+    )
+    g["each"] = each_sample * len(symbols) / len(sample)
+    rg = shutil.which("rg")
+    g["rg"] = None
+    if rg:
+        g["rg"], _ = timed(
+            lambda: subprocess.run([rg, "-n", "-w", "-e", alternation, *scope], cwd=root, capture_output=True),
+            repeat=3,
+        )
+    return g, out
+
+
+def _cross_check(symbols: list[str], result, gg_out: str) -> tuple[int, int]:
+    """(symbols whose raw hit lines equal git grep's, counts whose SQL sums equal a tally of their hits)."""
+    # the hits are asked for here, so they are built: the headline time does not include that
+    per_symbol: dict[str, set] = {s: set() for s in symbols}
+    for m in re.finditer(r"^([^:\n]+):(\d+):(.*)$", gg_out, re.M):
+        for s in set(
+            re.findall(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, symbols)) + r")(?![A-Za-z0-9_])", m.group(3))
+        ):
+            per_symbol[s].add((m.group(1), int(m.group(2))))
+    agree = sum(1 for s in symbols if {(h.path, h.line) for h in result.counts[s].hits if h.name == s} == per_symbol[s])
+    same = sum(
+        1
+        for c in result.counts.values()
+        if tally(c.hits) == (c.code, c.raw, c.files, c.definitions, c.consumers, c.delegations, c.tests)
+    )
+    return agree, same
+
+
+def _report(t: dict, g: dict, scope: list[str], symbols: list[str], result, agree: int, same: int) -> None:
+    warm = t["warm"]
+    code = sum(c.code for c in result.counts.values())
+    raw = sum(c.raw for c in result.counts.values())
+    print(f"porttrack scan, cold (parse + index):   {t['cold']:8.3f} s")
+    print(f"porttrack scan, warm working tree:      {warm:8.4f} s   (counts; Hit objects deferred until asked for)")
+    print(f"  + every Hit with its line text:       {t['warm_hits']:8.4f} s   (what `probe --json` needs)")
+    print(f"  + every Hit, no line texts:           {t['warm_hits_nt']:8.4f} s")
+    if t["tests_warm"] is not None:
+        print(
+            f"porttrack scan, warm, scope {' '.join(scope[:-1])} + tests scope {scope[-1]}: {t['tests_warm']:.4f} s   (the general tally, as check and audit scan)"
+        )
+    print(
+        f"porttrack scan, warm --rev HEAD:        {t['rev_warm']:8.4f} s   (+ every Hit with its line text: {t['rev_hits']:.3f} s)"
+    )
+    print(f"porttrack CLI --json, {len(symbols)} symbols, warm (end to end, incl. interpreter start): {t['cli']:.3f} s")
+    print(
+        f"git grep -w, one alternation pass:      {g['alt']:8.3f} s   ratio {g['alt'] / warm:6.1f}x  (target >= 5x)"
+        f"   with every Hit and text: {g['alt'] / t['warm_hits']:.1f}x"
+    )
+    print(
+        f"git grep -w, one per symbol ({len(symbols)}, {g['sample']} timed): {g['each']:8.3f} s   ratio {g['each'] / warm:6.1f}x  (target >= 20x)"
+    )
+    print(
+        f"rg -w, one alternation pass:            {g['rg']:8.3f} s   ratio {g['rg'] / warm:6.1f}x"
+        if g["rg"]
+        else "rg: not installed, not measured"
+    )
+    print(
+        f"hits: {raw} raw, {code} code; raw hit lines equal git grep's for {agree}/{len(symbols)} symbols; "
+        f"SQL counts equal the hits' tally for {same}/{len(result.counts)}"
+    )
+    print(f"warm target <= 0.3 s: {'met' if warm <= 0.3 else 'NOT met'}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+
+def main() -> None:
+    args = _args()
     tmp = Path(tempfile.mkdtemp(prefix="porttrack-bench-"))
     try:
         if args.tree:
@@ -161,114 +284,10 @@ def main() -> None:
         nlines = sum((root / f).read_bytes().count(b"\n") for f in files if (root / f).is_file())
         symbols = pick_symbols(root, scope, args.symbols)
         print(f"tree: {root}  scope: {' '.join(scope)}  files: {len(files)}  lines: {nlines}  symbols: {len(symbols)}")
-
-        cache = tmp / "cache"
-        scan = lambda **kw: probe.scan(root, symbols, scope=scope, tests_scope=[], cache_dir=cache, **kw)  # noqa: E731
-
-        def with_hits(**kw):  # what `porttrack probe --json` needs: every Hit object (and its line text)
-            s = scan(**kw)
-            for c in s.counts.values():
-                _ = c.hits  # load them now, inside the timing
-            return s
-
-        cold, _ = timed(scan)
-        warm, result = timed(scan, repeat=9)
-        warm_hits, _ = timed(with_hits, repeat=9)
-        warm_hits_nt, _ = timed(lambda: with_hits(texts=False), repeat=9)
-        rev_warm, _ = timed(lambda: scan(rev="HEAD"), repeat=9)
-        rev_hits, _ = timed(lambda: with_hits(rev="HEAD"), repeat=5)
-        tests_warm = None
-        if len(scope) > 1:  # the general tally (a tests scope): last scope path as tests, as check and audit scan
-            ts = lambda: probe.scan(root, symbols, scope=scope[:-1], tests_scope=scope[-1:], cache_dir=cache)  # noqa: E731
-            ts()
-            tests_warm, _ = timed(ts, repeat=9)
-        cli = [sys.executable, "-m", "porttrack", "probe", *symbols, "--json", "--scope", ",".join(scope)]
-        env = dict(os.environ, PORTTRACK_CACHE_DIR=str(tmp))
-        (tmp / "cfg.toml").write_text(f'[port]\nroot = "{root}"\n[cache]\ndir = "{cache}"\n')
-        cli_t, _ = timed(
-            lambda: subprocess.run([*cli, "--config", str(tmp / "cfg.toml")], capture_output=True, env=env, check=True),
-            repeat=3,
-        )
-
-        alternation = "(" + "|".join(re.escape(s) for s in symbols) + ")"
-        gg_alt, gg_out = timed(
-            lambda: (
-                subprocess.run(
-                    ["git", "-C", str(root), "grep", "-n", "-w", "-E", alternation, "--", *scope],
-                    capture_output=True,
-                    text=True,
-                ).stdout
-            ),
-            repeat=3,
-        )
-        sample = symbols[: args.per_symbol_sample]
-        gg_each_sample, _ = timed(
-            lambda: [
-                subprocess.run(["git", "-C", str(root), "grep", "-c", "-w", s, "--", *scope], capture_output=True)
-                for s in sample
-            ]
-        )
-        gg_each = gg_each_sample * len(symbols) / len(sample)
-        rg = shutil.which("rg")
-        rg_t = None
-        if rg:
-            rg_t, _ = timed(
-                lambda: subprocess.run([rg, "-n", "-w", "-e", alternation, *scope], cwd=root, capture_output=True),
-                repeat=3,
-            )
-
-        # cross-check: porttrack's raw hit lines against git grep's lines, symbol by symbol (the hits
-        # are asked for here, so they are built: the headline time above does not include that)
-        per_symbol = {s: set() for s in symbols}
-        for m in re.finditer(r"^([^:\n]+):(\d+):(.*)$", gg_out, re.M):
-            for s in set(
-                re.findall(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, symbols)) + r")(?![A-Za-z0-9_])", m.group(3))
-            ):
-                per_symbol[s].add((m.group(1), int(m.group(2))))
-        agree = sum(
-            1 for s in symbols if {(h.path, h.line) for h in result.counts[s].hits if h.name == s} == per_symbol[s]
-        )
-        # and the counts the warm scan summed in SQL against a tally of those hits, one by one
-        same = sum(
-            1
-            for c in result.counts.values()
-            if tally(c.hits) == (c.code, c.raw, c.files, c.definitions, c.consumers, c.delegations, c.tests)
-        )
-        code = sum(c.code for c in result.counts.values())
-        raw = sum(c.raw for c in result.counts.values())
-
-        print(f"porttrack scan, cold (parse + index):   {cold:8.3f} s")
-        print(f"porttrack scan, warm working tree:      {warm:8.4f} s   (counts; Hit objects deferred until asked for)")
-        print(f"  + every Hit with its line text:       {warm_hits:8.4f} s   (what `probe --json` needs)")
-        print(f"  + every Hit, no line texts:           {warm_hits_nt:8.4f} s")
-        if tests_warm is not None:
-            print(
-                f"porttrack scan, warm, scope {' '.join(scope[:-1])} + tests scope {scope[-1]}: {tests_warm:.4f} s   (the general tally, as check and audit scan)"
-            )
-        print(
-            f"porttrack scan, warm --rev HEAD:        {rev_warm:8.4f} s   (+ every Hit with its line text: {rev_hits:.3f} s)"
-        )
-        print(
-            f"porttrack CLI --json, {len(symbols)} symbols, warm (end to end, incl. interpreter start): {cli_t:.3f} s"
-        )
-        print(
-            f"git grep -w, one alternation pass:      {gg_alt:8.3f} s   ratio {gg_alt / warm:6.1f}x  (target >= 5x)"
-            f"   with every Hit and text: {gg_alt / warm_hits:.1f}x"
-        )
-        print(
-            f"git grep -w, one per symbol ({len(symbols)}, {len(sample)} timed): {gg_each:8.3f} s   ratio {gg_each / warm:6.1f}x  (target >= 20x)"
-        )
-        print(
-            f"rg -w, one alternation pass:            {rg_t:8.3f} s   ratio {rg_t / warm:6.1f}x"
-            if rg_t
-            else "rg: not installed, not measured"
-        )
-        print(
-            f"hits: {raw} raw, {code} code; raw hit lines equal git grep's for {agree}/{len(symbols)} symbols; "
-            f"SQL counts equal the hits' tally for {same}/{len(result.counts)}"
-        )
-        print(f"warm target <= 0.3 s: {'met' if warm <= 0.3 else 'NOT met'}")
-        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        times, result = _porttrack_times(root, scope, symbols, tmp)
+        greps, gg_out = _grep_times(root, scope, symbols, args.per_symbol_sample)
+        agree, same = _cross_check(symbols, result, gg_out)
+        _report(times, greps, scope, symbols, result, agree, same)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

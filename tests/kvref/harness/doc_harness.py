@@ -190,6 +190,19 @@ def needs_zeroing(a: dict) -> dict:
 # ---------------------------------------------------------------- record_new_block_ids
 
 
+def _manager(g: dict, needs: bool) -> dict:
+    """One group's manager: its spec, block size, whether it records new block ids, and its state."""
+    spec = own(g)
+    if on("attention-zeroing"):
+        rec = needs and all(attention(s) for s in layers(g))
+    else:
+        kinds = ["full_attention"] + (["mla"] if on("mla-records") and MUTANT != "mla-not-recorded" else [])
+        if MUTANT == "g1-records-subclasses":
+            kinds += ["sliding_window", "chunked_local", "circular_buffer"]
+        rec = spec is not None and spec["kind"] in kinds
+    return {"spec": spec, "bs": layers(g)[0]["block_size"], "rec": rec, "new": [], "blocks": {}}
+
+
 def record(a: dict) -> dict:
     n = a["num_blocks"]
     free = deque(range(1, n))
@@ -202,17 +215,7 @@ def record(a: dict) -> dict:
             raise Refuse("pool exhausted")
         return [free.popleft() for _ in range(k)]
 
-    mgrs = []
-    for g in a["groups"]:
-        spec = own(g)
-        if on("attention-zeroing"):
-            rec = needs and all(attention(s) for s in layers(g))
-        else:
-            kinds = ["full_attention"] + (["mla"] if on("mla-records") and MUTANT != "mla-not-recorded" else [])
-            if MUTANT == "g1-records-subclasses":
-                kinds += ["sliding_window", "chunked_local", "circular_buffer"]
-            rec = spec is not None and spec["kind"] in kinds
-        mgrs.append({"spec": spec, "bs": layers(g)[0]["block_size"], "rec": rec, "new": [], "blocks": {}})
+    mgrs = [_manager(g, needs) for g in a["groups"]]
 
     def allocate(m, req: str, tokens: int) -> list[int]:
         blocks = m["blocks"].setdefault(req, [])
