@@ -1120,7 +1120,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             )
             holder = next((x for x in _changed(s) if x in s.present), None)
             control = (
-                f" (control: the block's function {holder} is at {_definition(s.counts[holder])})" if holder else ""
+                f" (control: {holder}, which the change edits, is at {_definition(s.counts[holder])})" if holder else ""
             )
             s.ev.append(
                 f"hunk {j.hunk.path}:{j.hunk.new_start} only adds (or rewrites) a block guarded by {', '.join(lacking)}, "
