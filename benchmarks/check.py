@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, installed or not
+
 TARGET_S = 1.0
 
 

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, installed or not
+
 TARGET_S = 3.0
 LABELS = (
     "NA surface-absent",

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
+from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, installed or not
 from kvref import KVBlockZeroer, KVLayer
 
 
