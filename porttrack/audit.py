@@ -420,6 +420,8 @@ class _Ctx:
         self._blobs: gitio.CatFile | None = None
         self._file_tokens: dict[str, set[str] | None] = {}
         self._members: dict[str, dict[str, set[str]]] = {}
+        # the files of the last few entries: a change's files are read for tokens, members and messages
+        self.upstream_text = functools.lru_cache(maxsize=64)(self._read_upstream)
         self._lacks: dict[str, bool] = {}
 
     def siblings(self, upstream: str) -> list[str]:
@@ -434,8 +436,7 @@ class _Ctx:
             self._siblings = {f: sorted(v) for f, v in idx.items()}
         return self._siblings.get(upstream, [])
 
-    @functools.lru_cache(maxsize=64)  # noqa: B019 (the context lives for one audit)
-    def upstream_text(self, rev: str, path: str) -> str | None:
+    def _read_upstream(self, rev: str, path: str) -> str | None:
         """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
         repo = self.cfg.upstream_repo
         if repo is None or not Path(repo).is_dir():
