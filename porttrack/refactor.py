@@ -203,18 +203,24 @@ _PARAM = re.compile(r"^\s*\*{0,2}([A-Za-z_]\w*)\s*(?::[^=]+)?(?:=.+)?,?$")
 
 
 def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
-    """Removed lines that declare a parameter (`name: type = default,`) whose name the file before
-    the change used on no line the change keeps: nothing read it."""
+    """Removed lines that declare a parameter (`name: type = default,`) whose name no other code
+    line of the file before the change mentions (comments and docstrings aside): nothing read it."""
     out: dict[Line, str] = {}
-    gone: dict[str, set[int]] = {}  # path -> 1-based old lines the change removes
+    declared: dict[tuple[str, str], set[int]] = {}  # (path, name) -> 1-based old lines removed that declare it
     for h in every:
-        gone.setdefault(h.path, set()).update(range(h.old_start, h.old_start + len(h.old)))
+        for i, line in _code(h.old):
+            m = _PARAM.match(line)
+            if m is not None:
+                declared.setdefault((h.path, m.group(1)), set()).add(h.old_start + i)
+    code_rows: dict[str, set[int]] = {}
     for k, h in enumerate(hunks):
         if any(True for _ in _code(h.new)):
             continue
         before = texts.before(h.path)
         if before is None:
             continue
+        if h.path not in code_rows:
+            code_rows[h.path] = {i + 1 for i in code_line_indices(before.splitlines())}
         starts = [0, *(m.end() for m in re.finditer("\n", before))]
         for i, line in _code(h.old):
             m = _PARAM.match(line)
@@ -223,6 +229,6 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
             rows = {
                 bisect.bisect_right(starts, w.start()) for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
             }
-            if not rows - gone.get(h.path, set()):
+            if rows & code_rows[h.path] <= declared.get((h.path, m.group(1)), set()):
                 out[(k, "old", i)] = UNUSED
     return out

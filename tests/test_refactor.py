@@ -1,0 +1,96 @@
+"""refactor: which changed lines carry no behaviour, each finder on a real commit's diff."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import commit_files, init_repo
+
+from porttrack import gitio, refactor
+from porttrack.hunks import code_line_indices
+
+BASE = """\
+def step(tokens, budget):
+    limit = budget
+    if tokens > limit:
+        raise ValueError(
+            f"{tokens} tokens exceed {limit}"
+        )
+    return min(tokens, limit)
+
+
+def free(
+    request,
+    eager=False,
+):
+    return request
+"""
+
+
+def explained(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[dict, list[gitio.Hunk]]:
+    repo = init_repo(tmp_path / "up")
+    commit_files(repo, before, "base")
+    sha = commit_files(repo, after, "change")
+
+    def show(rev: str, path: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+    hunks = gitio.diff_hunks(repo, sha, ["."]) or []
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    return refactor.explain(hunks, texts), hunks
+
+
+def kinds(found: dict) -> set[str]:
+    return set(found.values())
+
+
+def changed_lines(hunks: list[gitio.Hunk]) -> int:
+    return sum(len(code_line_indices(h.old)) + len(code_line_indices(h.new)) for h in hunks)
+
+
+def test_a_renamed_local_and_a_reworded_message_explain_every_line(tmp_path):
+    after = BASE.replace("limit", "cap").replace('f"{tokens} tokens exceed {cap}"', 'f"asked {tokens}, cap {cap}"')
+    found, hunks = explained(tmp_path, {"m.py": BASE}, {"m.py": after})
+    assert kinds(found) == {refactor.RENAME, refactor.MESSAGE}
+    assert len(found) == changed_lines(hunks)
+
+
+def test_a_rename_of_a_name_the_file_keeps_is_no_rename(tmp_path):
+    # `budget` stays in the file after the change: reading another name is behaviour
+    after = BASE.replace("    limit = budget\n", "    limit = tokens\n")
+    found, _ = explained(tmp_path, {"m.py": BASE}, {"m.py": after})
+    assert refactor.RENAME not in kinds(found)
+
+
+def test_a_changed_string_outside_a_message_is_behaviour(tmp_path):
+    before = BASE + '\n\ndef mode(m):\n    return m == "fast"\n'
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": before.replace('"fast"', '"slow"')})
+    assert len(found) < changed_lines(hunks)
+
+
+def test_an_unused_parameter_and_a_read_one(tmp_path):
+    found, _ = explained(tmp_path / "a", {"m.py": BASE}, {"m.py": BASE.replace("    eager=False,\n", "")})
+    assert kinds(found) == {refactor.UNUSED}
+    read = BASE.replace("    return request\n", "    return request if eager else None\n")
+    found, _ = explained(
+        tmp_path / "b",
+        {"m.py": read},
+        {"m.py": read.replace("    eager=False,\n", "").replace(" if eager else None", "")},
+    )
+    assert refactor.UNUSED not in kinds(found)
+
+
+def test_code_moved_to_another_file(tmp_path):
+    free = BASE[BASE.index("def free") :]
+    found, hunks = explained(tmp_path, {"m.py": BASE}, {"m.py": BASE.replace("\n\n" + free, "\n"), "n.py": free})
+    assert kinds(found) == {refactor.MOVED}
+    assert len(found) == changed_lines(hunks)
+    # lines that appear nowhere on the other side stay unexplained
+    found, hunks = explained(
+        tmp_path / "b",
+        {"m.py": BASE},
+        {"m.py": BASE.replace("\n\n" + free, "\n"), "n.py": free.replace("request\n", "None\n")},
+    )
+    assert len(found) < changed_lines(hunks)
