@@ -171,7 +171,7 @@ def _brackets(line: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
-# Modules of Python's standard library: `math.isfinite` is spelled `std::isfinite` in a port, so
+# Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so
 # the module's name tells nothing about the port.
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
 
@@ -271,7 +271,7 @@ def _if_block_names(lines: list[str]) -> set[str] | None:
     body = code[i:]
     if not body or any(len(x) - len(x.lstrip()) <= indent for x in body):
         return None
-    # the leaves of attribute chains: in `model_config.is_diffusion` the switch is `is_diffusion`,
+    # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
     # and the object that carries it is plumbing
     leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
     return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
@@ -333,7 +333,7 @@ MIN_TELLING = 2
 
 def weight(token: str) -> int:
     """What one telling token is worth towards MIN_TELLING: a name of three words or more
-    (`next_decode_eligible_step`) is specific enough to tell alone; anything else counts one."""
+    (`max_blocks_per_request`) is specific enough to tell alone; anything else counts one."""
     return 2 if token[0].isalpha() and len(words(token)) >= 3 else 1
 
 

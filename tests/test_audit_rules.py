@@ -320,7 +320,7 @@ def test_raise_statements_and_stdlib_modules_tell_nothing(tmp_path):
     change = edit(
         "    def _check_args(self, tokens):\n        return tokens\n",
         "    def _check_args(self, tokens):\n"
-        "        if not math.isfinite(tokens) or tokens > max_step_tokens:\n"
+        "        if not math.isnan(tokens) or tokens > max_step_tokens:\n"
         "            raise ValueError(\n"
         '                f"tokens must be a finite count below the cap, got {tokens}"\n'
         "            )\n"
@@ -329,26 +329,26 @@ def test_raise_statements_and_stdlib_modules_tell_nothing(tmp_path):
     )
     port = PORT_SCHED.replace(
         "int step(int tokens) {{",
-        "int step(int tokens) {{\n    if (!std::isfinite(tokens) || tokens > kMaxStepTokens) "
+        "int step(int tokens) {{\n    if (!std::isnan(tokens) || tokens > kMaxStepTokens) "
         'throw std::invalid_argument("bad tokens");\n   ',
     )
     _, r = pair(tmp_path, [("[Core] Finite tokens", change)], port_sched=port, base_sched=base)
     got = r["[Core] Finite tokens"]
     assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
     hunk = next(e for e in got["evidence"] if e.startswith("hunk "))
-    assert "new side found ['isfinite', 'max_step_tokens'] missing []" in hunk, hunk
+    assert "new side found ['isnan', 'max_step_tokens'] missing []" in hunk, hunk
 
 
 def test_a_member_hit_that_belongs_to_another_class_of_the_file_is_absent(tmp_path):
-    # the port has BlockPool.free; RemoteAllocator (same upstream file) it lacks, members and all
+    # the port has LocalPool.free; RemoteAllocator (same upstream file) it lacks, members and all
     pool = (
-        "class BlockPool:\n    def free(self, block):\n        return block\n\n\n"
+        "class LocalPool:\n    def free(self, block):\n        return block\n\n\n"
         "class RemoteAllocator:\n    def free(self, block):\n        return block\n"
     )
     port_pool = (
         "// Ported from: vllm/core/pool.py @ 0000000000\n"
-        "class BlockPool {\n public:\n  int free(int block) { return block; }\n};\n"
-        "int Use(BlockPool& p) { return p.free(1); }\n"
+        "class LocalPool {\n public:\n  int free(int block) { return block; }\n};\n"
+        "int Use(LocalPool& p) { return p.free(1); }\n"
     )
     fixed = (
         pool[: pool.index("class RemoteAllocator")]
@@ -363,7 +363,7 @@ def test_a_member_hit_that_belongs_to_another_class_of_the_file_is_absent(tmp_pa
     )
     fix = r["[Core] Remote free"]
     assert (fix["verdict"], fix["rule"]) == ("surface-absent", "surface-absent"), fix
-    assert any("its free hits are those of BlockPool.free" in e for e in fix["evidence"]), fix["evidence"]
+    assert any("its free hits are those of LocalPool.free" in e for e in fix["evidence"]), fix["evidence"]
     grow = r["[Core] Remote evict"]
     assert (grow["verdict"], grow["rule"]) == ("surface-absent", "surface-absent"), grow
     assert grow["reason"] == "adds RemoteAllocator.evict only to classes the port lacks (RemoteAllocator)"
@@ -403,19 +403,21 @@ def test_a_block_guarded_by_a_name_the_port_lacks_is_surface_absent(tmp_path):
 
 def test_a_name_of_three_words_tells_alone_and_a_shorter_one_does_not(tmp_path):
     init = "        self.budget = budget\n"
-    port = PORT_SCHED.replace("int budget_;", "int budget_;\n  int next_eligible_step_ = 0;\n  int step_count_ = 0;")
+    port = PORT_SCHED.replace(
+        "int budget_;", "int budget_;\n  int max_blocks_per_request_ = 0;\n  int step_count_ = 0;"
+    )
     _, r = pair(
         tmp_path,
         [
-            ("[Core] Eligible step", edit(init, init + "        self.next_eligible_step = 0\n")),
+            ("[Core] Block cap", edit(init, init + "        self.max_blocks_per_request = 0\n")),
             (
                 "[Core] Count steps",
-                edit(init, init + "        self.next_eligible_step = 0\n        self.step_count = 0\n"),
+                edit(init, init + "        self.max_blocks_per_request = 0\n        self.step_count = 0\n"),
             ),
         ],
         port_sched=port,
     )
-    assert (r["[Core] Eligible step"]["verdict"], r["[Core] Eligible step"]["rule"]) == ("ported", "content-ported")
+    assert (r["[Core] Block cap"]["verdict"], r["[Core] Block cap"]["rule"]) == ("ported", "content-ported")
     assert r["[Core] Count steps"]["verdict"] != "ported"  # `step_count` alone tells too little
 
 
