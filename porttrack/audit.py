@@ -451,7 +451,7 @@ class _Ctx:
         key = f"{rev}:{path}"
         if key not in self._file_tokens:
             text = self.upstream_text(rev, path)
-            self._file_tokens[key] = None if text is None else hunks_mod.file_tokens(text, self.cfg.language_only)
+            self._file_tokens[key] = None if text is None else hunks_mod.file_tokens(text)
         return self._file_tokens[key]
 
     def upstream_members(self, rev: str, path: str) -> dict[str, set[str]]:

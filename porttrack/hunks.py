@@ -214,7 +214,7 @@ def class_members(text: str) -> dict[str, set[str]]:
     return out
 
 
-def file_tokens(text: str, constructs: dict[str, str] | None = None) -> set[str]:
+def file_tokens(text: str) -> set[str]:
     """The tokens of a whole upstream file, docstrings and raise statements included: a name the
     file already had anywhere is no news (and reading it this way costs a tenth of `_code_lines`)."""
     return tokens(text.splitlines())
