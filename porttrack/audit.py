@@ -418,10 +418,11 @@ class _Ctx:
         self._port_tokens: dict[str, set[str]] = {}
         self._siblings: dict[str, list[str]] | None = None
         self._blobs: gitio.CatFile | None = None
-        self._file_tokens: dict[str, set[str] | None] = {}
-        self._members: dict[str, dict[str, set[str]]] = {}
-        # the files of the last few entries: a change's files are read for tokens, members and messages
+        # the files of the last few entries, read for tokens, members and messages: bounded, since a
+        # long queue touches thousands of file versions and each is needed only while its entry is judged
         self.upstream_text = functools.lru_cache(maxsize=64)(self._read_upstream)
+        self.upstream_tokens = functools.lru_cache(maxsize=64)(self._read_tokens)
+        self.upstream_members = functools.lru_cache(maxsize=64)(self._read_members)
         self._lacks: dict[str, bool] = {}
 
     def siblings(self, upstream: str) -> list[str]:
@@ -446,21 +447,15 @@ class _Ctx:
         data = self._blobs.read(f"{rev}:{path}")
         return data.decode("utf-8", "replace") if data is not None else None
 
-    def upstream_tokens(self, rev: str, path: str) -> set[str] | None:
-        """hunks.file_tokens of one upstream file at `rev` (read once); None when git cannot show it."""
-        key = f"{rev}:{path}"
-        if key not in self._file_tokens:
-            text = self.upstream_text(rev, path)
-            self._file_tokens[key] = None if text is None else hunks_mod.file_tokens(text)
-        return self._file_tokens[key]
+    def _read_tokens(self, rev: str, path: str) -> set[str] | None:
+        """hunks.file_tokens of one upstream file at `rev`; None when git cannot show it."""
+        text = self.upstream_text(rev, path)
+        return None if text is None else hunks_mod.file_tokens(text)
 
-    def upstream_members(self, rev: str, path: str) -> dict[str, set[str]]:
-        """hunks.class_members of one upstream file at `rev` (read once; empty when unreadable)."""
-        key = f"{rev}:{path}"
-        if key not in self._members:
-            text = self.upstream_text(rev, path) if path.endswith(".py") else None
-            self._members[key] = hunks_mod.class_members(text) if text is not None else {}
-        return self._members[key]
+    def _read_members(self, rev: str, path: str) -> dict[str, set[str]]:
+        """hunks.class_members of one upstream file at `rev` (empty when unreadable or no Python)."""
+        text = self.upstream_text(rev, path) if path.endswith(".py") else None
+        return hunks_mod.class_members(text) if text is not None else {}
 
     def port_lacks(self, name: str) -> bool:
         """Has the port's code scope no code mention of `name` in any spelling (comments left out)?
