@@ -204,12 +204,12 @@ def build_port(root: Path) -> Path:
     return port
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def port(tmp_path_factory) -> Path:
     return build_port(tmp_path_factory.mktemp("audit"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def results(port) -> dict:
     proc = run_cli("audit", "--json", cwd=port, check_rc=0)
     data = json.loads(proc.stdout)

@@ -10,7 +10,7 @@ from porttrack import demo, queuefile
 from porttrack.model import VERDICTS
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "d"
     proc = run_cli("demo", "--out", str(out), cwd=out.parent)
@@ -18,7 +18,7 @@ def demo_dir(tmp_path_factory):
     return out, proc.stdout
 
 
-@pytest.mark.xdist_group("demo")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("demo")  # one worker builds the session fixture, once
 def test_demo_prints_where_reports_went(demo_dir):
     out, stdout = demo_dir
     assert "report:" in stdout and str(out / "port") in stdout
@@ -27,7 +27,7 @@ def test_demo_prints_where_reports_went(demo_dir):
             assert Path(line.split(":", 1)[1].strip()).is_file()
 
 
-@pytest.mark.xdist_group("demo")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("demo")  # one worker builds the session fixture, once
 def test_demo_exercises_every_verdict_but_untrusted(demo_dir):
     out, _ = demo_dir
     q = queuefile.load(out / "port" / "queue" / "demo.toml").queue
@@ -46,7 +46,7 @@ def test_demo_exercises_every_verdict_but_untrusted(demo_dir):
     assert by_pr[41234].verdict == "real-gap"
 
 
-@pytest.mark.xdist_group("demo")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("demo")  # one worker builds the session fixture, once
 def test_check_goes_red_when_the_port_gains_a_consumer(demo_dir, tmp_path):
     out, _ = demo_dir
     port = out / "port"
@@ -63,7 +63,7 @@ def test_check_goes_red_when_the_port_gains_a_consumer(demo_dir, tmp_path):
     assert run_cli("check", cwd=port).returncode == 0
 
 
-@pytest.mark.xdist_group("demo")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("demo")  # one worker builds the session fixture, once
 def test_checked_in_queue_and_reports_have_not_drifted(demo_dir):
     """queue/ and reports/ in this repo are the demo's output; regenerate with scripts/update-demo-outputs.sh."""
     out, _ = demo_dir

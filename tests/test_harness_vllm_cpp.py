@@ -81,7 +81,7 @@ def _port(tmp: Path, pin: str) -> Path:
     return port
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def harness(tmp_path_factory) -> Path:
     _needs_gxx()
     tmp = tmp_path_factory.mktemp("build")
@@ -103,7 +103,7 @@ def _entry_of(qdata: dict, sha: str) -> dict:
     return next(e for e in qdata["entry"] if e["sha"] == sha)
 
 
-@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
 def test_hello_lists_only_the_ops_the_port_has(harness):
     reply = subprocess.run(
         [str(harness)], input='{"id": 0, "op": "hello", "args": {}}\n', check=True, capture_output=True, text=True
@@ -111,7 +111,7 @@ def test_hello_lists_only_the_ops_the_port_has(harness):
     assert json.loads(reply)["result"]["ops"] == ["needs_kv_cache_zeroing", "record_new_block_ids"]
 
 
-@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
 def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin_ahead(harness, tmp_path):
     import tomllib
 
@@ -172,7 +172,7 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
     assert "mla-records" in found[0]["message"] and shas["later"][:8] in found[0]["message"]
 
 
-@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
 def test_no_finding_when_the_headers_pin_is_before_the_switch(harness, tmp_path):
     shas = _upstream(tmp_path)
     port = _port(tmp_path, shas["record-new-block-ids"])  # pinned before the MLA switch: lacking it is expected
@@ -184,7 +184,7 @@ def test_no_finding_when_the_headers_pin_is_before_the_switch(harness, tmp_path)
     assert not [f for f in json.loads(chk.stdout)["findings"] if f["code"] == "behaviour-behind-pin"]
 
 
-@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
 def test_detection_records_too(harness, tmp_path):
     import tomllib
 
@@ -226,9 +226,31 @@ def _drop_coordinator(port: Path) -> None:
         (_drop_coordinator, "kv_cache_manager.cpp does not compile"),
     ],
 )
-def test_build_names_what_moved(tmp_path, move, said):
-    _needs_gxx()
-    port = _port(tmp_path, "0" * 8)
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
+def test_build_names_what_moved(harness, tmp_path, move, said):
+    port, out = _copy_of_the_build(harness, tmp_path)  # only what the move touches compiles again
     move(port)
-    proc = _build(port, tmp_path / "h")
+    proc = _build(port, out)
     assert proc.returncode == 1 and said in proc.stderr, proc.stderr
+
+
+def _copy_of_the_build(harness: Path, tmp: Path) -> tuple[Path, Path]:
+    """A copy of the fixture's port and of the objects its build kept, and where its harness goes."""
+    port = shutil.copytree(harness.parent.parent / "port", tmp / "port")
+    shutil.copytree(harness.parent / f".{harness.name}.o", tmp / "out" / f".{harness.name}.o")
+    return port, tmp / "out" / harness.name
+
+
+@pytest.mark.xdist_group("vllm-cpp-harness")  # one worker builds the session fixture, once
+def test_a_rebuild_compiles_only_the_units_whose_content_changed(harness, tmp_path):
+    port, out = _copy_of_the_build(harness, tmp_path)
+    proc = _build(port, out)
+    assert proc.returncode == 0 and "compiled 0 of 12 " in proc.stderr, proc.stderr
+    assert proc.stdout.strip() == str(out) and out.is_file()
+
+    # (a changed header is test_build_names_what_moved's _drop_coordinator: only a recompile finds it)
+    unit = port / "src/vt/dtype.cpp"
+    unit.touch()  # a newer time, the same content: nothing to compile
+    assert "compiled 0 of 12 " in _build(port, out).stderr
+    unit.write_text(unit.read_text() + "// edited\n")
+    assert "compiled 1 of 12 " in _build(port, out).stderr

@@ -22,17 +22,17 @@ REAL_WORLD = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def port(tmp_path_factory) -> Path:
     return build_port(tmp_path_factory.mktemp("report"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sync_text(port) -> str:
     return run_cli("report", "sync", cwd=port, check_rc=0).stdout
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def deferral_text(port) -> str:
     return run_cli("report", "deferral", cwd=port, check_rc=0).stdout
 

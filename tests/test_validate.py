@@ -28,7 +28,7 @@ def porttrack(*args: str, timeout: float = 30.0, cwd: Path | None = None) -> sub
     return run_cli(*args, cwd=cwd or ROOT, env={"PORTTRACK_KV_TIMEOUT": str(timeout)})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cpp(tmp_path_factory):
     gxx = shutil.which("g++")
     if gxx is None:
@@ -54,7 +54,7 @@ def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: 
     return validate.validate(impl, as_of, n, 0, detect=detect, timeout=timeout)
 
 
-@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the session fixture, once
 def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
     r = porttrack("validate", "kv", "--impl", cpp["pin"], "--as-of", "--cases", "40", "--json")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -72,7 +72,7 @@ def test_cpp_harness_passes_at_its_pin_and_as_of_finds_it(cpp):
     assert run(cpp["pin"], "latest", 0).failed
 
 
-@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the session fixture, once
 def test_cpp_mutant_fails_naming_the_field(cpp):
     r = porttrack("validate", "kv", "--impl", cpp["mutant"], "--as-of", "G1", "--cases", "0")
     assert r.returncode == 1 and "result.scheduler_block_size: expected 32, got 512" in r.stdout
@@ -81,7 +81,7 @@ def test_cpp_mutant_fails_naming_the_field(cpp):
     assert (first.expected, first.got) == (32, 512)  # lcm(16, 32) vs the mutant's product
 
 
-@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the module fixture once
+@pytest.mark.xdist_group("cpp-kv-harness")  # one worker builds the session fixture, once
 def test_cpp_zeroing_mutant_fails_naming_the_block(cpp):
     report = run(cpp["mutant_zero"], "G1", 0)
     failed = [x for x in report.results if x.status == "failed"]

@@ -84,7 +84,7 @@ def day(n: int) -> str:
     return f"2026-01-{n:02d}T12:00:00+00:00"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def history(tmp_path_factory):
     """pin, then: add, change, outside, rename, binary+latin-1, C++, merge of a side branch, revert."""
     repo = init_repo(tmp_path_factory.mktemp("up") / "up")

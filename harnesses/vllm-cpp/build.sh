@@ -49,36 +49,62 @@ for f in "${headers[@]}" "${sources[@]}"; do
   fi
 done
 
+# Objects are kept beside OUT, so a rebuild compiles only the translation units whose
+# source or headers changed. Each object carries the hash of what made it (compiler,
+# flags, and the contents of the source and every header its dependency file lists),
+# not timestamps: a copied or re-cloned tree rebuilds nothing that did not change.
+mkdir -p "$(dirname "$out")"
+out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 obj="$(dirname "$out")/.$(basename "$out").o"
 mkdir -p "$obj"
-flags=(-std=c++20 -O0 -w -I"$port/include" -I"$port/src" -I"$port/third_party" -I"$here/../cpp")
-log="$obj/build.log"
-: >"$log"
-compile() {  # src -> obj; a failure names the file and its first error line
-  local src="$1" o="$obj/$(echo "$1" | tr / _).o"
-  if ! "$cxx" "${flags[@]}" -c "$src" -o "$o" 2>>"$log.$(basename "$o")"; then
-    echo "build.sh: $(realpath --relative-to="$port" "$src" 2>/dev/null || echo "$src") does not compile: $(grep -m1 -E 'error' "$log.$(basename "$o")")" >&2
+# Compiled from inside the port with paths relative to it, so the dependency files
+# name the port's files the same way wherever the port lies.
+cd "$port"
+flags=(-std=c++20 -O0 -w -Iinclude -Isrc -Ithird_party -I"$here/../cpp")
+stamp() {  # dependency file -> hash of the compiler, the flags and every dependency's content
+  local deps
+  deps="$(sed -e 's/\\$//' "$1" | tr ' ' '\n' | grep -v -e '^$' -e ':$' | sort -u)" || return 1
+  { printf '%s\n' "$cxx" "${flags[@]}"; xargs cat <<<"$deps"; } 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+objname() {  # a port file's object is named after its path in the port; the harness's own, after its name
+  if [[ "$1" == /* ]]; then echo "$obj/harness_$(basename "$1").o"; else echo "$obj/$(echo "$1" | tr / _).o"; fi
+}
+compile() {  # src -> obj, unless its stamp says nothing changed; a failure names the file and its first error line
+  local src="$1" o
+  o="$(objname "$1")"
+  local d="${o%.o}.d" log="${o%.o}.log"
+  if [[ -f "$o" && -f "$d" && -f "$o.stamp" ]] && [[ "$(stamp "$d")" == "$(cat "$o.stamp")" ]]; then
+    return 0
+  fi
+  rm -f "$o" "$o.stamp"
+  if ! "$cxx" "${flags[@]}" -MMD -MF "$d" -c "$src" -o "$o" 2>"$log"; then
+    echo "build.sh: $src does not compile: $(grep -m1 -E 'error' "$log")" >&2
     return 1
   fi
+  stamp "$d" >"$o.stamp" || rm -f "$o.stamp"  # no stamp: compiled again next time
+  echo "$o" >>"$obj/compiled"
 }
+: >"$obj/compiled"
 pids=()
 fail=0
-for f in "${sources[@]}" ; do
-  compile "$port/$f" & pids+=($!)
+objects=()
+for f in "${sources[@]}" "$here/kv_harness.cpp"; do
+  objects+=("$(objname "$f")")
+  compile "$f" & pids+=($!)
   if (( ${#pids[@]} >= jobs )); then wait "${pids[0]}" || fail=1; pids=("${pids[@]:1}"); fi
 done
-compile "$here/kv_harness.cpp" & pids+=($!)
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 (( fail == 0 )) || exit 1
+echo "build.sh: compiled $(wc -l <"$obj/compiled") of ${#objects[@]} translation units (the rest were unchanged)." >&2
+log="$obj/link.log"
 
-if ! "$cxx" -o "$out" "$obj"/*.o 2>"$log.link"; then
-  sym="$(grep -m1 -oE "undefined reference to \`[^']+'" "$log.link" | sed -E "s/undefined reference to \`(.*)'/\1/")"
+if ! "$cxx" -o "$out" "${objects[@]}" 2>"$log"; then
+  sym="$(grep -m1 -oE "undefined reference to \`[^']+'" "$log" | sed -E "s/undefined reference to \`(.*)'/\1/")"
   if [[ -n "$sym" ]]; then
     echo "build.sh: the port has moved: $sym no longer links from the sources above." >&2
   else
-    echo "build.sh: link failed: $(head -1 "$log.link")" >&2
+    echo "build.sh: link failed: $(head -1 "$log")" >&2
   fi
   exit 1
 fi
-rm -rf "$obj"
 echo "$out"
