@@ -33,19 +33,14 @@ def cpp(tmp_path_factory):
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("no C++ compiler (g++) on this machine")
-    out = tmp_path_factory.mktemp("harness")
-    compiling = {  # the three builds at once: each is one compiler process
-        name: subprocess.Popen(
-            [gxx, "-std=c++17", "-O0", *flags, "-o", str(out / f"kv_harness_{name}"), str(HARNESS / "kv_harness.cpp")],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        for name, flags in (("pin", []), ("mutant", ["-DMUTANT"]), ("mutant_zero", ["-DMUTANT_ZERO"]))
-    }
-    for name, proc in compiling.items():
-        log, _ = proc.communicate()
-        assert proc.returncode == 0, f"kv_harness {name} does not compile: {log.decode(errors='replace')}"
-    return {name: str(out / f"kv_harness_{name}") for name in compiling}
+    exe = tmp_path_factory.mktemp("harness") / "kv_harness"
+    proc = subprocess.run(
+        [gxx, "-std=c++17", "-O0", "-o", str(exe), str(HARNESS / "kv_harness.cpp")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.returncode == 0, f"kv_harness does not compile: {proc.stdout.decode(errors='replace')}"
+    return {"pin": str(exe), "mutant": f"{exe} --mutant", "mutant_zero": f"{exe} --mutant-zero"}
 
 
 def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 30.0):

@@ -1,10 +1,11 @@
 // A small C++ conformance harness for `porttrack validate kv` (docs/protocol.md, version 1).
 //
 // It implements upstream's G1 behaviour (fa36f86d7): block-size resolution and
-// KV block zeroing, as a C++ port pinned there would. Compile with -DMUTANT for
+// KV block zeroing, as a C++ port pinned there would. Run with `--mutant` for
 // a one-line mutant (the scheduler block size becomes the product of the group
-// sizes instead of their lcm), or -DMUTANT_ZERO for one that leaves the last
-// word of every block unzeroed; the validator must catch both.
+// sizes instead of their lcm), or `--mutant-zero` for one that leaves the last
+// word of every block unzeroed; the validator must catch both. (Arguments, not
+// -D flags: one build serves all three, and a compile is most of the tests' cost.)
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+static bool mutant = false, mutant_zero = false;  // set from the command line in main
 
 // ---------------------------------------------------------------- minimal JSON
 struct J {
@@ -106,11 +109,7 @@ static std::string resolve(const J& a) {
   std::vector<long long> sizes;
   for (auto& g : groups.a) sizes.push_back(first_spec(g)["block_size"].i());
   long long s = 1;
-#ifdef MUTANT
-  for (long long x : sizes) s = s * x;
-#else
-  for (long long x : sizes) s = std::lcm(s, x);
-#endif
+  for (long long x : sizes) s = mutant ? s * x : std::lcm(s, x);
   bool prefix = a["enable_prefix_caching"].t != J::BOOL || a["enable_prefix_caching"].b;
   bool connector = a["connector_enabled"].b;
   if (!prefix && !connector) return pair(s, s);
@@ -213,11 +212,7 @@ static std::string zero(const J& a) {
       }
       for (long long s : segs)
         for (long long id : ids)
-#ifdef MUTANT_ZERO
-          for (long long b = 0; b < t.ratio * stride - 4; b++) buf[s + id * t.ratio * stride + b] = 0;
-#else
-          for (long long b = 0; b < t.ratio * stride; b++) buf[s + id * t.ratio * stride + b] = 0;
-#endif
+          for (long long b = 0; b < t.ratio * stride - (mutant_zero ? 4 : 0); b++) buf[s + id * t.ratio * stride + b] = 0;
     }
   }
   long long nb = -1;
@@ -240,7 +235,13 @@ static std::string zero(const J& a) {
   return out + "],\"digest\":\"" + digest + "\"}";
 }
 
-int main() {
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--mutant") mutant = true;
+    else if (arg == "--mutant-zero") mutant_zero = true;
+    else return 2;
+  }
   std::ios::sync_with_stdio(false);
   std::string line;
   while (std::getline(std::cin, line)) {
