@@ -124,3 +124,10 @@ def run_cli_process(
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Each test session gets its own parse cache, so no test reads another machine's cache."""
     monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests that share a build (an xdist_group: the C++ harnesses, the demo) run first. xdist hands
+    # a group to one worker whole, and a long group handed out last leaves the other workers idle
+    # at the end. The sort is stable and the same on every worker, as xdist requires.
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
