@@ -165,10 +165,13 @@ def _code_lines(lines: list[str], constructs: dict[str, str] | None = None) -> l
     return out
 
 
+_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
 def _brackets(line: str) -> int:
     """Opened minus closed brackets on a line, strings left out."""
-    code = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", "", line)
-    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    code = _STRING.sub("", line) if '"' in line or "'" in line else line
+    return code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
 
 
 # Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so

@@ -146,15 +146,20 @@ def cites_path(cell: str, path: str) -> bool:
 
 def cites_symbol(cell: str, symbol: str) -> bool:
     """The cell names the symbol as a whole identifier (as written, `A::b` for `A.b`, or after `path.py::`)."""
-    pattern = _symbol_pattern(symbol)
+    # short names (`run`, `get`) would match prose, so they are never looked for
+    pattern = _symbols_pattern((symbol,))
     return pattern is not None and pattern.search(cell) is not None
 
 
-@functools.lru_cache(maxsize=4096)  # one symbol is looked for in every row
-def _symbol_pattern(symbol: str) -> re.Pattern | None:
-    if len(symbol.split(".")[-1].lstrip("_")) < 4:  # short names (`run`, `get`) would match prose
+@functools.lru_cache(maxsize=4096)  # the same symbols are looked for in every row
+def _symbols_pattern(symbols: tuple[str, ...]) -> re.Pattern | None:
+    """One pattern that finds any of the symbols as cites_symbol does (None: all are too short)."""
+    forms = sorted(
+        {f for s in symbols if len(s.split(".")[-1].lstrip("_")) >= 4 for f in (s, s.replace(".", "::"))},
+        key=lambda f: (-len(f), f),
+    )
+    if not forms:
         return None
-    forms = sorted({symbol, symbol.replace(".", "::")})
     return re.compile(r"(?:(?<=\w\.py::)|(?<![\w.:]))(?:" + "|".join(map(re.escape, forms)) + r")(?![\w])")
 
 
@@ -239,8 +244,9 @@ def find_owner(
         for r in live:
             if cites_pr(r.upstream, pr):
                 return r
+    cited = _symbols_pattern(tuple(sorted(set(symbols))))
     for r in live:
-        if any(cites_symbol(r.upstream, s) for s in symbols):
+        if cited is not None and cited.search(r.upstream):
             return r
     for r in live:
         if changed_lines is None:

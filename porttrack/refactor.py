@@ -212,23 +212,28 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
             m = _PARAM.match(line)
             if m is not None:
                 declared.setdefault((h.path, m.group(1)), set()).add(h.old_start + i)
-    code_rows: dict[str, set[int]] = {}
+    rows_of: dict[str, tuple[set[int], list[int]]] = {}  # path -> (its code rows, each row's start offset)
     for k, h in enumerate(hunks):
         if any(True for _ in _code(h.new)):
             continue
         before = texts.before(h.path)
         if before is None:
             continue
-        if h.path not in code_rows:
-            code_rows[h.path] = {i + 1 for i in code_line_indices(before.splitlines())}
-        starts = [0, *(m.end() for m in re.finditer("\n", before))]
+        if h.path not in rows_of:
+            rows_of[h.path] = (
+                {i + 1 for i in code_line_indices(before.splitlines())},
+                [0, *(m.end() for m in re.finditer("\n", before))],
+            )
+        code_rows, starts = rows_of[h.path]
         for i, line in _code(h.old):
             m = _PARAM.match(line)
             if m is None:
                 continue
-            rows = {
-                bisect.bisect_right(starts, w.start()) for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
-            }
-            if rows & code_rows[h.path] <= declared.get((h.path, m.group(1)), set()):
+            own = declared.get((h.path, m.group(1)), set())
+            # unused unless some code row other than the removed declarations mentions the name
+            if not any(
+                (row := bisect.bisect_right(starts, w.start())) in code_rows and row not in own
+                for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
+            ):
                 out[(k, "old", i)] = UNUSED
     return out
