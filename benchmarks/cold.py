@@ -3,6 +3,7 @@
     python benchmarks/cold.py --tree PATH --scope src include          # a real port, read only
     python benchmarks/cold.py --tree PATH --scope src include --times 10   # a tree 10x its size
     python benchmarks/cold.py ... --porttrack OTHER_CHECKOUT           # time another porttrack (before/after)
+    python benchmarks/cold.py --tree PORT --only real --upstream UP --range A..B   # a real queue, as a user makes it
 
 Every figure is a whole process (`python -m porttrack ...`: interpreter, imports, git, cache),
 the median of `--repeat` runs; cold runs start each with an empty cache folder
@@ -219,10 +220,14 @@ def main() -> None:
     ap.add_argument(
         "--only",
         nargs="+",
-        choices=["check", "probe", "audit", "compare"],
+        choices=["check", "probe", "audit", "compare", "real"],
         default=["check", "probe", "audit", "compare"],
     )
+    ap.add_argument("--upstream", type=Path, help="with --only real: the upstream checkout the port follows")
+    ap.add_argument("--range", dest="rev_range", help="with --only real: the upstream range to queue, A..B")
     args = ap.parse_args()
+    if "real" in args.only and not (args.upstream and args.rev_range):
+        ap.error("--only real needs --upstream and --range")
 
     work = Path(tempfile.mkdtemp(prefix="porttrack-cold-"))
     tree = args.tree.resolve()
@@ -265,7 +270,45 @@ def main() -> None:
         audit_bench(py, env, tree, scope, symbols, work, args.repeat)
     if "compare" in args.only:
         print(compare_strategies(tree, names, scope, work))
+    if "real" in args.only:
+        real_queue_bench(py, env, tree, args.upstream.resolve(), args.rev_range, work, args.repeat)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def real_queue_bench(
+    py: list[str], env: dict, tree: Path, upstream: Path, rev_range: str, work: Path, repeat: int
+) -> None:
+    """The first hour on a real pair: `init`, `queue build` and `audit --write` as a user runs them
+    (untimed), then `check` and `audit` of that queue, cold and warm; the baseline for `check` is
+    one `git grep` pass over the names its gates probe."""
+    setup = dict(env, PORTTRACK_CACHE_DIR=str(work / "cache-setup"))
+    for cmd in (
+        ["init", "--upstream", str(upstream)],
+        ["queue", "build", "--range", rev_range, "--name", "real"],
+        ["audit", "--write"],
+    ):
+        proc = subprocess.run([*py, *cmd], cwd=tree, env=setup, capture_output=True, text=True)
+        if proc.returncode not in (0, 1):
+            sys.exit(f"porttrack {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    for args in (["add", "-A"], ["commit", "-qm", "queue"]):
+        subprocess.run(["git", "-C", str(tree), *args], check=True, env=GIT_ENV, stdout=subprocess.DEVNULL)
+    import tomllib
+
+    cfg = tomllib.loads((tree / "porttrack.toml").read_text())
+    scope = list(cfg["port"]["scopes"]["code"])
+    (queue,) = (tree / "queue").glob("real*.toml")
+    entries = tomllib.loads(queue.read_text()).get("entry", [])
+    gates = [g for e in entries for g in e.get("gate", []) if g.get("probe") and not g.get("regex")]
+    names = sorted({g["probe"] for g in gates})
+    print(f"real queue: {len(entries)} entries over {rev_range}, {len(gates)} probed gates on {len(names)} names")
+    cold, warm, rss = cold_warm([*py, "check"], env, tree, work, repeat)
+    print(line(f"check, real queue ({len(gates)} gates)", cold, warm, grep_pass(tree, names, scope), rss), flush=True)
+    cold, warm, rss = cold_warm([*py, "audit"], env, tree, work, repeat)
+    print(
+        f"audit, real queue ({len(entries)} entries): cold {cold[0]:6.2f} s, warm {warm[0]:5.2f} s "
+        f"| cpu: cold {cold[1]:5.2f} s, warm {warm[1]:5.2f} s | peak {rss} MiB",
+        flush=True,
+    )
 
 
 def probe_bench(

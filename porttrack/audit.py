@@ -447,7 +447,7 @@ class _Ctx:
         data = self._blobs.read(f"{rev}:{path}")
         return data.decode("utf-8", "replace") if data is not None else None
 
-    def _read_tokens(self, rev: str, path: str) -> set[str] | None:
+    def _read_tokens(self, rev: str, path: str) -> frozenset[str] | None:
         """hunks.file_tokens of one upstream file at `rev`; None when git cannot show it."""
         text = self.upstream_text(rev, path)
         return None if text is None else hunks_mod.file_tokens(text)
@@ -1085,8 +1085,8 @@ def _content_states(s: Subject) -> list[Judged]:
         files = sorted(set(s.ctx.port_files(h.path)) | defining) if h.path not in s.unmapped else []
         port: set[str] = set().union(*(s.ctx.port_tokens(f) for f in files)) if files else set()
         # a file the change adds or deletes has no other side: its every token is new (or gone)
-        before = s.ctx.upstream_tokens(f"{s.e.sha}^", h.path) or set()
-        after = s.ctx.upstream_tokens(s.e.sha, h.path) or set()
+        before = s.ctx.upstream_tokens(f"{s.e.sha}^", h.path) or frozenset()
+        after = s.ctx.upstream_tokens(s.e.sha, h.path) or frozenset()
         st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))

@@ -3,6 +3,7 @@ that tell its new side from its old side (for content evidence against the port)
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import NamedTuple
@@ -217,17 +218,18 @@ def class_members(text: str) -> dict[str, set[str]]:
     return out
 
 
-def file_tokens(text: str) -> set[str]:
+@functools.lru_cache(maxsize=64)  # by content: a file one entry leaves is, most often, the one the next finds
+def file_tokens(text: str) -> frozenset[str]:
     """The tokens of a whole upstream file, docstrings and raise statements included: a name the
     file already had anywhere is no news (and reading it this way costs a tenth of `_code_lines`)."""
-    return tokens(text.splitlines())
+    return frozenset(tokens(text.splitlines()))
 
 
 def distinctive(
     hunk: Hunk,
     constructs: dict[str, str] | None = None,
-    before: set[str] | None = None,
-    after: set[str] | None = None,
+    before: frozenset[str] | None = None,
+    after: frozenset[str] | None = None,
 ) -> tuple[set[str], set[str]]:
     """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
     strings a port could spell the same way; bare operators and one-letter names tell nothing alone.
@@ -344,8 +346,8 @@ def compare(
     hunk: Hunk,
     port: set[str],
     constructs: dict[str, str] | None = None,
-    before: set[str] | None = None,
-    after: set[str] | None = None,
+    before: frozenset[str] | None = None,
+    after: frozenset[str] | None = None,
 ) -> HunkState:
     """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
     side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
