@@ -61,10 +61,11 @@ mkdir -p "$obj"
 # name the port's files the same way wherever the port lies.
 cd "$port"
 flags=(-std=c++20 -O0 -w -Iinclude -Isrc -Ithird_party -I"$here/../cpp")
+if command -v sha256sum >/dev/null; then sha=(sha256sum); else sha=(shasum -a 256); fi  # GNU, or macOS
 stamp() {  # dependency file -> hash of the compiler, the flags and every dependency's content
   local deps
   deps="$(sed -e 's/\\$//' "$1" | tr ' ' '\n' | grep -v -e '^$' -e ':$' | sort -u)" || return 1
-  { printf '%s\n' "$cxx" "${flags[@]}"; xargs cat <<<"$deps"; } 2>/dev/null | sha256sum | cut -d' ' -f1
+  { printf '%s\n' "$cxx" "${flags[@]}"; xargs cat <<<"$deps"; } 2>/dev/null | "${sha[@]}" | cut -d' ' -f1
 }
 objname() {  # a port file's object is named after its path in the port; the harness's own, after its name
   if [[ "$1" == /* ]]; then echo "$obj/harness_$(basename "$1").o"; else echo "$obj/$(echo "$1" | tr / _).o"; fi
