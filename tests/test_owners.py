@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from porttrack.errors import UserError
-from porttrack.owners import find_owner, load_rows, owner_id, owner_text, parse_matrix, row_by_id
+from porttrack.owners import Row, cites_symbol, find_owner, load_rows, owner_id, owner_text, parse_matrix, row_by_id
 
 ID = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
 HEAD = "| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |\n|---|---|---|---|---|---|---|---|---|\n"
@@ -81,3 +85,26 @@ def test_load_rows_from_globs(tmp_path):
     (tmp_path / ".agents/bad-matrix.md").write_bytes(b"\xff\xfe")
     with pytest.raises(UserError, match="not UTF-8"):
         load_rows(tmp_path, [".agents/*-matrix.md"], id_pattern=ID)
+
+
+def _cites_reference(cell: str, symbol: str) -> bool:
+    # cites_symbol's rule spelled plainly: each form of the symbol searched on its own
+    if len(symbol.split(".")[-1].lstrip("_")) < 4:
+        return False
+    forms = {symbol, symbol.replace(".", "::")}
+    return any(re.search(r"(?:(?<=\w\.py::)|(?<![\w.:]))" + re.escape(f) + r"(?![\w])", cell) for f in forms)
+
+
+_NAMES = ["Pool", "Pool.take_ids", "take_ids", "take_ids_all", "run", "Pool.run", "_run_it", "grow"]
+_PIECES = [*_NAMES, " ", ".", "::", ":", "`", "x", "_", "a.py::", "Pool::take_ids"]
+
+
+@given(
+    cell=st.lists(st.sampled_from(_PIECES), max_size=10).map("".join),
+    symbols=st.lists(st.sampled_from(_NAMES), max_size=4),
+)
+def test_rows_cite_symbols_as_each_symbol_alone_would(cell, symbols):
+    row = Row(id="KV-A", state="ACTIVE", matrix="m.md", line=1, upstream=cell)
+    found = find_owner([row], paths=[], symbols=symbols, pr=None, done_states=[])
+    assert (found is not None) == any(_cites_reference(cell, s) for s in symbols)
+    assert all(cites_symbol(cell, s) == _cites_reference(cell, s) for s in symbols)
