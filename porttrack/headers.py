@@ -106,6 +106,14 @@ def comment_lines(text: str, suffix: str, limit: int | None) -> list[tuple[int, 
     hash_style = suffix in _HASH
     out: list[tuple[int, str]] = []
     in_block = False
+    if limit is not None:  # split only the head: it ends at the limit-th "\n", a line break to splitlines too
+        cut = -1
+        for _ in range(limit):
+            cut = text.find("\n", cut + 1)
+            if cut < 0:
+                break
+        if cut >= 0:
+            text = text[: cut + 1]
     for i, raw in enumerate(text.splitlines(), 1):
         if limit is not None and i > limit:
             break

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import commit_files, init_repo, run_cli
-from porttrack.headers import headers_report, parse_header, scan_headers, upstream_map
+from porttrack.headers import comment_lines, headers_report, parse_header, scan_headers, upstream_map
 
 
 def srcs(text: str, path: str = "src/x.cpp", **kw):
@@ -200,3 +202,18 @@ def test_real_tree_forms():
     assert srcs("// (Upstream: vllm/model_executor/models/mistral.py @ e24d1b24 — literally\n") == [
         ("vllm/model_executor/models/mistral.py", "e24d1b24", "")
     ]
+
+
+_LINE = st.sampled_from(["// a", "/* b", "c */", "x = 1", "# d", "", '"""e'])
+_BREAK = st.sampled_from(["\n", "\r\n", "\r", "\x0c", "\u2028", "\n\n"])
+
+
+@given(
+    text=st.lists(st.tuples(_LINE, _BREAK), max_size=12).map(lambda ls: "".join(a + b for a, b in ls)),
+    suffix=st.sampled_from([".cpp", ".py"]),
+    limit=st.integers(0, 8),
+)
+def test_the_head_is_read_as_the_whole_file_would_be(text, suffix, limit):
+    # comment_lines splits only the first `limit` lines; what it gives must be what the whole split gives
+    whole = [c for c in comment_lines(text, suffix, None) if c[0] <= limit]
+    assert comment_lines(text, suffix, limit) == whole
