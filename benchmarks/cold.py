@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -292,8 +293,6 @@ def real_queue_bench(
             sys.exit(f"porttrack {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     for args in (["add", "-A"], ["commit", "-qm", "queue"]):
         subprocess.run(["git", "-C", str(tree), *args], check=True, env=GIT_ENV, stdout=subprocess.DEVNULL)
-    import tomllib
-
     cfg = tomllib.loads((tree / "porttrack.toml").read_text())
     scope = list(cfg["port"]["scopes"]["code"])
     (queue,) = (tree / "queue").glob("real*.toml")
