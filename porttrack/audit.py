@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -384,13 +383,9 @@ def _pin_position(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool | N
     if headers_mod.pin_matches(pin, queue.meta.pin):
         return False
     if cfg.upstream_repo and entry.sha and Path(cfg.upstream_repo).is_dir():
-        proc = subprocess.run(
-            ["git", "-C", str(cfg.upstream_repo), "merge-base", "--is-ancestor", entry.sha, pin],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        if proc.returncode in (0, 1):
-            return proc.returncode == 0
+        placed = gitio.ancestry(Path(cfg.upstream_repo), entry.sha, pin)
+        if placed is not None:
+            return placed
     return None
 
 

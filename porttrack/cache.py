@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from porttrack.errors import UserError
@@ -38,12 +39,37 @@ _TABLES = (
     "sym_lines (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
+MEMORY = ":memory:"  # a `[cache] dir` refused by `confine`: this run keeps its cache in memory
+MARKER = ".porttrack-cache"  # written into a configured folder porttrack made its own; cleanup needs it
+
 _checked: set[str] = set()  # files validated by this process
 _warned: set[str] = set()
 
 
+def confine(folder: Path, checkout: Path, tracked: Callable[[str], bool]) -> str:
+    """The `[cache] dir` to use: `folder` itself, or MEMORY (with one warning) when a pull request could
+    have laid it out: git tracks files in it, or it is, lies under, or holds a symbolic link.
+
+    `folder` lies inside `checkout` (the config made sure); `tracked(rel)` asks git of the checkout.
+    """
+    rel = os.path.relpath(folder, checkout)
+    why = ""
+    if os.path.realpath(folder) != os.path.normpath(folder):
+        why = "it is or lies under a symbolic link"
+    elif folder.is_dir() and any(p.is_symlink() for p in folder.rglob("*")):
+        why = "it holds a symbolic link"
+    elif folder.is_dir() and tracked(rel):
+        why = "git tracks files in it, so a pull request could have written them"
+    if why:
+        warn(f"[cache] dir {rel} is not used ({why}); this run keeps its cache in memory.")
+        return MEMORY
+    return str(folder)
+
+
 def cache_root(configured: str | os.PathLike | None = None) -> Path:
     """The cache folder: config `[cache] dir`, else $PORTTRACK_CACHE_DIR, else the user cache dir."""
+    if configured == MEMORY:
+        return Path(MEMORY)
     if configured:
         root, source = Path(configured).expanduser(), "[cache] dir"
     elif os.environ.get("PORTTRACK_CACHE_DIR"):
@@ -60,6 +86,8 @@ def cache_root(configured: str | os.PathLike | None = None) -> Path:
 
 
 def db_path(configured: str | os.PathLike | None = None) -> Path:
+    if configured == MEMORY:
+        return Path(MEMORY)
     return cache_root(configured) / DB_FILE
 
 
@@ -75,8 +103,11 @@ def open_db(path: Path, *, autocommit: bool = True) -> sqlite3.Connection:
     opens it. A damaged file is removed and rebuilt with one warning; a cache that cannot be
     written is replaced by one in memory, with one warning: a run is never stopped by its cache."""
     where = str(path)
+    if where == MEMORY:
+        return _open(MEMORY, autocommit)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _claim(path)
         _remove_other_versions(path)
         try:
             return _open(where, autocommit)
@@ -100,6 +131,8 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
 
 def rebuild(path: Path, why: str) -> None:
     """Remove a cache file found damaged mid-run, with one warning; the next open starts it afresh."""
+    if str(path) == MEMORY:
+        return
     warn(f"cache {path} was damaged ({why}); it was rebuilt.")
     _remove(path)
     _checked.discard(str(path))
@@ -139,31 +172,38 @@ def _open(where: str, autocommit: bool) -> sqlite3.Connection:
         raise
 
 
+def _companions(path: Path) -> tuple[Path, ...]:
+    return (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"))
+
+
+def _claim(path: Path) -> None:
+    """Create the database file and the folder's marker without following a link: SQLite opens by
+    name, so a link planted where the file goes would be written through. OSError when one is there."""
+    for f in _companions(path):
+        if f.is_symlink():
+            raise OSError(f"{f.name} is a symbolic link")
+    for f in (path, path.parent / MARKER):
+        os.close(os.open(f, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+
+
 def _remove(path: Path) -> None:
-    for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
-        f.unlink(missing_ok=True)
+    for f in _companions(path):
+        if not f.is_symlink():
+            f.unlink(missing_ok=True)
 
 
 def _remove_other_versions(path: Path) -> None:
-    """Earlier formats are never read again: their files go (the probe's and symbols' old folders too)."""
+    """Earlier formats are never read again: their files go (the probe's and symbols' old folders too).
+
+    Only in a folder porttrack marked as its own, and only regular files named as porttrack names them.
+    """
     folder = path.parent
+    if not (folder / MARKER).is_file():
+        return
     for old in [
         *folder.glob("cache-v*.sqlite*"),
         *folder.glob("probe/index-v*.sqlite*"),
         *folder.glob("symbols/parse-v*.sqlite*"),
     ]:
-        if not old.name.startswith(DB_FILE):
+        if not old.name.startswith(DB_FILE) and not old.is_symlink() and old.is_file():
             old.unlink(missing_ok=True)
-
-
-def tracked_warning(cache_folder: Path, port_root: Path) -> None:
-    """Warn when the cache folder lies inside the port and git tracks files in it: a clone then
-    brings a cache someone else wrote (read as data, never run, and checked; still not wanted)."""
-    try:
-        rel = cache_folder.resolve().relative_to(port_root.resolve())
-    except ValueError:
-        return
-    from porttrack import gitio
-
-    if gitio.tracked(port_root, rel.as_posix()):
-        warn(f"cache folder {cache_folder} is inside the port and tracked by git; set [cache] dir outside the tree.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import subprocess
 import time
 from typing import Any
 from dataclasses import dataclass, field
@@ -342,9 +341,7 @@ def _rel(root: Path, path: Path) -> str:
 
 
 def _toplevel(root: Path) -> Path | None:
-    if not gitio.is_git_repo(root):
-        return None
-    return Path(gitio.git(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    return gitio.toplevel(root)
 
 
 def _subject_order(s: str):
@@ -852,13 +849,7 @@ def _tree_state(ctx: _Ctx, tree: str, head: str | None, cache: dict) -> str:
             if sha is None:
                 cache[tree] = "unknown"
             else:
-                rc = subprocess.run(
-                    ["git", "-C", str(ctx.root), "merge-base", "--is-ancestor", sha, head],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    check=False,
-                ).returncode
-                cache[tree] = "ancestor" if rc == 0 else "not-ancestor"
+                cache[tree] = "ancestor" if gitio.is_ancestor(ctx.root, sha, head) else "not-ancestor"
     return cache[tree]
 
 

@@ -11,6 +11,7 @@ import tomlkit
 import tomllib
 from tomlkit.exceptions import ParseError, TOMLKitError
 
+from porttrack import cache, gitio
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import SEVERITIES
@@ -54,7 +55,8 @@ class Config:
     language_only: dict[str, str] = field(default_factory=lambda: dict(LANGUAGE_ONLY))
     deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
     queue_file: str = ""  # relative to port root
-    cache_dir: str = ""
+    cache_dir: str = ""  # a folder inside the checkout, or cache.MEMORY; "" for the user's own cache
+    checkout: Path | None = None  # the working tree the config lives in (its folder when in no repository)
     check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
     check_min_severity: str = "info"
 
@@ -263,6 +265,7 @@ def _check_types(doc: dict, where: Callable[[str | None, str], str]) -> None:
 def _load_upstream(cfg: Config, up: dict, base: Path, where: Callable[[str | None, str], str]) -> None:
     if "repo" in up:
         cfg.upstream_repo = (base / up["repo"]).resolve()
+        gitio.declare_bare(cfg.upstream_repo)
     cfg.upstream_paths = pathrules.norm_all(up.get("paths", []))  # "./vllm/" and "vllm" are one prefix
     cfg.upstream_name = up.get("name", "")
     cfg.pr_pattern = up.get("pr_pattern", cfg.pr_pattern)
@@ -341,7 +344,7 @@ def _load_rest(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, 
     cfg.queue_file = doc.get("queue", {}).get("file", "")
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
     if cfg.cache_dir:  # like every path in the file, relative to the file's folder
-        cfg.cache_dir = str(base / Path(cfg.cache_dir).expanduser())
+        cfg.cache_dir = os.path.normpath(base / cfg.cache_dir)
         if Path(cfg.cache_dir).exists() and not Path(cfg.cache_dir).is_dir():
             raise UserError(f"{where('cache', 'dir')}: cache.dir {cfg.cache_dir} is a file, not a folder.")
     check = doc.get("check", {})
@@ -369,7 +372,41 @@ def load_config(path: Path) -> Config:
     _load_naming_owners(cfg, doc.get("naming", {}), doc.get("owners", {}), where)
     _load_audit(cfg, doc.get("audit", {}), where)
     _load_rest(cfg, doc, base, where)
+    _confine(cfg, doc, base, where)
     return cfg
+
+
+def _confine(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, str], str]) -> None:
+    """Keep every path the file names inside the checkout it lives in (docs/security.md): the file may
+    come from a pull request, so none of its paths may lead git, a read or a write anywhere else."""
+    checkout = gitio.toplevel(base)
+    home = checkout or base
+    cfg.checkout = home
+
+    def refuse(table: str, key: str, why: str) -> UserError:
+        raw = doc.get(table, {}).get(key, "")
+        return UserError(f"{where(table, key)}: {table}.{key} {raw!r} {why}.")
+
+    if not cfg.port_root.is_relative_to(home):
+        raise refuse("port", "root", f"lies outside the repository the config lives in ({home})")
+    if checkout is not None and gitio.toplevel(cfg.port_root) != checkout:
+        raise refuse(
+            "port", "root", f"is not inside the working tree of the repository the config lives in ({checkout})"
+        )
+    up = cfg.upstream_repo
+    inside = up is not None and checkout is not None and up.is_relative_to(checkout) and up != checkout
+    if inside and gitio.tracked(checkout, up.relative_to(checkout).as_posix()):  # type: ignore[arg-type,union-attr]
+        raise refuse("upstream", "repo", "is a repository committed inside this checkout, whose config git would read")
+    if cfg.cache_dir:
+        folder = Path(cfg.cache_dir)
+        real = Path(os.path.realpath(folder))
+        if not (folder.is_relative_to(home) and real.is_relative_to(home)) or ".git" in real.relative_to(home).parts:
+            raise refuse(
+                "cache",
+                "dir",
+                f"lies outside the repository the config lives in ({home}); set PORTTRACK_CACHE_DIR for a cache elsewhere",
+            )
+        cfg.cache_dir = cache.confine(folder, home, lambda rel: checkout is not None and gitio.tracked(checkout, rel))
 
 
 def _check_regex(pattern: str, where: str, key: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from porttrack import gitio
 from porttrack.errors import UserError
 
 # ---------------------------------------------------------------- upstream: the pin and eleven commits
@@ -377,23 +378,19 @@ NO_OP_REASON = "the port builds one group per spec type, so every group already 
 
 
 def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = dict(os.environ)
-    env.update(
-        {
-            "GIT_AUTHOR_NAME": "porttrack demo",
-            "GIT_AUTHOR_EMAIL": "demo@porttrack.invalid",
-            "GIT_COMMITTER_NAME": "porttrack demo",
-            "GIT_COMMITTER_EMAIL": "demo@porttrack.invalid",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_CONFIG_NOSYSTEM": "1",
-        }
-    )
+    env = {
+        "GIT_AUTHOR_NAME": "porttrack demo",
+        "GIT_AUTHOR_EMAIL": "demo@porttrack.invalid",
+        "GIT_COMMITTER_NAME": "porttrack demo",
+        "GIT_COMMITTER_EMAIL": "demo@porttrack.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{date}T12:00:00+00:00"
-    proc = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True)
+    proc = gitio.run(repo, *args, extra_env=env)
     if proc.returncode != 0:
-        raise UserError(f"git {args[0]} failed in {repo}: {proc.stderr.strip()}")
-    return proc.stdout.strip()
+        raise UserError(f"git {args[0]} failed in {repo}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    return proc.stdout.decode("utf-8", "replace").strip()
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -1,22 +1,112 @@
-"""Thin, typed access to git: one subprocess per question, one long-lived cat-file for blobs."""
+"""Every git process porttrack starts, started here and hardened here (docs/security.md).
+
+A checkout under review is untrusted: any file in it may be hostile. So each git process
+- runs with `core.fsmonitor` off, `safe.bareRepository=explicit`, signatures and transports off,
+  the system config unread, no pager and no prompt;
+- diffs and greps with `--no-textconv --no-ext-diff`, so no driver a repository names can run;
+- gets `--end-of-options` before revisions, and revisions that look like options are refused.
+A bare repository is read only where the caller declared one (`declare_bare`, for an upstream
+mirror): then git gets `--git-dir` and never discovers a repository by itself.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
-from typing import NamedTuple, Self
+from typing import Any, NamedTuple, Self
 
 from porttrack.errors import UserError
 
+# Command-line config outranks every file git reads, and is "protected" config, which
+# `safe.bareRepository` requires.
+_HARDENING = (
+    "-c", "core.fsmonitor=false",
+    "-c", "safe.bareRepository=explicit",
+    "-c", "log.showSignature=false",
+    "-c", "protocol.allow=never",
+    "-c", "diff.external=",
+    "-c", "core.pager=cat",
+)  # fmt: skip
+
+# A commit id as people and reports write it: an abbreviation of 7 or more hex digits, a full
+# SHA-1, or a full SHA-256.
+SHA = re.compile(r"[0-9a-fA-F]{7,40}|[0-9a-fA-F]{64}")
+
+_bare: set[str] = set()  # repositories read with --git-dir (declared bare mirrors)
+
+
+def is_sha(value: str) -> bool:
+    return SHA.fullmatch(value) is not None
+
+
+def env() -> dict[str, str]:
+    """The environment each git process gets: the user's, less the system config, pagers and prompts."""
+    out = dict(os.environ)
+    out.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_PAGER="cat",
+        PAGER="cat",
+        GIT_OPTIONAL_LOCKS="0",
+    )
+    return out
+
+
+def argv(repo: Path, *args: str) -> list[str]:
+    """The whole command line for `git args...` in `repo`."""
+    where = ["--git-dir", str(repo)] if str(repo) in _bare else ["-C", str(repo)]
+    return ["git", *_HARDENING, *where, *args]
+
+
+def declare_bare(repo: Path) -> bool:
+    """Read `repo` with `--git-dir` when it is a bare repository (an upstream mirror); True when it is.
+
+    Decided from its files, not by running git in it: git would otherwise discover it
+    implicitly, which `safe.bareRepository=explicit` refuses.
+    """
+    looks_bare = (not (repo / ".git").exists() and (repo / "HEAD").is_file() and (repo / "objects").is_dir()) and (
+        repo / "refs"
+    ).is_dir()
+    if looks_bare:
+        _bare.add(str(repo))
+    return looks_bare
+
+
+def _revision(rev: str) -> str:
+    if rev.startswith("-"):
+        raise UserError(f"revision {rev!r} starts with '-': a revision is never an option.")
+    return rev
+
+
+def run(
+    repo: Path,
+    *args: str,
+    input: bytes | None = None,
+    stderr: int | None = subprocess.PIPE,
+    extra_env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """`git args...` in `repo`, hardened; the CompletedProcess, whatever its exit code."""
+    return subprocess.run(
+        argv(repo, *args),
+        input=input,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env={**env(), **(extra_env or {})},
+        check=False,
+    )
+
+
+def popen(repo: Path, *args: str, stdin: Any = None, stdout: Any = subprocess.PIPE, stderr: Any = None):
+    """`git args...` in `repo`, hardened, started and left running (a stream, or a batch reader)."""
+    return subprocess.Popen(argv(repo, *args), stdin=stdin, stdout=stdout, stderr=stderr, env=env())
+
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    """Run `git -C repo args...` and return stdout; a failure becomes a UserError naming the command."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=input,
-        capture_output=True,
-    )
+    """Run `git args...` in `repo` and return stdout; a failure becomes a UserError naming the command."""
+    proc = run(repo, *args, input=input)
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[-1] if err else f"exit {proc.returncode}"
@@ -25,34 +115,59 @@ def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
 
 
 def is_git_repo(path: Path) -> bool:
-    proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--git-dir"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return proc.returncode == 0
+    return run(path, "rev-parse", "--git-dir", stderr=subprocess.DEVNULL).returncode == 0
+
+
+def toplevel(path: Path) -> Path | None:
+    """The working tree's top folder that `path` lies in, or None when it lies in none git will use."""
+    proc = run(path, "rev-parse", "--show-toplevel", stderr=subprocess.DEVNULL)
+    out = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return Path(out).resolve() if proc.returncode == 0 and out else None
 
 
 def require_repo(path: Path, what: str) -> Path:
-    """Return the repo's top level, or refuse with a sentence naming `what` (e.g. "[upstream] repo")."""
+    """Return the repo's top level, or refuse with a sentence naming `what` (e.g. "[upstream] repo").
+
+    A bare repository (a mirror or a `fetch`ed one) is readable: it has no work tree.
+    """
     if not path.is_dir():
         raise UserError(f"{what} {path} is not a directory.")
+    if declare_bare(path.resolve()):
+        path = path.resolve()
+        if not is_git_repo(path):
+            raise UserError(f"{what} {path} is not a git repository.")
+        return path
     if not is_git_repo(path):
         raise UserError(f"{what} {path} is not a git repository.")
-    bare = git(path, "rev-parse", "--is-bare-repository").decode().strip() == "true"
-    if bare:  # a mirror or `fetch`ed repo: readable, with no work tree
-        return path.resolve()
-    return Path(git(path, "rev-parse", "--show-toplevel").decode().strip())
+    top = toplevel(path)
+    if top is None:
+        raise UserError(f"{what} {path} is not a git repository.")
+    return top
 
 
 def rev_parse(repo: Path, rev: str) -> str | None:
-    """Full sha of `rev` as a commit, or None when it does not resolve."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+    """Full sha of `rev` as a commit, or None when it does not resolve (or looks like an option)."""
+    if rev.startswith("-"):
+        return None
+    proc = run(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", stderr=subprocess.DEVNULL
     )
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def batch_check(repo: Path, specs: list[str], fmt: str) -> list[str]:
+    """One `git cat-file --batch-check=FMT` line per spec (object names on stdin, never options)."""
+    specs = [s for s in specs if "\n" not in s]
+    if not specs:
+        return []
+    proc = run(
+        repo,
+        "cat-file",
+        f"--batch-check={fmt}",
+        input="".join(s + "\n" for s in specs).encode(),
+        stderr=subprocess.DEVNULL,
+    )
+    return proc.stdout.decode(errors="replace").splitlines()
 
 
 def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
@@ -60,14 +175,7 @@ def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
     revs = [r for r in dict.fromkeys(revs) if r and "\n" not in r]
     if not revs:
         return {}
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        input="".join(f"{r}^{{commit}}\n" for r in revs).encode(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    lines = proc.stdout.decode(errors="replace").splitlines()
+    lines = batch_check(repo, [f"{r}^{{commit}}" for r in revs], "%(objectname) %(objecttype)")
     out: dict[str, str | None] = {}
     for rev, line in zip(revs, lines, strict=False):
         bits = line.split()
@@ -77,13 +185,18 @@ def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     """Is commit `older` an ancestor of (or equal to) `newer`? False too when either is unknown."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
+    if older.startswith("-") or newer.startswith("-"):
+        return False
+    proc = run(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, stderr=subprocess.DEVNULL)
     return proc.returncode == 0
+
+
+def ancestry(repo: Path, older: str, newer: str) -> bool | None:
+    """Like `is_ancestor`, but None when git cannot tell (an unknown commit)."""
+    if older.startswith("-") or newer.startswith("-"):
+        return None
+    proc = run(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, stderr=subprocess.DEVNULL)
+    return proc.returncode == 0 if proc.returncode in (0, 1) else None
 
 
 def head_state(repo: Path, paths: list[str] | None = None) -> tuple[str | None, bool]:
@@ -93,10 +206,8 @@ def head_state(repo: Path, paths: list[str] | None = None) -> tuple[str | None, 
     "dirty" because a queue file or a report next to it was just written.
     """
     head = rev_parse(repo, "HEAD")
-    status = subprocess.run(
-        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=normal", "--", *(paths or [])],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+    status = run(
+        repo, "status", "--porcelain", "--untracked-files=normal", "--", *(paths or []), stderr=subprocess.DEVNULL
     )
     return head, bool(status.stdout.strip())
 
@@ -108,12 +219,7 @@ class CatFile:
     """
 
     def __init__(self, repo: Path):
-        self._proc = subprocess.Popen(
-            ["git", "-C", str(repo), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self._proc = popen(repo, "cat-file", "--batch", stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def read(self, spec: str) -> bytes | None:
         assert self._proc.stdin and self._proc.stdout
@@ -160,23 +266,14 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
     (the commit is not in `repo`, say): the caller then knows the diff, not the change, is unknown."""
     if not paths:
         return []
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "-U0",
-            "--no-renames",
-            f"{sha}^!",
-            "--",
-            *paths,
-        ],
-        stdout=subprocess.PIPE,
+    if sha.startswith("-"):
+        return None
+    proc = run(
+        repo,
+        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-U0", "--no-renames",
+        "--end-of-options", f"{sha}^!", "--", *paths,
         stderr=subprocess.DEVNULL,
-    )
+    )  # fmt: skip
     if proc.returncode != 0:
         return None
     out: list[Hunk] = []
@@ -219,9 +316,19 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
 def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int]] | None:
     """Lines matching an extended regex (any case) in the work tree's files under `paths`, tracked or
     not, as path -> line numbers; None when `repo` is no git work tree (the caller reads files itself)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "grep", "-n", "-I", "-i", "--untracked", "-E", "-e", pattern, "--", *paths],
-        stdout=subprocess.PIPE,
+    proc = run(
+        repo,
+        "grep",
+        "-n",
+        "-I",
+        "-i",
+        "--no-textconv",
+        "--untracked",
+        "-E",
+        "-e",
+        pattern,
+        "--",
+        *paths,
         stderr=subprocess.DEVNULL,
     )
     if proc.returncode == 1:
@@ -238,24 +345,33 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
 
 
 def start(repo: Path, *args: str) -> subprocess.Popen:
-    """`git -C repo --literal-pathspecs args...` started, for `records` to collect while other work runs."""
-    return subprocess.Popen(
-        ["git", "-C", str(repo), "--literal-pathspecs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    """`git --literal-pathspecs args...` started in `repo`, for `records` to collect while other work runs."""
+    return popen(repo, "--literal-pathspecs", *args, stderr=subprocess.PIPE)
 
 
 def records(proc: subprocess.Popen) -> list[bytes]:
     """The NUL-separated records a `start`ed `-z` command printed; a failure is a UserError."""
     out, err = proc.communicate()
     if proc.returncode != 0:
-        argv = list(proc.args) if isinstance(proc.args, (list, tuple)) else [proc.args]
-        raise UserError(f"git {' '.join(map(str, argv[4:6]))} failed: {err.decode('utf-8', 'replace').strip()}")
+        cmd = list(proc.args) if isinstance(proc.args, (list, tuple)) else [proc.args]
+        shown = [a for a in cmd[len(_HARDENING) + 3 :] if a != "--literal-pathspecs"][:2]
+        raise UserError(f"git {' '.join(map(str, shown))} failed: {err.decode('utf-8', 'replace').strip()}")
     return [r for r in out.split(b"\0") if r]
 
 
 def ls_tree_blobs(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, str]]:
     """(path, blob id) of the regular files under `paths` at `commit` (symlinks and submodules skipped)."""
-    raw = git(repo, "--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *(p or "." for p in paths))
+    raw = git(
+        repo,
+        "--literal-pathspecs",
+        "ls-tree",
+        "-r",
+        "-z",
+        "--end-of-options",
+        _revision(commit),
+        "--",
+        *(p or "." for p in paths),
+    )
     out = []
     for rec in raw.split(b"\0"):
         if not rec:
@@ -268,27 +384,20 @@ def ls_tree_blobs(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, 
 
 
 def path_exists_at(repo: Path, commit: str, path: str) -> bool:
-    return bool(git(repo, "--literal-pathspecs", "ls-tree", commit, "--", path or ".").strip())
+    return bool(
+        git(repo, "--literal-pathspecs", "ls-tree", "--end-of-options", _revision(commit), "--", path or ".").strip()
+    )
 
 
 def tracked(repo: Path, path: str) -> bool:
     """Whether git tracks any file at or under `path` (relative to the work tree)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "--literal-pathspecs", "ls-files", "--", path or "."],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = run(repo, "--literal-pathspecs", "ls-files", "--", path or ".", stderr=subprocess.DEVNULL)
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
 def cat_batch(repo: Path, shas: list[str]) -> dict[str, bytes | None]:
     """Many blobs through one `git cat-file --batch`, all requests written at once (no round trips)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch"],
-        input="".join(s + "\n" for s in shas).encode(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = run(repo, "cat-file", "--batch", input="".join(s + "\n" for s in shas).encode(), stderr=subprocess.DEVNULL)
     out: dict[str, bytes | None] = {}
     buf, pos = proc.stdout, 0
     for sha in shas:

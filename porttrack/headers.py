@@ -8,7 +8,6 @@ the whole file for body-level `Ported from: path:NN (Symbol)` lines.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Iterable
@@ -341,19 +340,7 @@ def port_commit_pins(root: Path, pins: Iterable[str]) -> dict[str, str]:
     pins = sorted(set(pins))
     if not pins or not gitio.is_git_repo(root):
         return {}
-    query = "".join(f"{p}^{{commit}}\n" for p in pins).encode()
-    proc = subprocess.run(
-        ["git", "-C", str(root), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        input=query,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    out = {}
-    for pin, line in zip(pins, proc.stdout.decode().splitlines(), strict=False):
-        parts = line.split()
-        if len(parts) == 2 and parts[1] == "commit":
-            out[pin] = parts[0]
-    return out
+    return {pin: sha for pin, sha in gitio.resolve_commits(root, pins).items() if sha is not None}
 
 
 def pin_matches(pin: str, sha: str) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -595,36 +594,15 @@ def _upstream_commits(repo: Path, shas: list[str]) -> dict[str, tuple[str, str, 
     """prefix -> (full sha, subject, date, files) for the prefixes that name one commit of the upstream checkout."""
     if not shas:
         return {}
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        input="".join(f"{s}^{{commit}}\n" for s in shas).encode(),
-        capture_output=True,
-        check=False,
-    )
-    full: dict[str, str] = {}
-    for s, line in zip(shas, proc.stdout.decode().splitlines(), strict=False):
-        bits = line.split()
-        if len(bits) == 2 and bits[1] == "commit":
-            full[s] = bits[0]
+    full = {s: sha for s, sha in gitio.resolve_commits(repo, shas).items() if sha is not None}
     if not full:
         return {}
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "log",
-            "--no-walk=unsorted",
-            "--stdin",
-            "-m",
-            "--first-parent",
-            "--name-only",
-            "--format=%x00%H%x1f%s%x1f%as",
-        ],
+    proc = gitio.run(
+        repo,
+        "log", "--no-walk=unsorted", "--stdin", "-m", "--first-parent", "--name-only", "--no-textconv",
+        "--format=%x00%H%x1f%s%x1f%as",
         input="\n".join(sorted(set(full.values()))).encode(),
-        capture_output=True,
-        check=False,
-    )
+    )  # fmt: skip
     info: dict[str, tuple[str, str, list[str]]] = {}
     for block in proc.stdout.decode("utf-8", "replace").split("\0")[1:]:
         head, _, rest = block.partition("\n")

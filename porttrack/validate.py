@@ -327,13 +327,7 @@ def _place_with_git(rev: str, semantics):
             continue
         full = gitio.rev_parse(repo, s.sha)
         known += full is not None
-        if (
-            full
-            and subprocess.run(
-                ["git", "-C", str(repo), "merge-base", "--is-ancestor", full, target], capture_output=True
-            ).returncode
-            == 0
-        ):
+        if full and gitio.is_ancestor(repo, full, target):
             on.add(s.name)
     if not known:
         raise UserError(

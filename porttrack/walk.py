@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,13 +243,7 @@ def _missing_message(
 
 def _require_repo(repo: Path) -> Path:
     """The repository to read; a bare mirror is fine since nothing here needs a work tree."""
-    if not repo.is_dir():
-        raise UserError(f"upstream repository {repo} is not a directory.")
-    if not gitio.is_git_repo(repo):
-        raise UserError(f"upstream repository {repo} is not a git repository.")
-    if gitio.git(repo, "rev-parse", "--is-bare-repository").strip() == b"true":
-        return repo
-    return Path(gitio.git(repo, "rev-parse", "--show-toplevel").decode().strip())
+    return gitio.require_repo(repo, "upstream repository")
 
 
 def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:
@@ -270,13 +263,7 @@ def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:
             raise UserError(f"revision {rev!r} of range {rev_range!r} is not a commit in {repo}{hint}.")
         shas.append(sha)
     pin, target = shas
-    if (
-        pin != target
-        and subprocess.run(
-            ["git", "-C", str(repo), "merge-base", "--is-ancestor", target, pin], capture_output=True
-        ).returncode
-        == 0
-    ):
+    if pin != target and gitio.is_ancestor(repo, target, pin):
         raise UserError(
             f"range {rev_range!r} is backwards: its TARGET {target[:10]} is an ancestor of its PIN "
             f"{pin[:10]}, so the range holds no commits; write PIN..TARGET, older first."
@@ -328,13 +315,8 @@ class _Blobs(gitio.CatFile):
 
     def sizes(self, shas: list[str]) -> dict[str, int]:
         """Byte sizes of blobs, from one `git cat-file --batch-check` (to share work out evenly)."""
-        proc = subprocess.run(
-            ["git", "-C", str(self.repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
-            input="".join(f"{sha}\n" for sha in shas).encode(),
-            capture_output=True,
-        )
         out: dict[str, int] = {}
-        for line in proc.stdout.decode(errors="replace").splitlines():
+        for line in gitio.batch_check(self.repo, shas, "%(objectname) %(objectsize)"):
             parts = line.split()
             if len(parts) == 2 and parts[1].isdigit():
                 out[parts[0]] = int(parts[1])
@@ -385,7 +367,7 @@ def _stream(
         return
     mid = order[len(order) // 2]  # pin..mid holds mid and everything older; mid..target the rest
     with tempfile.TemporaryFile() as spill, tempfile.TemporaryFile() as err:
-        older = subprocess.Popen(_log_args(repo, pin, mid, first_parent, pathspec), stdout=spill, stderr=err)
+        older = gitio.popen(repo, *_log_args(pin, mid, first_parent, pathspec), stdout=spill, stderr=err)
         try:
             yield from _one_stream(repo, mid, target, first_parent, pathspec, pr_re)
             rc = older.wait()
@@ -400,14 +382,12 @@ def _stream(
         yield from _parse(_tokens(spill), pr_re)
 
 
-def _log_args(
-    repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], stats: bool = True
-) -> list[str]:
+def _log_args(pin: str, target: str, first_parent: bool, pathspec: list[str], stats: bool = True) -> list[str]:
     # No --full-diff: git then diffs only the files under the pathspec, so a blob outside the
     # mirrored paths (which a partial mirror may well lack) is never read. Without `stats`
     # (no --numstat, no -M) the stream reads no blob at all: trees only.
     args = [
-        "git", "-C", str(repo), "-c", "log.showSignature=false", "-c", "diff.relative=false",
+        "-c", "diff.relative=false",
         "log", "-z", "--raw", *(["--numstat", "-M"] if stats else []), "--no-abbrev",
         "--no-color", "--no-ext-diff", "--no-textconv", "--no-decorate",
         "--format=%x01%H%x00%P%x00%cs%x00%s",
@@ -416,16 +396,16 @@ def _log_args(
         args += ["--first-parent", "--diff-merges=first-parent"]
     else:
         args += ["--full-history"]  # every commit that changes the paths, not one simplified line
-    return [*args, f"{pin}..{target}", "--", *pathspec]
+    return [*args, "--end-of-options", f"{pin}..{target}", "--", *pathspec]
 
 
 def _one_stream(
     repo: Path, pin: str, target: str, first_parent: bool, pathspec: list[str], pr_re, stats: bool = True
 ) -> Iterator[Commit]:
     """Commits of `pin..target` touching `pathspec`, newest first, from one `git log` through a pipe."""
-    args = _log_args(repo, pin, target, first_parent, pathspec, stats)
+    args = _log_args(pin, target, first_parent, pathspec, stats)
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
+        proc = gitio.popen(repo, *args, stderr=err)
         assert proc.stdout
         try:
             yield from _parse(_tokens(proc.stdout), pr_re)

@@ -31,7 +31,8 @@ def port(tmp_path: Path) -> Path:
         repo,
         {
             "src/zero.cpp": SRC,
-            "porttrack.toml": '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = "../cache"\n',
+            "porttrack.toml": '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = "cache"\n',
+            ".gitignore": "cache/\n",
         },
         "port",
     )
@@ -46,7 +47,7 @@ def probe_json(port: Path) -> tuple[dict, str]:
 
 
 def db(port: Path) -> Path:
-    return cache_mod.db_path(port.parent / "cache")
+    return cache_mod.db_path(port / "cache")
 
 
 def warnings(stderr: str) -> list[str]:
@@ -125,14 +126,16 @@ def test_a_read_only_cache_degrades_to_no_caching(port: Path):
     assert got == want and "running without a cache" in err
 
 
-def test_a_cache_folder_tracked_in_the_port_is_warned_about(port: Path):
+def test_a_cache_folder_tracked_in_the_port_is_refused_and_the_run_keeps_its_cache_in_memory(port: Path):
     (port / "porttrack.toml").write_text(
         '[port]\nroot = "."\nscopes = { code = ["src"], tests = [] }\n[cache]\ndir = ".ptcache"\n'
     )
-    probe_json(port)
+    want, _ = probe_json(port)
     commit_files(port, {".ptcache/README": "committed by mistake\n"}, "cache in git")
-    _, err = probe_json(port)
-    assert "inside the port and tracked by git" in err and len(warnings(err)) == 1
+    (port / ".ptcache" / cache_mod.DB_FILE).unlink()
+    got, err = probe_json(port)
+    assert got == want and "git tracks files in it" in err and len(warnings(err)) == 1
+    assert not (port / ".ptcache" / cache_mod.DB_FILE).exists()  # nothing written there
 
 
 def test_a_catastrophic_regex_cannot_hang_a_probe(port: Path):

@@ -277,8 +277,6 @@ def scan(
     scope_paths = list(dict.fromkeys(L.check_scope(root, s, "scope") for s in scope))
     test_paths = list(dict.fromkeys(L.check_scope(root, s, "tests scope") for s in tests_scope))
     ctx = Ctx(root, symbols, names, regexes, compiled, scope_paths, test_paths, texts, rev is None, cache_dir, progress)
-    if cache_dir is not None:
-        cache_mod.tracked_warning(Path(cache_dir), root)
     try:
         return _scan(ctx, rev, list(exclude))
     except (CacheDamaged, sqlite3.DatabaseError) as e:
