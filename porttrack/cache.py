@@ -78,8 +78,12 @@ def cache_root(configured: str | os.PathLike | None = None) -> Path:
         import platformdirs
 
         root, source = Path(platformdirs.user_cache_dir("porttrack")), "the user cache folder"
+    fresh = not root.exists()
     try:
         root.mkdir(parents=True, exist_ok=True)
+        if source != "[cache] dir" or fresh or not any(root.iterdir()):
+            # the user's own cache home, or a folder that holds nothing but what porttrack writes
+            os.close(os.open(root / MARKER, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
     except OSError as e:
         raise UserError(f"cache folder {root} ({source}) cannot be created: {e.strerror or e}.") from None
     return root
@@ -177,13 +181,12 @@ def _companions(path: Path) -> tuple[Path, ...]:
 
 
 def _claim(path: Path) -> None:
-    """Create the database file and the folder's marker without following a link: SQLite opens by
-    name, so a link planted where the file goes would be written through. OSError when one is there."""
+    """Create the database file without following a link: SQLite opens by name, so a link planted
+    where the file goes would be written through. OSError when one is there."""
     for f in _companions(path):
         if f.is_symlink():
             raise OSError(f"{f.name} is a symbolic link")
-    for f in (path, path.parent / MARKER):
-        os.close(os.open(f, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
 
 
 def _remove(path: Path) -> None:

@@ -344,7 +344,7 @@ def _load_rest(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, 
     cfg.queue_file = doc.get("queue", {}).get("file", "")
     cfg.cache_dir = doc.get("cache", {}).get("dir", "")
     if cfg.cache_dir:  # like every path in the file, relative to the file's folder
-        cfg.cache_dir = os.path.normpath(base / cfg.cache_dir)
+        cfg.cache_dir = os.path.normpath(base / Path(cfg.cache_dir).expanduser())
         if Path(cfg.cache_dir).exists() and not Path(cfg.cache_dir).is_dir():
             raise UserError(f"{where('cache', 'dir')}: cache.dir {cfg.cache_dir} is a file, not a folder.")
     check = doc.get("check", {})

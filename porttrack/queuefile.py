@@ -25,6 +25,7 @@ from collections.abc import Callable
 import tomlkit
 from tomlkit.items import AoT, Table
 
+from porttrack import gitio
 from porttrack import paths as pathrules
 from porttrack.config import key_line, parse_toml
 from porttrack.errors import UserError
@@ -459,6 +460,7 @@ def _imported(e: Entry, raw: dict, where, label: str, cwhere) -> None:
             and line >= 1
             and type(end) is int
             and all(isinstance(c.get(x, ""), str) for x in ("tree", "source", "text"))
+            and (not c.get("tree") or gitio.is_sha(c["tree"]))
             and all(
                 isinstance(c.get(x, []), list) and all(isinstance(v, str) for v in c.get(x, []))
                 for x in ("anchor", "previous")
@@ -491,22 +493,33 @@ def _citation_error(c: dict, k: int, label: str, cwhere) -> None:
         _expect(c.get(key, 0), int, cwhere(k, key), f"{label} citation {key}", "a line number")
     for key in ("tree", "source", "text"):
         _expect(c.get(key, ""), str, cwhere(k, key), f"{label} citation {key}", "a string")
+    _commit_id(c.get("tree", ""), cwhere(k, "tree"), f"{label} citation tree")
     for key in ("anchor", "previous"):
         _str_list(c.get(key, []), cwhere(k, key), f"{label} citation {key}")
 
 
-def _meta(head: Any, path: Path) -> QueueMeta:
+def _meta(head: Any, path: Path, where: Callable[[str], str]) -> QueueMeta:
     if not isinstance(head, dict):
         raise UserError(f"{path}: [queue] must be a table.")
     meta = QueueMeta(name=str(head.get("name", path.stem)))
-    for key in ("upstream", "pin", "target"):
+    if "upstream" in head:
+        meta.upstream = _expect(head["upstream"], str, f"{path}", "queue.upstream", "a string")
+    for key in ("pin", "target"):
         if key in head:
-            setattr(meta, key, _expect(head[key], str, f"{path}", f"queue.{key}", "a string"))
+            setattr(meta, key, _commit_id(head[key], where(key), f"queue.{key}"))
     if "paths" in head:
         meta.paths = pathrules.norm_all(_str_list(head["paths"], str(path), "queue.paths"))
     if "range_commits" in head:
         meta.range_commits = _expect(head["range_commits"], int, str(path), "queue.range_commits", "an integer")
     return meta
+
+
+def _commit_id(value: Any, where: str, what: str) -> str:
+    """A commit id as git and reports write one, or "" for none: never anything git could read as an option."""
+    value = _expect(value, str, where, what, "a string")
+    if value and not gitio.is_sha(value):
+        raise UserError(f"{where}: {what} {value!r} is not a commit id (7 to 40, or 64, hex digits).")
+    return value
 
 
 def _a_string(value: Any, where: str, what: str) -> str:
@@ -531,7 +544,7 @@ def _entry_head(raw: dict, i: int, where, seen: dict[int, str]) -> Entry:
     label = f"entry {n}"
     return Entry(
         n=n,
-        sha=_expect(raw.get("sha", ""), str, where("sha"), f"{label} sha", "a string"),
+        sha=_commit_id(raw.get("sha", ""), where("sha"), f"{label} sha"),
         subject=_expect(raw.get("subject", ""), str, where("subject"), f"{label} subject", "a string"),
     )
 
@@ -669,7 +682,7 @@ def _to_model(qf: QueueFile) -> Queue:
     doc = qf.data
     w = _Where(qf)
     path = qf.path
-    q = Queue(meta=_meta(doc.get("queue", {}), path))
+    q = Queue(meta=_meta(doc.get("queue", {}), path, lambda key: f"{path}:{key_line(qf.text, 'queue', key) or '?'}"))
 
     def top(key: str):  # where a top-level `key = ...` (not an array of tables) was written
         def find() -> str:

@@ -1,0 +1,171 @@
+"""A pull request is untrusted (docs/security.md): each attack on a committed checkout, tried as an
+attacker would, on a copy of the demo port whose queue was built and audited. Each test checks
+the attack's own effect: no file created, nothing outside the checkout read or written."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_files, git, init_repo, run_cli
+from porttrack import demo
+
+pytestmark = pytest.mark.xdist_group("security")  # one worker builds the audited demo pair, once
+
+
+@pytest.fixture(scope="session")
+def audited(tmp_path_factory) -> Path:
+    """The demo pair after `queue build` and `audit --write`, every file committed: what a PR starts from."""
+    base = tmp_path_factory.mktemp("secure")
+    shas = demo.build_upstream(base / "upstream")
+    demo.build_port(base / "port", shas)
+    port = base / "port"
+    run_cli("queue", "build", "--range", f"{shas[0][:10]}..{shas[-1][:10]}", "--name", "demo", cwd=port, check_rc=0)
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    commit_files(port, {}, "queue")
+    return base
+
+
+@pytest.fixture
+def pair(audited: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the audited pair; returns the port (the checkout under review)."""
+    shutil.copytree(audited, tmp_path / "pair", symlinks=True)
+    return tmp_path / "pair" / "port"
+
+
+def set_config(port: Path, old: str, new: str) -> None:
+    path = port / "porttrack.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def planted_git_dir(port: Path, tmp_path: Path, folder: str, config: list[tuple[str, str]]) -> Path:
+    """A folder laid out like a git directory, committed into the checkout, its config the attacker's."""
+    donor = init_repo(tmp_path / "donor")
+    commit_files(donor, {"a": "hi\n"}, "x")
+    evil = port / folder
+    shutil.copytree(donor / ".git", evil)
+    shutil.rmtree(evil / "hooks", ignore_errors=True)
+    for key, value in config:
+        git(port, "config", "-f", str(evil / "config"), key, value)
+    return evil
+
+
+def test_a_planted_git_directory_as_port_root_runs_no_command(pair: Path, tmp_path: Path):
+    pwned = tmp_path / "PWNED"
+    evil = planted_git_dir(
+        pair,
+        tmp_path,
+        "evil",
+        [("core.bare", "false"), ("core.worktree", ".."), ("core.fsmonitor", f"touch {pwned}; echo")],
+    )
+    shutil.copytree(pair / "queue", evil / "queue")
+    set_config(pair, 'root = "."', 'root = "evil"')
+    commit_files(pair, {}, "pr")
+    for args in (("check",), ("probe", "take_new_block_ids")):
+        proc = run_cli(*args, cwd=pair, check_rc=2)
+        assert "port.root 'evil'" in proc.stderr and "porttrack.toml:" in proc.stderr
+        assert not pwned.exists()
+
+
+@pytest.mark.parametrize("root", ["/", "../..", "../upstream"])
+def test_a_port_root_outside_the_checkout_is_refused(pair: Path, root: str):
+    set_config(pair, 'root = "."', f'root = "{root}"')
+    commit_files(pair, {}, "pr")
+    proc = run_cli("check", cwd=pair, check_rc=2)
+    assert f"port.root '{root}'" in proc.stderr and "outside the repository" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_port_root_through_a_committed_link_is_refused(pair: Path):
+    (pair / "up").symlink_to("/")
+    set_config(pair, 'root = "."', 'root = "up"')
+    commit_files(pair, {}, "pr")
+    proc = run_cli("check", cwd=pair, check_rc=2)
+    assert "port.root 'up'" in proc.stderr
+
+
+def test_a_queue_sha_that_is_a_git_option_is_refused_at_load(pair: Path, tmp_path: Path):
+    queue = pair / "queue" / "demo.toml"
+    text = queue.read_text()
+    first = text.index('sha = "')
+    end = text.index('"', first + 7)
+    target = tmp_path / "PWNED_diff"
+    queue.write_text(text[:first] + f'sha = "--output={target}"' + text[end + 1 :])
+    line = queue.read_text()[:first].count("\n") + 1
+    proc = run_cli("audit", "--entries", "1", cwd=pair, check_rc=2)
+    assert not target.exists()
+    assert f"demo.toml:{line}:" in proc.stderr and "hex" in proc.stderr
+
+
+def test_an_upstream_repository_committed_in_the_checkout_is_refused(pair: Path, tmp_path: Path):
+    pwned = tmp_path / "PWNED_textconv"
+    bare = pair / "vendor" / "up.git"
+    git(pair.parent / "upstream", "clone", "-q", "--bare", str(pair.parent / "upstream"), str(bare))
+    git(bare, "config", "diff.x.textconv", f"touch {pwned}; cat")
+    (bare / "info").mkdir(exist_ok=True)
+    (bare / "info" / "attributes").write_text("* diff=x\n")
+    set_config(pair, 'repo = "../upstream"', 'repo = "vendor/up.git"')
+    commit_files(pair, {}, "pr")
+    proc = run_cli("audit", "--entries", "1", cwd=pair, check_rc=2)
+    assert "upstream.repo 'vendor/up.git'" in proc.stderr and "committed inside this checkout" in proc.stderr
+    assert not pwned.exists()
+
+
+def test_a_textconv_driver_of_an_outside_upstream_never_runs(pair: Path, tmp_path: Path):
+    """An upstream outside the checkout is the user's choice; its config still runs nothing."""
+    pwned = tmp_path / "PWNED_textconv"
+    up = pair.parent / "upstream"
+    git(up, "config", "diff.x.textconv", f"touch {pwned}; cat")
+    git(up, "config", "diff.external", f"sh -c 'touch {pwned}'")
+    (up / ".git" / "info").mkdir(exist_ok=True)
+    (up / ".git" / "info" / "attributes").write_text("* diff=x\n")
+    run_cli("audit", cwd=pair, check_rc=0)
+    assert not pwned.exists()
+
+
+@pytest.mark.parametrize("where", ["/tmp/porttrack-pr-cache", "../outside-cache", "~/porttrack-pr-cache"])
+def test_a_cache_dir_outside_the_checkout_is_refused(pair: Path, where: str):
+    set_config(
+        pair, '[queue]\nfile = "queue/demo.toml"', f'[queue]\nfile = "queue/demo.toml"\n[cache]\ndir = "{where}"'
+    )
+    commit_files(pair, {}, "pr")
+    before = sorted(p.name for p in pair.parent.iterdir())
+    proc = run_cli("check", cwd=pair, check_rc=2)
+    assert f"cache.dir '{where}'" in proc.stderr and "PORTTRACK_CACHE_DIR" in proc.stderr
+    assert sorted(p.name for p in pair.parent.iterdir()) == before
+    assert not Path(where).expanduser().exists() or where.startswith("..")
+
+
+def test_a_cache_file_planted_as_a_link_is_never_written_through(pair: Path, tmp_path: Path):
+    from porttrack import cache
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "cache-v1.sqlite").write_text("someone else's\n")
+    folder = pair / "ptcache"
+    folder.mkdir()
+    (folder / cache.DB_FILE).symlink_to(victim)
+    (folder / "cache-v1.sqlite").symlink_to(old / "cache-v1.sqlite")
+    set_config(pair, '[queue]\nfile = "queue/demo.toml"', '[queue]\nfile = "queue/demo.toml"\n[cache]\ndir = "ptcache"')
+    commit_files(pair, {}, "pr")
+    proc = run_cli("check", cwd=pair)
+    assert proc.returncode in (0, 1)
+    assert "ptcache" in proc.stderr and "symbolic link" in proc.stderr and "in memory" in proc.stderr
+    assert victim.read_text() == "precious\n" and (old / "cache-v1.sqlite").read_text() == "someone else's\n"
+
+
+def test_cleanup_touches_only_a_folder_porttrack_made(pair: Path):
+    folder = pair / "ptcache"
+    folder.mkdir()
+    (folder / "cache-v1.sqlite-mine").write_text("not porttrack's\n")
+    (pair / ".gitignore").write_text("ptcache/\n")
+    set_config(pair, '[queue]\nfile = "queue/demo.toml"', '[queue]\nfile = "queue/demo.toml"\n[cache]\ndir = "ptcache"')
+    commit_files(pair, {}, "config")
+    run_cli("check", cwd=pair, check_rc=0)
+    assert (folder / "cache-v1.sqlite-mine").exists()  # the folder was not porttrack's when it ran
