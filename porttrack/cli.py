@@ -7,6 +7,7 @@ returns: a rich table for people, JSON for machines. Nothing here decides anythi
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -18,6 +19,7 @@ from rich.console import Console
 
 from porttrack import cliargs
 from porttrack.errors import UserError
+from porttrack.visible import sanitized, visible
 
 cliargs.install()  # plain options without pydantic: a tenth of a second off every run
 
@@ -102,10 +104,13 @@ def main() -> None:
     if debug:
         argv.remove("--debug")
     sys.argv[1:] = _bare_as_of(argv)
+    # SIGTERM (a CI runner's cancel, `timeout`) unwinds like Ctrl-C, so every `finally` runs: a write
+    # in progress leaves the old queue and removes its lock file.
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         rc = app(standalone_mode=False)
     except UserError as e:
-        err.print(f"porttrack: {e}", markup=False, soft_wrap=True)
+        err.print(f"porttrack: {visible(str(e))}", markup=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -132,7 +137,20 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("porttrack: interrupted.")
         sys.exit(130)
+    except Terminated:
+        err.print("porttrack: terminated.")
+        sys.exit(143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program was, so that it unwinds."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def _internal_error(e: BaseException, debug: bool) -> int:
@@ -154,7 +172,7 @@ def _os_error(e: OSError) -> int:
     what = e.strerror or str(e) or type(e).__name__
     names = [str(f) for f in (e.filename, e.filename2) if f is not None]
     where = " -> ".join(names)
-    err.print(f"porttrack: {where + ': ' if where else ''}{what.rstrip('.')}.", markup=False, soft_wrap=True)
+    err.print(visible(f"porttrack: {where + ': ' if where else ''}{what.rstrip('.')}."), markup=False, soft_wrap=True)
     return 2
 
 
@@ -376,7 +394,7 @@ def queue_show(
     if as_json:
         print_json(show.as_json(entries))
     else:
-        out.print(show.table(qf.queue, entries))
+        out.print(show.table(*sanitized((qf.queue, entries))))
 
 
 # ---------------------------------------------------------------- probe / audit / report / check / headers
@@ -415,7 +433,7 @@ def probe(
     if as_json:
         print_json([p.as_json() for p in probes])
     else:
-        for renderable in probe_mod.render(probes):
+        for renderable in probe_mod.render(sanitized(probes)):
             out.print(renderable)
 
 
@@ -471,12 +489,12 @@ def audit(
         )
         return
     for line in result.notices:
-        err.print(line, markup=False, soft_wrap=True)
-    out.print(audit_mod.table(result))
+        err.print(visible(line), markup=False, soft_wrap=True)
+    out.print(audit_mod.table(sanitized(result)))
     for line in result.prepin.summary():
-        out.print(line, markup=False, soft_wrap=True)
+        out.print(visible(line), markup=False, soft_wrap=True)
     for note in notes:
-        out.print(note, markup=False, soft_wrap=True)
+        out.print(visible(note), markup=False, soft_wrap=True)
     for n, blockers in ready:
         out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} ported.", markup=False)
     counts = Counter(r.verdict for r in result.results)
@@ -524,10 +542,7 @@ def report(
         sys.stdout.write(text)
         return
     pathrules.refuse_irregular(out_file, "report --out")
-    try:
-        queuefile.write_atomic(out_file, text)
-    except OSError as e:
-        raise UserError(f"cannot write report {out_file}: {e.strerror}.") from None
+    queuefile.write_atomic(out_file, text)  # names the file when the disk refuses
     out.print(f"wrote {out_file}", markup=False, soft_wrap=True)
     _next(f"porttrack check{_queue_arg(queue, qrel)}")
 
@@ -634,6 +649,7 @@ def validate_kv(
     from porttrack import behaviour, progress, validate
 
     qpath = behaviour.recorded_queue(queue) if record else None  # a bad --queue stops before the harness runs
+    validate.require_kvref()  # so does a missing kvref extra
     sent = progress.validate_cases(err)
     try:
         report = validate.validate(impl, as_of or None, cases, seed, detect=as_of == "", progress=sent)

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from porttrack import __version__ as _version
 from porttrack.check import CODES, CheckResult, Finding
+from porttrack.visible import sanitized
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -23,7 +24,11 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def render(result: CheckResult, fmt: str, console: Console | None = None) -> str:
-    """The result in format `fmt` as text; for "text" it is printed to `console` and "" returned."""
+    """The result in format `fmt` as text; for "text" it is printed to `console` and "" returned.
+
+    JSON and SARIF escape every control character by themselves; the other formats are given a
+    copy whose strings are `visible`, so no value from a file starts a line or drives a terminal.
+    """
     if fmt == "text":
         text(result, console or Console(emoji=False))
         return ""
@@ -55,6 +60,7 @@ def _repo_path(result: CheckResult, path: str) -> str:
 
 
 def text(result: CheckResult, console: Console) -> None:
+    result = sanitized(result)
     base = f" against base {result.base}" if result.base else ""
     console.print(
         f"porttrack check: {escape(result.queue_path)} at {escape(result.tree)}{escape(base)}", soft_wrap=True
@@ -63,7 +69,7 @@ def text(result: CheckResult, console: Console) -> None:
         style = _STYLE[f.severity]
         who = escape(f.check or f.subject)
         console.print(f"\n[{style}]{f.severity}[/] [bold]{f.code}[/] · {who}", soft_wrap=True)
-        console.print(f"  {escape(f.path)}:{f.line}  {escape(f.message)}", soft_wrap=True)
+        console.print(f"  at {escape(f.path)}:{f.line}  {escape(f.message)}", soft_wrap=True)
         for r in f.related[:5]:
             console.print(f"    also {escape(r)}", soft_wrap=True)
         console.print(f"  [green]→[/] {escape(f.action)}", soft_wrap=True)
@@ -110,6 +116,7 @@ def _gh_prop(s: str) -> str:
 def github(result: CheckResult) -> str:
     """One `::error file=…,line=…,title=…::message` line per finding, then a plain summary line."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
+    result = sanitized(result)
     lines = []
     for f in result.findings:
         title = f"porttrack {f.code}" + (f" (entry {f.entry})" if f.entry is not None else "")
@@ -134,7 +141,7 @@ def _location(result: CheckResult, where: str, index: int | None = None) -> dict
     loc: dict = {
         "physicalLocation": {
             "artifactLocation": {"uri": _repo_path(result, path), "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": max(int(line), 1) if line.isdigit() else 1},
+            "region": {"startLine": max(int(line), 1) if line.isascii() and line.isdigit() else 1},
         }
     }
     if index is not None:
@@ -204,6 +211,7 @@ def sarif(result: CheckResult) -> str:
 
 def junit(result: CheckResult) -> str:
     """One test case per check made (each gate, citation, owner, verdict, ack), failing where a finding is."""
+    result = sanitized(result)
     by_check: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_check.setdefault(f.check or f.subject, []).append(f)
@@ -232,8 +240,9 @@ def junit(result: CheckResult) -> str:
             ET.SubElement(case, "system-out").text = result.evidence[name]
         for f in by_check.get(name, []):
             fail = ET.SubElement(case, "failure", message=f.message, type=f.code)
-            fail.text = f"{f.severity} {f.code} at {_repo_path(result, f.path)}:{f.line}\n{f.message}\n{f.action}" + (
-                "\nalso: " + ", ".join(f.related) if f.related else ""
+            fail.text = (
+                f"{f.severity} {f.code} at {_repo_path(result, f.path)}:{f.line}\nwhat: {f.message}\ndo: {f.action}"
+                + ("\nalso: " + ", ".join(f.related) if f.related else "")
             )
     ET.indent(suites)
     body = _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", ET.tostring(suites, encoding="unicode"))

@@ -1150,8 +1150,11 @@ def write_atomic(path: Path, text: str, before_rename: Callable[[], None] | None
     """Write text to path through a fresh temp file in the same folder and a rename, so a reader never
     sees half a file and a failure leaves the old bytes and no temp file. Queue files and reports.
     `before_rename` runs between the temp write and the rename; raising there writes nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}.") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
@@ -1166,9 +1169,11 @@ def write_atomic(path: Path, text: str, before_rename: Callable[[], None] | None
         if before_rename is not None:
             before_rename()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError):  # a full disk or a size limit: the old bytes stay, the file is named
+            raise UserError(f"cannot write {path}: {e.strerror or e}; it was left as it was.") from None
         raise
 
 
@@ -1244,18 +1249,15 @@ def _lock(path: Path) -> _Held:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         except OSError as e:
             raise UserError(f"cannot create the write lock {lock}: {e.strerror}.") from None
-        while True:
-            try:
+        try:
+            _wait_for(fd, path, lock, deadline)
+        except BaseException:  # a timeout or a signal while waiting: the file goes when nobody holds it
+            with contextlib.suppress(OSError):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise UserError(
-                        f"{path}: another porttrack held the write lock {lock} for over "
-                        f"{LOCK_WAIT_S:g} s; nothing was written."
-                    ) from None
-                time.sleep(0.05)
+                os.unlink(lock)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
         mine = os.fstat(fd)
         try:
             now = os.stat(lock)
@@ -1264,6 +1266,22 @@ def _lock(path: Path) -> _Held:
         if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
             return _Held(fd, lock)
         os.close(fd)  # the previous holder removed the file we waited on: lock the current one
+
+
+def _wait_for(fd: int, path: Path, lock: Path, deadline: float) -> None:
+    import fcntl
+
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"{path}: another porttrack held the write lock {lock} for over "
+                    f"{LOCK_WAIT_S:g} s; nothing was written."
+                ) from None
+            time.sleep(0.05)
 
 
 def _unlock(held: _Held | None) -> None:

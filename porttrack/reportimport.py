@@ -130,10 +130,23 @@ class Report:
 # ---------------------------------------------------------------- reading one report
 
 
+# A team's sync report runs to a few hundred entries and well under 1 MiB; a report past this
+# limit is refused in one sentence rather than parsed into memory it may not have (docs/import.md).
+MAX_REPORT_BYTES = 4 * 2**20
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # CommonMark's code fence
+
+
 def read_report(path: Path, shown: str, resolver: PathResolver | None = None) -> Report:
     if path.exists() and not path.is_file():  # a FIFO or device would block the read
         raise UserError(f"report {shown} is not a regular file.")
     try:
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            raise UserError(
+                f"report {shown} is {path.stat().st_size / 2**20:.1f} MiB, past the "
+                f"{MAX_REPORT_BYTES // 2**20} MiB a report may have; split it (one file per sync cycle)."
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"report {shown} does not exist.") from None
@@ -160,8 +173,17 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
     section: str | None = None
     carry = False  # inside a `## Carry-over` section
     i = 0
+    fence: str | None = None  # the open code fence: nothing inside one is an entry, to the end if unclosed
     while i < len(lines):
         line = lines[i]
+        f = _FENCE.match(line)
+        if fence is not None or f:
+            if fence is None:
+                fence = f.group(1)  # type: ignore[union-attr]
+            elif f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not f.group(2).strip():
+                fence = None
+            i += 1
+            continue
         if line.startswith("#"):
             s = _SECTION.match(line)
             carry = line.startswith("## Carry-over") or (carry and line.startswith("### "))

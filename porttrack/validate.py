@@ -28,6 +28,7 @@ from collections.abc import Callable
 from porttrack import behaviour
 from porttrack.errors import UserError
 import contextlib
+import importlib.util
 
 DEFAULT_TIMEOUT = 10.0  # seconds per case; PORTTRACK_KV_TIMEOUT overrides
 MAX_TIMEOUT = 86_400.0  # a day: past that a per-case timeout is a typo (and overflows the thread timers)
@@ -37,11 +38,24 @@ LINE_CAP = 16 * 2**20  # characters in one harness line; a reply past it is "har
 MAX_CASES = 1_000_000  # every case is generated up front: a typo must not exhaust memory
 
 
+def require_kvref() -> None:
+    _kvref()
+
+
 def _kvref():
+    """kvref's cases and semantics; exit 2 before any harness starts when the kvref extra is missing."""
+    missing = [m for m in ("torch", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UserError(
+            f"kvref needs {' and '.join(missing)}, which is not installed: install porttrack[kvref] "
+            "(pip install -e '.[kvref]')."
+        )
     try:
         from kvref import cases, semantics
     except ImportError as e:
-        raise UserError(f"kvref cannot be imported ({e}); install it with: pip install -e '.[kvref]'.") from None
+        raise UserError(
+            f"kvref cannot be imported ({e}); install porttrack[kvref] (pip install -e '.[kvref]')."
+        ) from None
     return cases, semantics
 
 

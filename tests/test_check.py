@@ -401,7 +401,7 @@ def test_queue_line_index_agrees_with_queuefile(port):
     from porttrack import queuefile
 
     text = QUEUE + (
-        '\n[[entry]]\nn = 9\nsha = "9"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
+        '\n[[entry]]\nn = 9\nsha = "9999999"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
         '[[entry.gate]]\nid = "g9"\nkind = "absent"\nprobe = "Nope"\n'
         '[[entry.part]]\nname = "(b) second half"\nverdict = "blocked"\nblocked_by = [5]\n'
         '[[entry.part.gate]]\nid = "pg"\nkind = "entry-ported"\nentry = 5\n'

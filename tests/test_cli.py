@@ -149,7 +149,7 @@ def test_config_option_from_anywhere_and_a_folder_refused(tmp_path):
     port = port_with_config(tmp_path, '[port]\nroot = "."\n')
     (port / "queue").mkdir()
     (port / "queue" / "q.toml").write_text(
-        '[queue]\nname = "given"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n'
+        '[queue]\nname = "given"\n\n[[entry]]\nn = 1\nsha = "abababab"\nsubject = "s (#5)"\n'
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -165,7 +165,7 @@ def test_queue_show_prints_brackets_in_subjects_literally(tmp_path):
     port = port_with_config(tmp_path, '[port]\nroot = "."\n')
     (port / "queue").mkdir()
     (port / "queue" / "q.toml").write_text(
-        '[queue]\nname = "q [/tag]"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "Revert [/x] and [bold]this (#7)"\n'
+        '[queue]\nname = "q [/tag]"\n\n[[entry]]\nn = 1\nsha = "abababab"\nsubject = "Revert [/x] and [bold]this (#7)"\n'
         'verdict = "ignore"\nreason = "ci [red]only"\n'
     )
     proc = run_cli("queue", "show", cwd=port, check_rc=0)
@@ -196,7 +196,7 @@ def test_a_huge_entries_range_is_clipped_to_the_queue(tmp_path):
     (port / "src" / "a.cpp").write_text("int f();\n")
     (port / "queue").mkdir()
     (port / "queue" / "q.toml").write_text(
-        '[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "ab"\nsubject = "s (#5)"\n[entry.symbols]\nchanged = ["f"]\n'
+        '[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "abababab"\nsubject = "s (#5)"\n[entry.symbols]\nchanged = ["f"]\n'
     )
 
     def limit():  # without the clip, a set of 10^11 numbers: a MemoryError here, not a machine out of memory

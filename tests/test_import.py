@@ -481,3 +481,24 @@ def test_a_report_that_is_not_a_regular_file_is_refused_without_blocking(tmp_pat
     os.mkfifo(port / "pipe.md")
     proc = run_cli("queue", "import", "pipe.md", cwd=port, check_rc=2)
     assert "report pipe.md is not a regular file." in proc.stderr
+
+
+def test_entries_inside_a_code_fence_are_not_imported_even_when_it_never_closes(tmp_path):
+    port, head = make_port(tmp_path)
+    table = tranche(head[:9], ROWS)
+    (port / "2026-09-03-t.md").write_text("```text\n" + table)
+    proc = run_cli("queue", "import", "2026-09-03-t.md", cwd=port, check_rc=2)
+    assert "2026-09-03-t.md" in proc.stderr  # nothing recognised: the whole file is one example
+    (port / "2026-09-03-t.md").write_text("~~~~\n" + table + "~~~~\n\n" + table)
+    run_cli("queue", "import", "2026-09-03-t.md", cwd=port, check_rc=0)
+    assert len(entries(port)) == 5  # the table after the closed fence
+
+
+def test_a_report_past_the_size_limit_is_one_sentence(tmp_path):
+    from porttrack.reportimport import MAX_REPORT_BYTES
+
+    port, head = make_port(tmp_path)
+    line = f"- vllm#1 `x` (`{head[:9]}`) — PORT-NOW.\n"
+    (port / "big.md").write_text("## PORT-NOW (1)\n" + line * (MAX_REPORT_BYTES // len(line) + 1))
+    proc = run_cli("queue", "import", "big.md", cwd=port, check_rc=2)
+    assert "big.md" in proc.stderr and "MiB" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

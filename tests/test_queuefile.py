@@ -39,7 +39,7 @@ established_at = "include/vllm/v1/core/kv_cache_manager.h:232"
 
 [[entry]]
 n = 143
-sha = "ffff"
+sha = "ffffffff"
 subject = "Later (#51800)"
 verdict = "blocked"
 blocked_by = [142]
@@ -143,7 +143,7 @@ def test_gates_round_trip(tmp_path):
     "text, message, line",
     [
         (
-            '[queue]\nname = "x"\n[[entry]]\nn = 1\nsha = "a"\n[[entry]]\nn = 1\nsha = "b"\n',
+            '[queue]\nname = "x"\n[[entry]]\nn = 1\nsha = "aaaaaaa"\n[[entry]]\nn = 1\nsha = "bbbbbbb"\n',
             "duplicate entry number n = 1",
             7,
         ),
@@ -264,7 +264,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(queuefile.os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(UserError, match=r"cannot write .*q\.toml: No space left on device; it was left as it was"):
         queuefile.save(qf)
     assert p.read_text(encoding="utf-8") == HAND_WRITTEN
     assert sorted(x.name for x in tmp_path.iterdir()) == ["q.toml"]

@@ -4,6 +4,7 @@ the attack's own effect: no file created, nothing outside the checkout read or w
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -169,3 +170,111 @@ def test_cleanup_touches_only_a_folder_porttrack_made(pair: Path):
     commit_files(pair, {}, "config")
     run_cli("check", cwd=pair, check_rc=0)
     assert (folder / "cache-v1.sqlite-mine").exists()  # the folder was not porttrack's when it ran
+
+
+HOSTILE = r"x\n::error file=a,line=1::pwned\r\n::set-output name=x::y \u001b[31mred\u0007 \u0085next"
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def test_queue_text_never_starts_a_line_or_drives_a_terminal_in_any_output(pair: Path):
+    queue = pair / "queue" / "demo.toml"
+    text = queue.read_text()
+    text = re.sub(r'^subject = ".*"$', lambda m: f'subject = "{HOSTILE}"', text, count=3, flags=re.M)
+    text = re.sub(r'^reason = ".*"$', lambda m: f'reason = "{HOSTILE}"', text, count=3, flags=re.M)
+    text = re.sub(r'^id = "(.*)"$', lambda m: f'id = "{m[1]}{HOSTILE}"', text, count=1, flags=re.M)
+    text = re.sub(
+        r'^established_at = ".*"$', lambda m: 'established_at = "src/gone\\u001b.cpp:1"', text, count=1, flags=re.M
+    )
+    queue.write_text(text)
+    commit_files(pair, {".gitignore": "reports/\n"}, "pr")
+    outputs = {}
+    for args in (
+        ("check",),
+        ("check", "--format", "github"),
+        ("check", "--format", "junit"),
+        ("check", "--format", "sarif"),
+        ("audit",),
+        ("report", "sync"),
+        ("report", "deferral"),
+        ("queue", "show"),
+    ):
+        proc = run_cli(*args, cwd=pair)
+        assert proc.returncode in (0, 1), (args, proc.stderr)
+        outputs[" ".join(args)] = proc.stdout + proc.stderr
+    for name, out in outputs.items():
+        if name in ("check", "check --format github", "report sync"):
+            assert "pwned" in out, name  # the text is shown, escaped
+        assert not CONTROL.search(out), name
+        starts = [line for line in out.splitlines() if line.lstrip().startswith("::")]
+        if name.endswith("github"):
+            assert all(re.match(r"::(error|warning|notice) file=[^,]*,line=\d+,title=porttrack ", s) for s in starts)
+        else:
+            assert starts == [], name
+
+
+def test_sigterm_during_audit_write_leaves_no_lock_and_a_whole_queue(pair: Path, tmp_path: Path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import CLI_ENV, ROOT
+    from porttrack import queuefile
+
+    queue = pair / "queue" / "demo.toml"
+    queue.write_text(re.sub(r'^verdict = ".*"\nverdict_by = "audit"\n', "", queue.read_text(), count=1, flags=re.M))
+    before = queue.read_text()
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    # the writer stops between its temp write and its rename, holding the lock: SIGTERM lands there
+    env = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT), PORTTRACK_TEST_HOLD_BEFORE_RENAME=str(hold))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porttrack", "audit", "--write"],
+        cwd=pair,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (hold / "held").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (pair / "queue" / ".demo.toml.lock").exists()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err.strip().splitlines()[-1] == "porttrack: terminated.", err
+    assert not (pair / "queue" / ".demo.toml.lock").exists()
+    assert queue.read_text() == before and not list(queue.parent.glob(".*.tmp"))
+    queuefile.load(queue)
+
+
+def test_a_full_disk_names_the_queue_and_keeps_it(pair: Path):
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import CLI_ENV, ROOT
+
+    queue = pair / "queue" / "demo.toml"
+    text = queue.read_text()
+    queue.write_text(re.sub(r'^verdict = ".*"\nverdict_by = "audit"\n', "", text, count=1, flags=re.M))  # one to write
+    before = queue.read_text()
+    limit = len(before.encode()) - 1
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-m", "porttrack", "audit", "--write"],
+        cwd=pair,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot write {queue}" in proc.stderr and "left as it was" in proc.stderr
+    assert queue.read_text() == before and not list(queue.parent.glob(".*.tmp"))

@@ -8,6 +8,7 @@ harnesses are tests/kvref/harness/py_harness.py, which answers from kvref.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -200,3 +201,23 @@ def test_as_of_names_the_queue_entries_of_the_switches(tmp_path, monkeypatch):
     report = run(f"{PY} G1 {LIGHT}", None, 4, detect=True)
     assert report.as_of["queue"] == {"attention-zeroing": [142], "prefix-cacheable": [150]}
     assert {"attention-zeroing", "prefix-cacheable"} <= {s["name"] for s in report.as_of["not_included"]}
+
+
+def test_without_the_kvref_extra_validate_kv_is_exit_2_before_the_harness_starts(tmp_path: Path):
+    """torch hidden from the interpreter, as in an install without porttrack[kvref]."""
+    marker = tmp_path / "harness-started"
+    code = (
+        "import sys; sys.modules['torch'] = None; "
+        "from porttrack.cli import main; "
+        f"sys.argv = ['porttrack', 'validate', 'kv', '--impl', 'touch {marker}']; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "install porttrack[kvref]" in proc.stderr and "Traceback" not in proc.stderr
+    assert not marker.exists()
