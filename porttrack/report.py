@@ -183,7 +183,7 @@ def _carry_reason(g: list[View]) -> str:
 
 def sync(queue: Queue, result: audit_mod.Audit, *, command: str, name: str = "") -> str:
     """The sync report of docs/design.md §9.2 for the audited entries; `name` is `[upstream] name`."""
-    queue, result = sanitized((queue, result))  # no value from a file starts a markdown line
+    queue, result, name = sanitized((queue, result, name))  # no value from a file starts a markdown line
     vs = views(queue, result)
     groups = _grouped(vs)
     repo = upstream_name(queue, name)
@@ -407,7 +407,7 @@ def _verification_section(vs: list[View], result: audit_mod.Audit, command: str)
 
 def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
     """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
-    queue, result = sanitized((queue, result))  # no value from a file starts a markdown line
+    queue, result, name = sanitized((queue, result, name))  # no value from a file starts a markdown line
     vs = views(queue, result)
     repo = upstream_name(queue, name)
     # an entry split into parts is judged by its parts

@@ -95,3 +95,49 @@ def test_no_value_starts_a_line_or_carries_a_control_character_in_any_format(val
                 assert re.match(r"::(error|warning|notice) file=[^,\n]*,line=\d+,title=porttrack [^:]*::", line)
         else:
             assert not [line for line in lines if line.lstrip().startswith("::")], fmt
+
+
+def hostile_queue(values: list[str]):
+    from porttrack.audit import Audit
+    from porttrack.model import VERDICTS, Entry, Gate, Queue, QueueMeta
+
+    def v(i: int) -> str:
+        return "::" + values[i % len(values)]
+
+    entries = []
+    for i, verdict in enumerate(VERDICTS):
+        gate = Gate(id=v(i), kind="absent", probe=v(i + 1), scope=["src"], control=v(i + 2), established_at=v(i + 3))
+        entries.append(
+            Entry(
+                n=i + 1,
+                sha="0123456789abcdef",
+                subject=v(i + 4),
+                pr=i,
+                verdict=verdict,
+                verdict_by="human",
+                reason=v(i + 5),
+                owner=v(i + 6),
+                blocked_by=[1] if verdict == "blocked" else [],
+                landing=v(i + 7),
+                gates=[gate],
+                files=[v(i + 8)],
+            )
+        )
+    queue = Queue(meta=QueueMeta(name=v(0), upstream=v(1), pin="0123456", target="89abcdef"), entries=entries)
+    result = Audit(results=[], tree=v(2), scope=[v(3)], probes=[], counts={}, rows=[], entries=[e.n for e in entries])
+    result.notices = [v(4)]
+    return queue, result
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(HOSTILE, min_size=1, max_size=9))
+def test_no_value_starts_a_line_or_carries_a_control_character_in_the_reports(values: list[str]):
+    from porttrack import report
+
+    queue, result = hostile_queue(values)
+    for text in (
+        report.sync(queue, result, command="porttrack report sync", name=values[0]),
+        report.deferral(queue, result, command="porttrack report deferral", queue_rel="queue/q.toml"),
+    ):
+        assert not CONTROL.search(text)
+        assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]
