@@ -17,6 +17,13 @@ commit's entry-level verdict is scored as the labels' README says:
 - untrusted, unclassified or a missing entry are misses (never exact, never dangerous).
 
 It prints the confusion table and one line: `exact=A/N dangerous=D falsework=F ported=P/Q`.
+An `also` label (a second acceptable one) counts as exact, and a verdict of that class is
+neither dangerous nor false work.
+
+    python benchmarks/accuracy.py --all --port DIR --upstream DIR [--labels-dir DIR] [--misses]
+
+scores every set in benchmarks/labels/ (paths from its sets.toml) and any --labels-dir,
+one line per set, then the totals.
 """
 
 from __future__ import annotations
@@ -56,10 +63,11 @@ def score(labels: list[dict], verdicts: dict[str, str]) -> dict:
     for lab in labels:
         v = verdicts.get(lab["sha"])
         cls = verdict_class(v)
+        also = set(lab.get("also", []))  # a second acceptable label: exact, neither dangerous nor false work
         confusion[(lab["label"], cls)] += 1
-        exact += cls == lab["label"]
-        dangerous += lab["label"] == "real-gap" and v in NO_WORK
-        falsework += v in WORK and lab["label"] != "real-gap"
+        exact += cls == lab["label"] or cls in also
+        dangerous += lab["label"] == "real-gap" and v in NO_WORK and cls not in also
+        falsework += v in WORK and lab["label"] != "real-gap" and "real-gap" not in also
         if lab["label"] == "ported":
             ported_of += 1
             ported += v == "ported"
@@ -133,22 +141,9 @@ def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], t
     return cfg_path
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--labels", type=Path, required=True)
-    ap.add_argument("--port", type=Path, required=True)
-    ap.add_argument("--upstream", type=Path, required=True)
-    ap.add_argument("--config", type=Path)
-    ap.add_argument("--paths", nargs="+", help="upstream paths (default: the label README's pathspec)")
-    ap.add_argument("--range", dest="rev_range", help="queue range PIN..TARGET (default: around the labelled commits)")
-    ap.add_argument("--misses", action="store_true", help="also list each entry whose class differs from its label")
-    args = ap.parse_args(argv)
-
-    labels = [json.loads(ln) for ln in args.labels.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    paths = args.paths or readme_paths(args.labels)
-    if not paths and args.config is None:
-        raise SystemExit("accuracy: no --paths given and no `git log -- PATHS` line in the labels' README.")
-    rev_range = args.rev_range or default_range(args.upstream, [lab["sha"] for lab in labels])
+def run_set(labels: list[dict], args, paths: list[str], rev_range: str | None, name: str = "") -> dict:
+    """Build the set's queue on a clone of the port, audit every entry, score the labelled ones."""
+    rev_range = rev_range or default_range(args.upstream, [lab["sha"] for lab in labels])
     with tempfile.TemporaryDirectory(prefix="porttrack-accuracy-") as tmp:
         cfg_path = prepare(args.port, args.upstream, args.config, paths, Path(tmp))
         cfg = config_mod.load_config(cfg_path)
@@ -158,14 +153,16 @@ def main(argv: list[str] | None = None) -> int:
         qf = queuefile.load(qpath)
         result = audit.audit(cfg, qf.queue)
         t2 = time.perf_counter()
-        by_n = {e.n: e.sha for e in qf.queue.entries}
-        verdicts = {by_n[r.n]: r.verdict for r in result.results if r.part is None}
-        rules = {by_n[r.n]: (r.rule, r.reason) for r in result.results if r.part is None}
-        s = score(labels, verdicts)
-        print(
-            f"queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
-            f"(built in {t1 - t0:.1f} s); audit of all in {t2 - t1:.1f} s; port tree {result.tree[:12]}"
-        )
+    by_n = {e.n: e.sha for e in qf.queue.entries}
+    verdicts = {by_n[r.n]: r.verdict for r in result.results if r.part is None}
+    rules = {by_n[r.n]: (r.rule, r.reason) for r in result.results if r.part is None}
+    s = score(labels, verdicts)
+    prefix = f"{name}: " if name else ""
+    print(
+        f"{prefix}queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
+        f"(built in {t1 - t0:.1f} s); audit of all in {t2 - t1:.1f} s; port tree {result.tree[:12]}"
+    )
+    if not name:
         for line in getattr(result, "notices", []) or []:
             print(f"audit: {line}")
         all_v = Counter(r.verdict for r in result.results if r.part is None)
@@ -173,13 +170,64 @@ def main(argv: list[str] | None = None) -> int:
         print("verdicts, labelled entries: " + ", ".join(f"{k} {v}" for k, v in lab_v.most_common()))
         print("verdicts, whole queue:      " + ", ".join(f"{k} {v}" for k, v in all_v.most_common()))
         print(confusion_table(s))
-        if args.misses:
-            for lab in labels:
-                v = verdicts.get(lab["sha"])
-                if verdict_class(v) != lab["label"]:
-                    rule, reason = rules.get(lab["sha"], ("", ""))
-                    print(f"  miss {lab['sha'][:10]} label {lab['label']} audit {v} [{rule}] {reason[:160]}")
-        print(summary_line(s))
+    if args.misses:
+        for lab in labels:
+            v = verdicts.get(lab["sha"])
+            cls = verdict_class(v)
+            if cls != lab["label"] and cls not in lab.get("also", []):
+                rule, reason = rules.get(lab["sha"], ("", ""))
+                print(f"  {prefix}miss {lab['sha'][:10]} label {lab['label']} audit {v} [{rule}] {reason[:160]}")
+    return s
+
+
+def label_sets(folders: list[Path]) -> list[tuple[str, Path, list[str]]]:
+    """(name, label file, upstream paths) of every set in `folders`, paths from each folder's sets.toml."""
+    import tomllib
+
+    out = []
+    for folder in folders:
+        manifest = folder / "sets.toml"
+        sets = tomllib.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+        for f in sorted(folder.glob("*.jsonl")):
+            paths = sets.get(f.stem, {}).get("paths") or readme_paths(f)
+            if not paths:
+                raise SystemExit(f"accuracy: no paths for set {f.stem}: add [{f.stem}] paths = [...] to {manifest}.")
+            out.append((f.stem, f, paths))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--labels", type=Path, help="one label file (JSON Lines)")
+    ap.add_argument("--all", action="store_true", help="every set in benchmarks/labels/ (and --labels-dir)")
+    ap.add_argument("--labels-dir", type=Path, action="append", default=[], help="another folder of sets, with --all")
+    ap.add_argument("--port", type=Path, required=True)
+    ap.add_argument("--upstream", type=Path, required=True)
+    ap.add_argument("--config", type=Path)
+    ap.add_argument("--paths", nargs="+", help="upstream paths (default: the label README's pathspec)")
+    ap.add_argument("--range", dest="rev_range", help="queue range PIN..TARGET (default: around the labelled commits)")
+    ap.add_argument("--misses", action="store_true", help="also list each entry whose class differs from its label")
+    args = ap.parse_args(argv)
+
+    if args.all:
+        totals: Counter[str] = Counter()
+        lines = []
+        for name, f, paths in label_sets([HERE / "labels", *args.labels_dir]):
+            labels = [json.loads(ln) for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            s = run_set(labels, args, paths, None, name)
+            totals.update({k: v for k, v in s.items() if k != "confusion"})
+            lines.append(f"{name:<14} {summary_line(s)}")
+        print("\n".join(lines))
+        print(f"{'total':<14} {summary_line(totals)}")
+        return 0
+    if args.labels is None:
+        raise SystemExit("accuracy: give --labels FILE or --all.")
+    labels = [json.loads(ln) for ln in args.labels.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    paths = args.paths or readme_paths(args.labels)
+    if not paths and args.config is None:
+        raise SystemExit("accuracy: no --paths given and no `git log -- PATHS` line in the labels' README.")
+    s = run_set(labels, args, paths, args.rev_range)
+    print(summary_line(s))
     return 0
 
 

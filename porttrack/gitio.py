@@ -57,7 +57,7 @@ def env() -> dict[str, str]:
 
 def argv(repo: Path, *args: str) -> list[str]:
     """The whole command line for `git args...` in `repo`."""
-    where = ["--git-dir", str(repo)] if str(repo) in _bare else ["-C", str(repo)]
+    where = ["--git-dir", str(repo)] if _bare and os.path.realpath(repo) in _bare else ["-C", str(repo)]
     return ["git", *_HARDENING, *where, *args]
 
 
@@ -67,11 +67,10 @@ def declare_bare(repo: Path) -> bool:
     Decided from its files, not by running git in it: git would otherwise discover it
     implicitly, which `safe.bareRepository=explicit` refuses.
     """
-    looks_bare = (not (repo / ".git").exists() and (repo / "HEAD").is_file() and (repo / "objects").is_dir()) and (
-        repo / "refs"
-    ).is_dir()
+    parts = (repo / "HEAD").is_file(), (repo / "objects").is_dir(), (repo / "refs").is_dir()
+    looks_bare = all(parts) and not (repo / ".git").exists()
     if looks_bare:
-        _bare.add(str(repo))
+        _bare.add(os.path.realpath(repo))
     return looks_bare
 
 

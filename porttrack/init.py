@@ -312,6 +312,8 @@ def _next_step(
 
 def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
     prop = Proposal(text="")
+    if upstream is not None:
+        gitio.declare_bare(upstream)  # a mirror is read with --git-dir
     provs = headers.scan_headers(root, scan_lines=header_lines)
     cited_all = {s.upstream for p in provs for s in p.sources}
     pins = _merge_prefixes(Counter(s.pin for p in provs for s in p.sources if s.pin))

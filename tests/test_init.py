@@ -32,3 +32,26 @@ def test_init_notes_are_not_wrapped_mid_command(tmp_path):
     commit_files(port, {"src/a.cpp": "// Ported from: vllm/v1/core/kv_cache_utils.py @ e24d1b24\n"}, "port")
     out = run_cli("init", cwd=port, env={"COLUMNS": "60"}, check_rc=0).stdout
     assert "next: `porttrack queue build --range e24d1b24..TARGET`" in out
+
+
+def test_a_bare_mirror_upstream_is_read_with_explicit_git_dir(tmp_path):
+    """git refuses to discover a bare repository by itself (safe.bareRepository=explicit, docs/security.md):
+    a mirror named as the upstream is read with --git-dir, from the command line and from the engine."""
+    from conftest import git
+
+    from porttrack import init
+
+    up = init_repo(tmp_path / "up")
+    pin = commit_files(up, {"vllm/v1/core/kv_cache_utils.py": "def f():\n    pass\n"}, "first")
+    commit_files(up, {"vllm/v1/core/kv_cache_utils.py": "def f():\n    return 1\n"}, "second")
+    git(tmp_path, "clone", "-q", "--bare", str(up), str(tmp_path / "up.git"))
+    port = init_repo(tmp_path / "port")
+    commit_files(
+        port,
+        {"src/vllm/v1/core/kv_cache_utils.cpp": f"// Ported from: vllm/v1/core/kv_cache_utils.py @ {pin[:8]}\n"},
+        "port",
+    )
+    assert "vllm/" in init.propose(port, tmp_path / "up.git").text
+    run_cli("init", "--upstream", "../up.git", cwd=port, check_rc=0)
+    proc = run_cli("queue", "build", "--range", f"{pin[:8]}..HEAD", cwd=port, check_rc=0)
+    assert "1 entr" in proc.stdout or "1 entr" in proc.stderr
