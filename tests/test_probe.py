@@ -122,6 +122,15 @@ def test_zero_with_control_is_absent_and_names_the_control(port: Path):
     assert "src/kv.cpp" in auto.control_how
 
 
+def test_a_zero_whose_control_has_no_code_hit_is_untrusted_not_absent(port: Path):
+    """The central rule: a zero is evidence only when its positive control has code hits in the scope.
+    `kName` is met only inside a string and a comment there, so as a control it vouches for nothing."""
+    commit_files(port, {"src/only_text.cpp": '// kNameOnlyInText\nconst char* s = "kNameOnlyInText";\n'}, "text")
+    [p] = P.probe(port, ["KVBlockZeroer"], control="kNameOnlyInText", scope=["src", "include"], tests_scope=["tests"])
+    assert p.control_count is not None and p.control_count.code == 0 and p.control_count.raw > 0
+    assert p.status == "untrusted" and "has no code hit" in p.reason
+
+
 def test_empty_scope_is_untrusted(port: Path):
     (port / "empty").mkdir()
     [p] = P.probe(port, ["KVBlockZeroer"], control="allocate_slots", scope=["empty"])
