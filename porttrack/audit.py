@@ -1225,7 +1225,7 @@ def _real_gap(rule: AuditRule, s: Subject) -> bool:
     used = [x for x in existing if int(getattr(s.counts[x], "consumers", 0) or 0) > 0]
     if used:
         reason = "changes code the port has and reads: " + ", ".join(
-            f"{x} ({s.counts[x].consumers} consumers)" for x in used
+            f"{x} ({s.counts[x].consumers} consumer{'' if s.counts[x].consumers == 1 else 's'})" for x in used
         )
     elif added:
         missing = [x for x in added if x not in s.present]

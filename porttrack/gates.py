@@ -47,7 +47,8 @@ def probe_state(g: Gate, count, status: str, control: str | None, control_code: 
         live = (f"{what} now has {code} code hit(s) in {scope}, not {g.expect}", _code_hits(count))
     elif g.kind == "no-consumer":
         if count.consumers > 0:
-            live = (f"{what} has {count.consumers} consumer(s) now", _code_hits(count, ("consumer",)))
+            n = count.consumers
+            live = (f"{what} has {n} consumer{'' if n == 1 else 's'} now", _code_hits(count, ("consumer",)))
         elif count.definitions == 0 and code == 0 and status != UNTRUSTED:
             live = (f'{what} is no longer defined in {scope}, so "no consumer" proves nothing', [])
     if live:
