@@ -157,6 +157,11 @@ def run_set(labels: list[dict], args, paths: list[str], rev_range: str | None, n
     verdicts = {by_n[r.n]: r.verdict for r in result.results if r.part is None}
     rules = {by_n[r.n]: (r.rule, r.reason) for r in result.results if r.part is None}
     s = score(labels, verdicts)
+    s["by_rule"] = Counter()
+    for lab in labels:
+        rule = rules.get(lab["sha"], ("missing", ""))[0]
+        cls = verdict_class(verdicts.get(lab["sha"]))
+        s["by_rule"][(rule, cls == lab["label"] or cls in lab.get("also", []))] += 1
     prefix = f"{name}: " if name else ""
     print(
         f"{prefix}queue: {n} entries over {rev_range} in paths {' '.join(cfg.upstream_paths)} "
@@ -211,14 +216,21 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.all:
         totals: Counter[str] = Counter()
+        by_rule: Counter[tuple[str, bool]] = Counter()
         lines = []
         for name, f, paths in label_sets([HERE / "labels", *args.labels_dir]):
             labels = [json.loads(ln) for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
             s = run_set(labels, args, paths, None, name)
-            totals.update({k: v for k, v in s.items() if k != "confusion"})
+            totals.update({k: v for k, v in s.items() if k not in ("confusion", "by_rule")})
+            by_rule.update(s["by_rule"])
             lines.append(f"{name:<14} {summary_line(s)}")
         print("\n".join(lines))
         print(f"{'total':<14} {summary_line(totals)}")
+        if args.misses:
+            print("rule that decided: right/all on the labelled entries")
+            for rule in sorted({r for r, _ in by_rule}, key=lambda r: -(by_rule[(r, True)] + by_rule[(r, False)])):
+                right, wrong = by_rule[(rule, True)], by_rule[(rule, False)]
+                print(f"  {rule:<22} {right}/{right + wrong}")
         return 0
     if args.labels is None:
         raise SystemExit("accuracy: give --labels FILE or --all.")
