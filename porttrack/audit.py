@@ -1134,7 +1134,45 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
                 "lacks or can never run"
             )
             out[i] = j._replace(kind="plumbing")
+    for i, j in enumerate(out):
+        if j.kind == "gap" and _foreign(s, j):
+            names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]
+            s.ev.append(
+                f"hunk {j.hunk.path}:{j.hunk.new_start} touches only {', '.join(names)}, which the port's code "
+                "names nowhere: the lines it changes belong to something the port lacks"
+            )
+            out[i] = j._replace(kind="foreign")
     return out
+
+
+def _foreign(s: Subject, j: Judged) -> bool:
+    """A gap hunk whose every telling name, on the changed lines, the port's code names nowhere, in
+    any spelling, and no entry of the queue adds, while nothing of its old side is there: the
+    enclosing function may be the port's,
+    but the lines changed serve something the port lacks. A name the change itself defines on a
+    surface the port has (a new field of a class it has, a function in a file it maps) is new
+    behaviour for that surface: work, not foreign."""
+    names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]
+    if not names or j.state.new_found or j.state.old_found:
+        return False
+    # a name an entry of this queue adds is one the port may be about to get: the blocked rule's
+    return all(n not in s.ctx.adders and s.ctx.port_lacks(n) and not _defined_on_port_surface(s, n) for n in names)
+
+
+def _defined_on_port_surface(s: Subject, name: str) -> bool:
+    """Does this change define `name` where the port has the surface: in a class the port has, or at
+    the top of a file with a port counterpart?"""
+    ctx = s.ctx
+    for h in ctx.hunks(s.e, s.e.files) or []:
+        if not hunks_mod.defines(h.new, name):
+            continue
+        owners = ctx._read_members(s.e.sha, h.path).get(name, set())
+        if owners:
+            if any(not ctx.port_lacks(c) for c in owners):
+                return True
+        elif h.path not in s.unmapped and ctx.maps_to_port(h.path):
+            return True
+    return False
 
 
 def _content_ported(s: Subject) -> bool:
@@ -1149,7 +1187,7 @@ def _content_ported(s: Subject) -> bool:
 def _content_absent(s: Subject) -> bool:
     """No hunk leaves work, and at least one is absent or guarded (see `_guards`)."""
     kinds = {j.kind for j in _content_states(s)}
-    return bool(kinds & {"absent", "guarded"}) and "gap" not in kinds and not _content_ported(s)
+    return bool(kinds & {"absent", "guarded", "foreign"}) and "gap" not in kinds and not _content_ported(s)
 
 
 def _content(rule: AuditRule, s: Subject) -> bool:
@@ -1165,13 +1203,16 @@ def _content(rule: AuditRule, s: Subject) -> bool:
         )
     if not _content_absent(s):
         return False
-    absent = sorted({j.hunk.path for j in states if j.kind == "absent"})
-    guarded = sorted({j.hunk.path for j in states if j.kind == "guarded"})
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
-    said = [f"the port has neither side of {sum(j.kind == 'absent' for j in states)} hunk(s) in {', '.join(absent)}"]
-    if guarded:
-        said = said[1:] if not absent else said
-        said.append(f"{sum(j.kind == 'guarded' for j in states)} hunk(s) in {', '.join(guarded)} can never run here")
+    said = []
+    for kind, what in (
+        ("absent", "the port has neither side of {n} hunk(s) in {files}"),
+        ("guarded", "{n} hunk(s) in {files} can never run here"),
+        ("foreign", "{n} hunk(s) in {files} change only lines that serve what the port lacks"),
+    ):
+        files = sorted({j.hunk.path for j in states if j.kind == kind})
+        if files:
+            said.append(what.format(n=sum(j.kind == kind for j in states), files=", ".join(files)))
     return s.fire(
         rule,
         "; ".join(said) + ": it lacks the code the change edits",
@@ -1305,7 +1346,7 @@ RULES: tuple[AuditRule, ...] = (
         "content",
         "ported or surface-absent",
         _content,
-        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or a hunk has neither side there or is guarded by a name the port lacks (`content-absent`); no hunk leaves work",
+        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or a hunk has neither side there, is guarded by a name the port lacks, or changes only lines that serve what the port lacks (`content-absent`); no hunk leaves work",
         "each hunk's state with the tokens found and missing, and the port files compared",
     ),
     AuditRule(

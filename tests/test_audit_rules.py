@@ -226,6 +226,39 @@ def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path)
         assert (r[docs]["verdict"], r[docs]["rule"]) == ("ignore", "ignore"), docs
 
 
+def test_lines_that_serve_only_what_the_port_lacks_are_no_work_in_a_function_it_has(tmp_path):
+    """The function is the port's, but the changed lines name only things upstream already had that
+    the port's code names nowhere: surface-absent. A name the change defines on a class the port has
+    is new behaviour for that surface: still work."""
+    base = SCHED.replace(
+        "        self.budget = budget\n", "        self.budget = budget\n        self.stats_sink = StatsSink()\n"
+    )
+    flushed = base.replace(
+        "        return request\n", "        self.stats_sink.flush_pending()\n        return request\n"
+    )
+    floored = flushed.replace(
+        "        self.stats_sink = StatsSink()\n",
+        "        self.stats_sink = StatsSink()\n        self.request_floor = 2\n",
+    ).replace(
+        "        return request\n",
+        "        if request < self.request_floor:\n            request = self.request_floor\n        return request\n",
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Metrics] Flush the stats sink on free", {"vllm/core/sched.py": flushed}),
+            ("[Core] A floor under each request", {"vllm/core/sched.py": floored}),
+        ],
+        base_sched=base,
+    )
+    sink = r["[Metrics] Flush the stats sink on free"]
+    assert (sink["verdict"], sink["rule"]) == ("surface-absent", "content-absent"), sink
+    assert "change only lines that serve what the port lacks" in sink["reason"]
+    assert any("flush_pending" in ev and "names nowhere" in ev for ev in sink["evidence"])
+    floor = r["[Core] A floor under each request"]
+    assert floor["verdict"] in ("real-gap", "owned", "blocked"), [floor["reason"], floor["evidence"]]
+
+
 # ---------------------------------------------------------------- surface, deferral, content
 
 
