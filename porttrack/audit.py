@@ -1204,6 +1204,8 @@ def _content(rule: AuditRule, s: Subject) -> bool:
     if not _content_absent(s):
         return False
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
+    if not s.res.gates:  # the edited code is the port's: gate on what its changed lines lack instead
+        _lacking_gates(s, states)
     said = []
     for kind, what in (
         ("absent", "the port has neither side of {n} hunk(s) in {files}"),
@@ -1219,6 +1221,34 @@ def _content(rule: AuditRule, s: Subject) -> bool:
         verdict="surface-absent",
         rule_text=f"{rule.id}-absent",
     )
+
+
+def _lacking_gates(s: Subject, states: list[Judged]) -> None:
+    """An `absent` gate per name the port lacks that made a hunk guarded or foreign (at most three),
+    controlled by a symbol the change edits that the port has: the day the port names one, check
+    says the entry is real."""
+    ctx = s.ctx
+    names: list[str] = []
+    for j in states:
+        if j.kind == "guarded":
+            names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
+        elif j.kind == "foreign":
+            names += [t for t in j.state.new_missing if (t[0].isalpha() or t[0] == "_") and ctx.port_lacks(t)]
+    holder = next((x for x in _changed(s) if x in s.present), None)
+    if holder is None:
+        return
+    count = s.counts[holder]
+    for n in list(dict.fromkeys(names))[:3]:
+        s.res.gates.append(
+            Gate(
+                id=f"{_slug(n)}-absent",
+                kind="absent",
+                probe=n,
+                scope=list(ctx.scope),
+                control=holder,
+                established_at=_definition(count),
+            )
+        )
 
 
 def _ported(rule: AuditRule, s: Subject) -> bool:

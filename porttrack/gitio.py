@@ -182,6 +182,32 @@ def resolve_commits(repo: Path, revs: list[str]) -> dict[str, str | None]:
     return out
 
 
+def remotes(repo: Path) -> list[str]:
+    """The names of the repository's remotes, `origin` first when it has one."""
+    names = run(repo, "remote", stderr=subprocess.DEVNULL).stdout.decode("utf-8", "replace").split()
+    return sorted(names, key=lambda n: n != "origin")
+
+
+def last_commit_before(repo: Path, when: str, rev: str = "HEAD") -> str | None:
+    """The newest first-parent commit of `rev` committed at or before `when` (ISO 8601), or None."""
+    if rev.startswith("-"):
+        return None
+    proc = run(
+        repo, "rev-list", "-1", "--first-parent", f"--before={when}", "--end-of-options", rev, stderr=subprocess.DEVNULL
+    )
+    out = proc.stdout.decode().strip()
+    return out or None
+
+
+def commit_date(repo: Path, rev: str = "HEAD") -> str | None:
+    """The committer date of `rev`, ISO 8601, or None."""
+    if rev.startswith("-"):
+        return None
+    proc = run(repo, "log", "-1", "--format=%cI", "--end-of-options", rev, stderr=subprocess.DEVNULL)
+    out = proc.stdout.decode().strip()
+    return out if proc.returncode == 0 and out else None
+
+
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     """Is commit `older` an ancestor of (or equal to) `newer`? False too when either is unknown."""
     if older.startswith("-") or newer.startswith("-"):

@@ -32,6 +32,7 @@ class Proposal:
     notes: list[str] = field(default_factory=list)  # what each choice rests on
     warnings: list[str] = field(default_factory=list)  # choices with no evidence in the trees
     next_command: str = ""
+    root: Path | None = None  # the port, for the date of its newest commit
 
 
 def roll_up(cited: set[str], tree: list[str]) -> list[str]:
@@ -146,15 +147,34 @@ def _choose_pin(
             )
         return common
     missing = ", ".join(f"{p} ({c} files)" for p, c in pins.most_common(3) if p not in placed)
-    warn.append(
-        f"header pins {missing} are not commits of {upstream}: fetch them "
-        f"(git -C {upstream} fetch origin {common}), or start from a pin it has"
+    remote = next(iter(gitio.remotes(upstream)), None)
+    how = (
+        f"fetch them (git -C {upstream} fetch {remote} {common}), or start from a pin it has"
+        if remote
+        else "it has no remote to fetch them from, so start from a commit it has"
     )
+    warn.append(f"header pins {missing} are not commits of {upstream}: {how}")
     if not placed:
-        return None
+        return None if remote else _dated_pin(upstream, prop)
     pin = max(placed, key=lambda p: placed[p][1])
     warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
     return pin
+
+
+def _dated_pin(upstream: Path, prop: Proposal) -> str | None:
+    """With no header pin in the upstream and no remote to fetch one: the upstream commit of the day the
+    port last changed, said for what it is. None when the upstream has nothing that old."""
+    when = gitio.commit_date(prop.root) if prop.root is not None else None
+    sha = gitio.last_commit_before(upstream, when) if when else None
+    if sha is None or when is None:
+        prop.warnings.append("no upstream commit can stand in for the pin: choose PIN yourself")
+        return None
+    prop.warnings.append(
+        f"using {sha[:10]}, the last upstream commit before the port's newest commit ({when[:10]}), as the pin: "
+        "it assumes the port was in sync that day, so changes it had not yet taken are left out of the range, "
+        "and changes it took early come in again (audit finds those ported)"
+    )
+    return sha[:10]
 
 
 def _mirrored_paths(cited_all: set[str], ported: int, upstream: Path | None, ref: str, prop: Proposal) -> list[str]:
@@ -291,10 +311,11 @@ def _next_step(
 ) -> None:
     to = target[:10] if target else "TARGET"
     prop.next_command = f"porttrack queue build --range {pin or 'PIN'}..{to}"
-    if pin is None and pins and upstream is not None:  # the pin exists once it is fetched
+    remote = next(iter(gitio.remotes(upstream)), None) if upstream is not None else None
+    if pin is None and pins and remote is not None:  # the pin exists once it is fetched
         common = pins.most_common(1)[0][0]
         prop.next_command = (
-            f"git -C {upstream} fetch origin {common}` then `porttrack queue build --range {common}..{to}"
+            f"git -C {upstream} fetch {remote} {common}` then `porttrack queue build --range {common}..{to}"
         )
     if upstream is not None and pin is not None and pin in placed and target:
         if placed[pin][0] == target:
@@ -311,7 +332,7 @@ def _next_step(
 
 
 def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
-    prop = Proposal(text="")
+    prop = Proposal(text="", root=root)
     if upstream is not None:
         gitio.declare_bare(upstream)  # a mirror is read with --git-dir
     provs = headers.scan_headers(root, scan_lines=header_lines)

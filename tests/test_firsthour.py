@@ -221,11 +221,20 @@ def test_init_with_an_unplaceable_pin_says_so_and_offers_the_newest_placeable_on
     assert f"using {pin[:9]} (1 files), the newest header pin" in proc.stdout
     assert f"next: `porttrack queue build --range {pin[:9]}..{target[:10]}`" in proc.stdout
     assert tomllib.loads((port / "porttrack.toml").read_text())["upstream"]["repo"] == str(up)  # absolute, as given
-    # no placeable pin at all: the command says to fetch first
+    # no placeable pin at all: the command says to fetch first, from the remote the upstream has
     port2 = init_repo(tmp_path / "port2")
     commit_files(port2, {"src/core/m0.cpp": f"// Ported from: vllm/core/m0.py @ {absent}\n"}, "port")
+    git(up, "remote", "rename", "origin", "upstream")
     proc = run_cli("init", "--upstream", str(up), cwd=port2, check_rc=0)
-    assert f"fetch origin {absent}` then `porttrack queue build --range {absent}..{target[:10]}`" in proc.stdout
+    assert f"fetch upstream {absent}` then `porttrack queue build --range {absent}..{target[:10]}`" in proc.stdout
+    # and with no remote: no command that cannot run, but the upstream commit of the port's last day, said for what it is
+    (port2 / "porttrack.toml").unlink()
+    git(up, "remote", "remove", "upstream")
+    proc = run_cli("init", "--upstream", str(up), cwd=port2, check_rc=0)
+    assert "fetch" not in proc.stdout.splitlines()[-1] and "no remote to fetch them from" in proc.stdout
+    assert "the last upstream commit before the port's newest commit" in proc.stdout
+    last = proc.stdout.splitlines()[-1]
+    assert last.startswith("next: `porttrack queue build --range ") and f"..{target[:10]}`" in last
 
 
 # ---------------------------------------------------------------- honest reports
