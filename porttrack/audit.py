@@ -23,6 +23,7 @@ from porttrack import refactor
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
+from porttrack.visible import visible
 from porttrack.model import Entry, Gate, Part, Queue, Rule
 
 HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
@@ -1738,5 +1739,5 @@ def table(result: Audit):
             who,
             ", ".join(f"{g.id} @ {g.established_at}" if g.established_at else g.id for g in r.gates),
         ]
-        t.add_row(*(Text(c) for c in cells))  # plain text: "[[map]]" is no markup
+        t.add_row(*(Text(visible(c)) for c in cells))  # plain text: "[[map]]" is no markup; no control character
     return t

@@ -490,7 +490,7 @@ def audit(
         return
     for line in result.notices:
         err.print(visible(line), markup=False, soft_wrap=True)
-    out.print(audit_mod.table(sanitized(result)))
+    out.print(audit_mod.table(result))
     for line in result.prepin.summary():
         out.print(visible(line), markup=False, soft_wrap=True)
     for note in notes:
