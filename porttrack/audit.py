@@ -24,7 +24,7 @@ from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.visible import visible
-from porttrack.model import Entry, Gate, Part, Queue, Rule
+from porttrack.model import NEEDS_GATE, Entry, Gate, Part, Queue, Rule
 
 HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
 
@@ -589,6 +589,7 @@ class Subject:
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
+    spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
     _probed: bool = False
 
     @property
@@ -618,6 +619,7 @@ class Subject:
                 x,
             )
             self.judged[x], self.counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
+            self.spelled[x] = spelled
             if spelled != x:
                 self.ev.append(f"{x} is spelled {spelled.split('.')[-1]} in the port")
             self.ev.append(probe_line(spelled, self.judged[x], self.counts[x], ctx.scope, ctx.tree))
@@ -942,7 +944,8 @@ def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
 def _blocked(rule: AuditRule, s: Subject) -> bool:
     """Needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage."""
     ctx, res = s.ctx, s.res
-    blockers = _blockers(s)
+    # an entry this run judged ported waits on nothing: check would find its entry-ported gate live
+    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
     if not blockers:
         return False
     res.blocked_by = sorted(blockers)
@@ -993,6 +996,16 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
         else:
             gated.setdefault(x, s.judged[x])
     for x, p in gated.items():
+        cls = _owner_class(x)
+        if cls and _code(ctx.probes.count(cls)) > 0:
+            # audit counts a member only where its class is (Subject._in_place): so does the gate
+            gate = _member_gate(ctx, x, cls)
+            s.ev.append(
+                f"control for {x}: {cls}, its class, defined at {gate.established_at}: a zero means not in "
+                f"the place it would be (the gate looks in the files that name {cls}: {', '.join(gate.scope[:4])})"
+            )
+            s.res.gates.append(gate)
+            continue
         sibling = _sibling_control(s, x)
         if sibling is not None:
             try:
@@ -1001,6 +1014,20 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
             except ValueError:  # not part of this scan's words: keep the automatic control
                 pass
         s.res.gates.append(_absent_gate(ctx, x, p))
+
+
+def _member_gate(ctx: _Ctx, member: str, cls: str) -> Gate:
+    """An absent gate on `Class.member` scoped to the files that name the class, the class its control."""
+    ccount = ctx.probes.count(cls)
+    files = sorted({h.path for h in _hits(ccount, _CODE_KINDS)})
+    return Gate(
+        id=f"{_slug(member)}-absent",
+        kind="absent",
+        probe=member,
+        scope=files or list(ctx.scope),
+        control=cls,
+        established_at=_definition(ccount),
+    )
 
 
 def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
@@ -1225,20 +1252,18 @@ def _content(rule: AuditRule, s: Subject) -> bool:
 
 
 def _lacking_gates(s: Subject, states: list[Judged]) -> None:
-    """An `absent` gate per name the port lacks that made a hunk guarded or foreign (at most three),
-    controlled by a symbol the change edits that the port has: the day the port names one, check
-    says the entry is real."""
+    """An `absent` gate per name the port lacks that made a hunk absent, guarded or foreign (at most
+    three), controlled by a symbol the entry names that the port has (else the scan's automatic
+    control): the day the port names one, check says the entry is real."""
     ctx = s.ctx
     names: list[str] = []
     for j in states:
         if j.kind == "guarded":
             names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
-        elif j.kind == "foreign":
+        elif j.kind in ("foreign", "absent"):
             names += [t for t in j.state.new_missing if (t[0].isalpha() or t[0] == "_") and ctx.port_lacks(t)]
-    holder = next((x for x in _changed(s) if x in s.present), None)
-    if holder is None:
-        return
-    count = s.counts[holder]
+    holder = next((x for x in [*_changed(s), *s.probed] if x in s.present), None)
+    count = s.counts[holder] if holder is not None else None
     for n in list(dict.fromkeys(names))[:3]:
         s.res.gates.append(
             Gate(
@@ -1246,8 +1271,8 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
                 kind="absent",
                 probe=n,
                 scope=list(ctx.scope),
-                control=holder,
-                established_at=_definition(count),
+                control=holder or "",
+                established_at=_definition(count) if count is not None else "",
             )
         )
 
@@ -1276,15 +1301,13 @@ def _inert(rule: AuditRule, s: Subject) -> bool:
             Gate(
                 id=f"{_slug(x)}-consumer",
                 kind="no-consumer",
-                probe=x,
+                probe=s.spelled.get(x, x),  # what check probes must be what audit counted
                 scope=list(ctx.scope),
                 control=s.judged[x].control or "",
                 established_at=_definition(s.counts[x]),
             )
         )
-    for x in changed:
-        if x not in s.present:
-            res.gates.append(_absent_gate(ctx, x, s.judged[x]))
+    _absent_gates(s, [x for x in changed if x not in s.present])
     return s.fire(
         rule,
         f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations",
@@ -1427,6 +1450,8 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     for rule in RULES:
         if rule.fires(rule, subject):
             break
+    if res.verdict in NEEDS_GATE and not res.gates:  # check requires one: gate on what the lines lack
+        _lacking_gates(subject, _content_states(subject))
     # prior triage: the port's own citation of this PR or commit, for the person reading the verdict
     cited = ctx.records.triage_for(e.pr, e.sha) if res.verdict not in ("ignore",) else None
     if cited is not None:
