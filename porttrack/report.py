@@ -7,9 +7,12 @@ reproduces them. No clock, no randomness: the same queue and tree give the same 
 
 from __future__ import annotations
 
+import re
+
 import shlex
 from dataclasses import dataclass, field
 
+from porttrack import marks
 from porttrack.visible import sanitized
 from porttrack import audit as audit_mod
 from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Part, Queue
@@ -229,7 +232,9 @@ def sync(queue: Queue, result: audit_mod.Audit, *, command: str, name: str = "")
     if pairs:
         lines += ["", f"## Net-zero pairs ({len(pairs)})", ""]
         lines += [f"- {z.text()}." for z in pairs]
-    lines += ["", f"Reproduce: `{command}`", ""]
+    shas = (re.search(r" \(`([0-9a-f]{8})`\) — ", line) if line.startswith("- ") else None for line in lines)
+    written = {m.group(1): line for m, line in zip(shas, lines, strict=True) if m}
+    lines += ["", f"Reproduce: `{command}`", "", marks.block(written), ""]
     return "\n".join(lines)
 
 

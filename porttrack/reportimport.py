@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porttrack import gitio, queuefile
+from porttrack import gitio, marks, queuefile
 from porttrack.config import Config, inside
 from porttrack.errors import UserError
 from porttrack.model import Citation, Entry, Part, QueueMeta
@@ -107,6 +107,7 @@ class Item:
     notes: list[str] = field(default_factory=list)
     citations: list[Citation] = field(default_factory=list)
     position: str = ""
+    untouched: bool = False  # a line of porttrack's own report, as porttrack wrote it (porttrack/marks.py)
 
 
 @dataclass
@@ -169,6 +170,7 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
     rep.date = m.group(1) if m else ""
     lines = text.splitlines()
     _header_facts(rep, lines)
+    ours = marks.read(text)  # porttrack's own report: the lines it wrote, by short sha
     resolver = resolver or PathResolver(set())
     section: str | None = None
     carry = False  # inside a `## Carry-over` section
@@ -204,7 +206,9 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
             continue
         m = _SYNC.match(line)
         if m and section is not None:  # Carry-over and other sections repeat entries; their sections don't say
-            rep.items.append(_sync_item(rep, m, i + 1, section, resolver))
+            item = _sync_item(rep, m, i + 1, section, resolver)
+            item.untouched = marks.as_written(ours, m["sha"], line)
+            rep.items.append(item)
             rep.formats.add("sync")
         i += 1
     return rep
@@ -819,7 +823,12 @@ def _fill_upstream(e: Entry, it: Item, upstream: dict, checked: bool) -> None:
 
 
 def _apply(e: Entry, it: Item, rep: Report, *, initial: bool) -> None:
-    """Fold one report's reading into an entry: the later report wins, the other reading goes to history."""
+    """Fold one report's reading into an entry: the later report wins, the other reading goes to history.
+
+    A line of porttrack's own report, as porttrack wrote it, says what the queue said: it changes an
+    entry the queue has in no way, and a new entry gets its verdict as audit's."""
+    if it.untouched and not initial:
+        return
     src = rep.where(it.line)
     if e.pr is None and it.pr is not None:
         e.pr = it.pr
@@ -842,7 +851,7 @@ def _apply(e: Entry, it: Item, rep: Report, *, initial: bool) -> None:
         e.disposition = it.disposition
     if it.verdict is not None:
         e.verdict = it.verdict
-        e.verdict_by = "human"
+        e.verdict_by = "audit" if it.untouched else "human"
         e.gate_text = it.gate_text
         e.parts = _parts(it)
     e.label = it.label

@@ -60,3 +60,33 @@ def test_check_right_after_audit_write_finds_no_error(tmp_path):
     data = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)
     errors = [f for f in data["findings"] if f["severity"] == "error"]
     assert errors == [], [(f["code"], f["message"]) for f in errors]
+
+
+def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(tmp_path):
+    port, _ = pair(
+        tmp_path,
+        [
+            ("[Core] Drain more", {"vllm/core/sched.py": SCHED.replace("return request\n", "return request or 0\n")}),
+            ("[Core] Step less", {"vllm/core/sched.py": SCHED.replace("self.budget)", "self.budget - 1)")}),
+        ],
+    )
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    run_cli("report", "sync", "--out", ".agents/sync/2026-03-09-x.md", cwd=port, check_rc=0)
+    queue = port / "queue" / "c.toml"
+    before = queue.read_bytes()
+    for _ in range(2):  # however often
+        out = run_cli(
+            "queue", "import", ".agents/sync/2026-03-09-x.md", "--queue", "queue/c.toml", cwd=port, check_rc=0
+        )
+        assert "0 new entries, 0 updated" in out.stdout and queue.read_bytes() == before
+    report = port / ".agents" / "sync" / "2026-03-09-x.md"
+    lines = report.read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if "Step less" in line)
+    verdict = lines[k].split(" — ", 1)[1].split(":", 1)[0]
+    lines[k] = lines[k].replace(f" — {verdict}:", " — no-op: a person read it;", 1)
+    report.write_text("\n".join(lines) + "\n")
+    run_cli("queue", "import", ".agents/sync/2026-03-09-x.md", "--queue", "queue/c.toml", cwd=port, check_rc=0)
+    from porttrack import queuefile
+
+    step = next(e for e in queuefile.load(queue).queue.entries if "Step less" in e.subject)
+    assert (step.verdict, step.verdict_by) == ("no-op", "human") and step.reason.startswith("a person read it")

@@ -103,7 +103,8 @@ def test_sync_report_sections_and_lines(sync_text, port):
     parsed = {int(m["pr"]): m for m in map(ENTRY_RE.match, entries)}
     assert parsed[40030]["subject"] == "[Spec] Eagle proposer (#40030)"
     assert parsed[40030]["sha"] == sha(30)[:8]
-    assert lines[-1] == "Reproduce: `porttrack report sync --queue queue/cycle.toml`"
+    assert lines[-3] == "Reproduce: `porttrack report sync --queue queue/cycle.toml`"
+    assert lines[-1].startswith("<!-- porttrack lines: ") and f"{sha(30)[:8]}=" in lines[-1]
 
 
 def test_sync_report_by_disposition(tmp_path):
