@@ -998,11 +998,13 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
     for x, p in gated.items():
         cls = _owner_class(x)
         if cls and _code(ctx.probes.count(cls)) > 0:
-            # audit counts a member only where its class is (Subject._in_place): so does the gate
+            # audit counts a member only where its class is (Subject._in_place), which a probe of the
+            # bare name does not: the gate holds its count as it is now, and goes live when it moves
             gate = _member_gate(ctx, x, cls)
             s.ev.append(
-                f"control for {x}: {cls}, its class, defined at {gate.established_at}: a zero means not in "
-                f"the place it would be (the gate looks in the files that name {cls}: {', '.join(gate.scope[:4])})"
+                f"control for {x}: {cls}, its class, defined at {_definition(ctx.probes.count(cls))}: a zero "
+                "means not in the place it would be"
+                + (f"; the name counts {gate.expect} elsewhere, which the gate holds to" if gate.expect else "")
             )
             s.res.gates.append(gate)
             continue
@@ -1017,16 +1019,19 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
 
 
 def _member_gate(ctx: _Ctx, member: str, cls: str) -> Gate:
-    """An absent gate on `Class.member` scoped to the files that name the class, the class its control."""
-    ccount = ctx.probes.count(cls)
-    files = sorted({h.path for h in _hits(ccount, _CODE_KINDS)})
+    """The gate on `Class.member` where the port has the class but not the member in it: absent while
+    the name has no code hit at all, else a count gate that holds the hits it has elsewhere. Either
+    is what check's probe of the name sees today; the class is the control."""
+    ccount, count = ctx.probes.count(cls), ctx.probes.count(member)
+    n = _code(count)
     return Gate(
-        id=f"{_slug(member)}-absent",
-        kind="absent",
+        id=f"{_slug(member)}-{'count' if n else 'absent'}",
+        kind="count" if n else "absent",
         probe=member,
-        scope=files or list(ctx.scope),
+        scope=list(ctx.scope),
         control=cls,
-        established_at=_definition(ccount),
+        established_at=_definition(count if n else ccount),  # check cites the probe's hit, or the control's
+        expect=n if n else None,
     )
 
 
