@@ -126,10 +126,19 @@ class Outcome:
     trees: int = 0  # tree listings read
     blobs: int = 0  # blobs whose definitions were needed (parsed or from the cache)
 
-    def summary(self) -> list[str]:
-        """Lines for people: each gap and net-zero pair, or why the check did not run."""
-        out = [f"pre-pin gap {g.text()}" for g in self.gaps]
-        out += [f"net-zero {z.text()}" for z in self.net_zero]
+    def summary(self, most: int = 5) -> list[str]:
+        """Lines for people: how many gaps, the `most` with the most entries pointing at them, the net-zero
+        pairs, or why the check did not run. The deferral report lists every gap."""
+        top = sorted(self.gaps, key=lambda g: (-len(g.entries), g.symbol))[:most]
+        out = []
+        if self.gaps:
+            unowned = sum(not g.owner for g in self.gaps)
+            more = f"; the {len(top)} with the most entries:" if len(self.gaps) > len(top) else ":"
+            out.append(f"pre-pin gaps: {len(self.gaps)} ({unowned} with no owning row; report deferral lists them){more}")
+            out += [f"  pre-pin gap {g.text()}" for g in top]
+        out += [f"net-zero {z.text()}" for z in self.net_zero[:most]]
+        if len(self.net_zero) > most:
+            out.append(f"net-zero: {len(self.net_zero) - most} more in the sync report")
         return out + ([self.note] if self.note else [])
 
     def as_json(self) -> dict:
@@ -278,6 +287,17 @@ def _pins_for_entry(
     return found
 
 
+def is_feature(symbol: str) -> bool:
+    """Whether a pre-pin gap is one a team writes a row for: a class, or a public top-level function.
+
+    A private helper (`_free_inputs`), a test function, a constant (`CUDA_DEVICES`) or a method of a
+    class the port has is evidence inside an entry, not a gap: a port often folds such a name into a
+    function it has, and a row per helper would bury the features.
+    """
+    member = "." in symbol or "::" in symbol
+    return not (member or symbol.startswith("_") or symbol.lower().startswith("test") or symbol.isupper())
+
+
 def _candidates(s: str, absent: Callable[[str], bool], first: dict[str, tuple[str, int]]) -> list[str]:
     """What may be a pre-pin gap for an absent symbol: its class when absent as a whole, then the symbol
     itself unless the queue adds it (then it was not at the pin) or it is a Python protocol name."""
@@ -333,6 +353,8 @@ def _owned_gaps(
     open_rows = [row for row in rows if row.state.upper() not in done]
     out = []
     for key in sorted(pointing):
+        if not is_feature(key):
+            continue
         site = sites[key]
         last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
         row = next(
@@ -451,7 +473,7 @@ def recorded_gaps(queue: Queue) -> dict[str, tuple[str, list[int]]]:
             continue
         for line in e.evidence:
             m = PREPIN_RE.match(line)
-            if m:
+            if m and is_feature(m["symbol"]):
                 _, ns = out.setdefault(m["symbol"], (f"{m['pin']}:{m['path']}:{m['line']}", []))
                 if e.n not in ns:
                     ns.append(e.n)

@@ -253,3 +253,24 @@ def test_entries_without_a_port_counterpart_still_point_at_the_gap(tmp_path):
     assert {(r["verdict"], r["rule"]) for r in zeroer} == {("surface-absent", "unmapped")}
     gap = next(g for g in data["prepin"]["gaps"] if g["symbol"] == "PoolZeroer")
     assert len(gap["entries"]) == 3 and gap["where"]["pin"] == pin
+
+
+def test_only_classes_and_public_functions_are_gaps_the_rest_stays_evidence():
+    from porttrack import prepin
+    from porttrack.model import Entry, Queue, QueueMeta
+
+    for name, feature in [
+        ("PoolZeroer", True),
+        ("worker_helper", True),
+        ("_free_encoder_inputs", False),
+        ("test_zero_ids", False),
+        ("CUDA_DEVICES", False),
+        ("BlockPool.allocate", False),
+    ]:
+        assert prepin.is_feature(name) is feature, name
+    lines = [prepin.PREPIN_LINE.format(symbol=s, pin="0123456789", path="vllm/x.py", line=1) for s in
+             ("PoolZeroer", "_free_encoder_inputs", "test_zero_ids", "CUDA_DEVICES")]  # fmt: skip
+    q = Queue(
+        QueueMeta("q"), [Entry(n=i, sha="", subject="", verdict="surface-absent", evidence=lines) for i in (1, 2)]
+    )
+    assert list(prepin.recorded_gaps(q)) == ["PoolZeroer"]
