@@ -7,6 +7,7 @@ returns: a rich table for people, JSON for machines. Nothing here decides anythi
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import traceback
@@ -45,9 +46,16 @@ app.add_typer(validate_app, name="validate")
 app.add_typer(kvref_app, name="kvref")
 
 
+# Output into a pipe or a file has no width to fit: rich would squeeze tables to 80 columns.
+PIPED_WIDTH = 240
+
+
 def console(stderr: bool = False) -> Console:
     """The CLI's console; it reads NO_COLOR and COLUMNS when it is made."""
-    return Console(stderr=stderr, highlight=False, emoji=False)  # ":100:" in "file:100: ..." is a line, not an emoji
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and not os.environ.get("COLUMNS")
+    # ":100:" in "file:100: ..." is a line, not an emoji
+    return Console(stderr=stderr, highlight=False, emoji=False, width=PIPED_WIDTH if piped else None)
 
 
 out = console()

@@ -214,3 +214,22 @@ def test_a_huge_entries_range_is_clipped_to_the_queue(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [r["entry"] for r in json.loads(proc.stdout)["results"]] == [1]
+
+
+def test_a_table_into_a_pipe_is_not_squeezed_to_80_columns(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n')
+    (port / "queue").mkdir()
+    subject = "A subject long enough that a table squeezed to eighty columns would have to fold it (#5)"
+    (port / "queue" / "q.toml").write_text(
+        f'[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "abababab"\nsubject = "{subject}"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "porttrack", "queue", "show"]
+    out = subprocess.run(cmd, cwd=port, env=env, capture_output=True, text=True, check=True).stdout
+    assert any(subject in line for line in out.splitlines()), out
