@@ -420,6 +420,9 @@ class _Ctx:
         self.upstream_tokens = functools.lru_cache(maxsize=64)(self._read_tokens)
         self.upstream_members = functools.lru_cache(maxsize=64)(self._read_members)
         self._lacks: dict[str, bool] = {}
+        self._greps = 0
+        self._all_tokens: set[str] | None = None
+        self._tree = pathrules.Tree(cfg.port_root)
 
     def siblings(self, upstream: str) -> list[str]:
         """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
@@ -460,6 +463,11 @@ class _Ctx:
             pattern = spelling_pattern(name)
             if not pattern:
                 return False
+            self._greps += 1
+            tokens = self._code_tokens() if self._greps > _GREPS_BEFORE_INDEX else None
+            if tokens is not None:
+                self._lacks[name] = naming.norm(name) not in tokens
+                return self._lacks[name]
             found = gitio.grep_lines(self.cfg.port_root, pattern, list(self.cfg.code_scope))
             if found is None:  # no git work tree: nothing to say the port lacks it
                 self._lacks[name] = False
@@ -472,14 +480,29 @@ class _Ctx:
             self._blobs.close()
 
     def port_tokens(self, rel: str) -> set[str]:
-        """hunks.port_tokens of one port file (read once)."""
+        """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
         if rel not in self._port_tokens:
             try:
-                text = (self.cfg.port_root / rel).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
-            self._port_tokens[rel] = hunks_mod.port_tokens(text)
+                real = self._tree.resolve_file(rel)
+                raw = pathrules.read_file(real) if real is not None else b""
+            except (OSError, pathrules.Outside):
+                raw = b""
+            self._port_tokens[rel] = hunks_mod.port_tokens(raw.decode("utf-8", "replace"))
         return self._port_tokens[rel]
+
+    def _code_tokens(self) -> set[str] | None:
+        """Every code token of every file in the code scope (built once, after the first few greps have
+        shown the audit asks often: each `git grep` of a real port costs tens of milliseconds)."""
+        if self._all_tokens is None:
+            proc = gitio.run(
+                self.cfg.port_root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                *self.cfg.code_scope,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                return None
+            names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+            self._all_tokens = set().union(*(self.port_tokens(n) for n in names))
+        return self._all_tokens
 
     @property
     def records(self):
@@ -529,6 +552,9 @@ class _Ctx:
         if upstream in umap:
             return umap[upstream]
         return [p for p in self.cfg.map_upstream(upstream) if (self.cfg.port_root / p).is_file()]
+
+
+_GREPS_BEFORE_INDEX = 16  # past this, one read of the whole code scope is cheaper than a grep a name
 
 
 def spelling_pattern(name: str) -> str:

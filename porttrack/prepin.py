@@ -134,7 +134,9 @@ class Outcome:
         if self.gaps:
             unowned = sum(not g.owner for g in self.gaps)
             more = f"; the {len(top)} with the most entries:" if len(self.gaps) > len(top) else ":"
-            out.append(f"pre-pin gaps: {len(self.gaps)} ({unowned} with no owning row; report deferral lists them){more}")
+            out.append(
+                f"pre-pin gaps: {len(self.gaps)} ({unowned} with no owning row; report deferral lists them){more}"
+            )
             out += [f"  pre-pin gap {g.text()}" for g in top]
         out += [f"net-zero {z.text()}" for z in self.net_zero[:most]]
         if len(self.net_zero) > most:
