@@ -539,8 +539,15 @@ def report(
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
+    from porttrack import show, written
+
     cfg, qf, qrel = _queue(config, queue)
-    result = _audit(cfg, qf, qrel, entries)
+    chosen = show.select(qf.queue, entries)
+    # a written queue is rendered as written: one scan, like check; an unjudged entry needs the rules
+    if written.judged(chosen):
+        result = written.result(cfg, qf.queue, chosen, _scan_progress())
+    else:
+        result = _audit(cfg, qf, qrel, entries)
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
     render = report_mod.sync if kind == "sync" else report_mod.deferral
     text = render(

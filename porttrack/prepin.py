@@ -40,6 +40,10 @@ NETZERO_LINE = (
     "net-zero: {symbol} is added by entry {added} and removed by entry {removed}, "
     "and upstream did not have it at the pin {pin}: skip both"
 )
+NETZERO_RE = re.compile(
+    r"^net-zero: (?P<symbol>\S+) is added by entry (?P<added>\d+) and removed by entry (?P<removed>\d+), "
+    r"and upstream did not have it at the pin (?P<pin>\S+): skip both$"
+)
 PIN_CHARS = 10  # enough to name a commit in evidence; `git show` takes the prefix
 
 
@@ -465,6 +469,21 @@ def _net_zero(queue, result, absent, up: Upstream, pin: str | None, prefixes, fi
             if r.n in (z.added, z.removed, *z.between) and line not in r.evidence:
                 r.evidence.append(line)
     return found
+
+
+def recorded_net_zero(queue: Queue) -> list[NetZero]:
+    """From a queue's written evidence: the net-zero pairs audit found, each with the entries between."""
+    found: dict[tuple[str, int, int], NetZero] = {}
+    for e in queue.entries:
+        for line in e.evidence:
+            m = NETZERO_RE.match(line)
+            if m is None:
+                continue
+            key = (m["symbol"], int(m["added"]), int(m["removed"]))
+            z = found.setdefault(key, NetZero(key[0], key[1], key[2], m["pin"]))
+            if e.n not in key[1:] and e.n not in z.between:
+                z.between.append(e.n)
+    return list(found.values())
 
 
 def recorded_gaps(queue: Queue) -> dict[str, tuple[str, list[int]]]:

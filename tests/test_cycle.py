@@ -90,3 +90,26 @@ def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(t
 
     step = next(e for e in queuefile.load(queue).queue.entries if "Step less" in e.subject)
     assert (step.verdict, step.verdict_by) == ("no-op", "human") and step.reason.startswith("a person read it")
+
+
+def test_reports_of_a_written_queue_render_what_it_says_and_probe_only_its_gates(tmp_path):
+    from porttrack import queuefile
+
+    port, _ = pair(
+        tmp_path,
+        [("[Core] Drain more", {"vllm/core/sched.py": SCHED.replace("return request\n", "return request or 0\n")})],
+    )
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    q = queuefile.load(port / "queue" / "c.toml").queue
+    gates = [g for e in q.entries for g in e.gates if g.kind != "entry-ported"]
+    deferral = run_cli("report", "deferral", cwd=port, check_rc=0).stdout
+    probes = deferral.split("## Verification state", 1)[1].split("- Reproduce", 1)[0]
+    listed = [line for line in probes.splitlines() if line.startswith("  - `")]
+    assert len(listed) == len({g.probe for g in gates} | {g.control for g in gates if g.control})
+    for g in gates:
+        assert any(f"`{g.probe}`" in line and (not g.control or f"control `{g.control}`" in line) for line in listed)
+    # a person's verdict in the queue is what the report says, with no rule run over it
+    qpath = port / "queue" / "c.toml"
+    qpath.write_text(qpath.read_text().replace('verdict_by = "audit"', 'verdict_by = "human"', 1))
+    sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
+    assert "Drain more" in sync

@@ -1,0 +1,68 @@
+"""What a written queue already says, as an audit result: the reports' input when every entry is judged.
+
+`report sync` and `report deferral` render verdicts; audit has written them (or a person
+has). Re-running every rule for a report cost minutes on a real queue while `check` reads
+the same queue in seconds, so a report of a written queue re-derives only what `check`
+does: the port's tree, one scan of the gates' probes with their controls, and the pre-pin
+gaps from the evidence audit recorded. A queue with an entry left unjudged is audited as
+before (docs/reports.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from porttrack import gitio, owners, prepin, probe
+from porttrack.audit import Audit
+from porttrack.config import Config
+from porttrack.model import UNTRIAGED, Entry, Queue
+
+
+def judged(entries: list[Entry]) -> bool:
+    """Does every entry (and part) carry a written verdict?"""
+    return all(obj.verdict not in UNTRIAGED for e in entries for obj in e.and_parts)
+
+
+def result(cfg: Config, queue: Queue, entries: list[Entry], progress: Callable[[int, int], None] | None) -> Audit:
+    """The queue's own verdicts as an Audit: no rule runs."""
+    root = cfg.port_root
+    sha, dirty = gitio.head_state(root, list(cfg.code_scope)) if gitio.is_git_repo(root) else (None, False)
+    tree = f"{sha or 'working tree'}{' (dirty)' if dirty else ''}"
+    gates = [g for e in entries for obj in e.and_parts for g in obj.gates if g.kind != "entry-ported" and g.probe]
+    symbols = sorted({g.probe for g in gates if not g.regex} | {g.control for g in gates if g.control})
+    probes = []
+    if symbols:
+        scan = probe.scan(
+            root, symbols, scope=list(cfg.code_scope), **probe.config_options(cfg), texts=False, progress=progress
+        )
+        controls = {g.probe: g.control or None for g in gates if not g.regex}
+        probes = [probe.judge(scan, s, controls.get(s)) for s in symbols]
+    return Audit(
+        results=[],
+        tree=tree,
+        scope=list(cfg.code_scope),
+        probes=probes,
+        counts={p.symbol: p.count for p in probes},
+        rows=[],
+        entries=[e.n for e in entries],
+        prepin=_gaps(cfg, queue),
+    )
+
+
+def _gaps(cfg: Config, queue: Queue) -> prepin.Outcome:
+    """The pre-pin gaps audit recorded in the entries' evidence, each with the open row citing it."""
+    done = {s.upper() for s in cfg.done_states}
+    rows = [
+        r
+        for r in owners.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
+        if r.state.upper() not in done
+    ]
+    out = prepin.Outcome()
+    for symbol, (site, ns) in sorted(prepin.recorded_gaps(queue).items()):
+        pin, path, line = site.split(":", 2)[0], *site.split(":", 2)[1:]
+        kind = "class" if symbol[:1].isupper() else "symbol"
+        row = next((r for r in rows if owners.cites_symbol(r.upstream, symbol)), None)
+        owner = owners.owner_text(row) if row else ""
+        out.gaps.append(prepin.Gap(symbol, kind, prepin.Site(pin, path, int(line), kind), sorted(ns), owner))
+    out.net_zero = prepin.recorded_net_zero(queue)
+    return out
