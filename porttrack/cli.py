@@ -150,6 +150,8 @@ def main() -> None:
         sys.exit(143)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if rc == 130:  # click returns Ctrl-C as a silent 130 when it does not exit itself: say it, once
+        err.print("porttrack: interrupted.")
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

@@ -233,3 +233,23 @@ def test_a_table_into_a_pipe_is_not_squeezed_to_80_columns(tmp_path):
     cmd = [sys.executable, "-m", "porttrack", "queue", "show"]
     out = subprocess.run(cmd, cwd=port, env=env, capture_output=True, text=True, check=True).stdout
     assert any(subject in line for line in out.splitlines()), out
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import CLI_ENV, ROOT
+
+    env = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT), PORTTRACK_KV_TIMEOUT="60")
+    cmd = [sys.executable, "-m", "porttrack", "validate", "kv", "--impl", "sleep 60", "--as-of", "g3"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # past the imports: the harness is being waited on
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (130, -signal.SIGINT), err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("validate:")]
+    assert lines == ["porttrack: interrupted."], err
