@@ -559,6 +559,8 @@ def report(
         sys.stdout.write(text)
         return
     pathrules.refuse_irregular(out_file, "report --out")
+    if not out_file.parent.is_dir():  # a typo in the folder is not a folder to create
+        raise UserError(f"report --out {out_file}: folder {out_file.parent} does not exist; create it first.")
     queuefile.write_atomic(out_file, text)  # names the file when the disk refuses
     out.print(f"wrote {out_file}", markup=False, soft_wrap=True)
     _next(f"porttrack check{_queue_arg(queue, qrel)}")

@@ -494,6 +494,8 @@ def run_demo(out: Path | None, console: Console) -> int:
     shas = build_upstream(out / "upstream")
     build_port(out / "port", shas)
     port = out / "port"
+    for kind in ("sync", "deferral"):  # the team's report folders, where `report --out` writes
+        (port / ".agents" / kind).mkdir(parents=True, exist_ok=True)
     steps = pipeline(shas)
     rc = 0
     for i, args in enumerate(steps):

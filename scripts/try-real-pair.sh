@@ -4,7 +4,8 @@
 # PORT is copied to a temporary folder first (nothing is written into it); UPSTREAM is only read.
 # The range is the one `porttrack init` proposes, unless one is given (init's proposal needs a
 # pin UPSTREAM has; when it has none, init says so and this script stops there).
-# Each step prints its command, its output (long tables cut to their last lines) and its exit code.
+# Each step prints its command, its output (long tables cut to their last lines) and its exit code;
+# the script exits with the highest of them, so a failed step fails the script.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -lt 2 ]; then
@@ -23,12 +24,14 @@ rm -f porttrack.toml
 rm -rf queue
 echo "port copy: $work/port   upstream: $upstream"
 
+worst=0  # the highest exit code of any step: the script's own (check's 1 for findings included)
 step() {  # step NAME ARGS... : run `porttrack ARGS`, show it, keep its exit code in $rc
   echo
   echo "\$ porttrack ${*:2}"
   local start=$SECONDS
   porttrack "${@:2}" >"$work/$1.out" 2>"$work/$1.err"
   rc=$?
+  [ "$rc" -gt "$worst" ] && worst=$rc
   if [ "$(wc -l <"$work/$1.out")" -gt 40 ]; then
     echo "  … $(( $(wc -l <"$work/$1.out") - 25 )) lines cut (full output: $work/$1.out)"
     tail -n 25 "$work/$1.out"
@@ -52,8 +55,10 @@ fi
 step build queue build --range "$range" --name try "${extra[@]}"
 [ "$rc" -eq 0 ] || exit 1
 step audit audit --write
+mkdir -p .agents/sync
 step report report sync --out .agents/sync/try.md
 [ -f .agents/sync/try.md ] && { echo "  (report header)"; sed -n '1,8p' .agents/sync/try.md; }
 step check check
 echo
-echo "done: $work/port"
+echo "done: $work/port (exit $worst)"
+exit "$worst"

@@ -253,3 +253,14 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     assert proc.returncode in (130, -signal.SIGINT), err
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith("validate:")]
     assert lines == ["porttrack: interrupted."], err
+
+
+def test_report_out_into_a_missing_folder_is_one_sentence(tmp_path):
+    port = port_with_config(tmp_path, '[port]\nroot = "."\n')
+    (port / "queue").mkdir()
+    (port / "queue" / "q.toml").write_text(
+        '[queue]\nname = "q"\n\n[[entry]]\nn = 1\nsha = "abababab"\nsubject = "s (#5)"\nverdict = "no-op"\nreason = "docs"\n'
+    )
+    proc = run_cli("report", "sync", "--out", ".agents/synk/x.md", cwd=port, check_rc=2)
+    assert "folder" in proc.stderr and "does not exist" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (port / ".agents").exists()

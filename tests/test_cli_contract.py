@@ -135,6 +135,7 @@ def test_every_writing_command_names_the_next_one(tmp_path):
     assert "next: `porttrack report sync --out SYNC.md` or `porttrack check`" in wrote
     rewrote = run_cli("audit", "--write", cwd=port, check_rc=0).stdout
     assert "wrote 0 verdicts" in rewrote  # a plural for every count but one
+    (port / "out").mkdir()
     rep = run_cli("report", "sync", "--out", "out/sync.md", cwd=port, check_rc=0).stdout
     assert "next: `porttrack check`" in rep
     assert (port / "out" / "sync.md").is_file() and os.listdir(port / "out") == ["sync.md"]  # no temp file left

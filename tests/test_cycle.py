@@ -71,6 +71,7 @@ def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(t
         ],
     )
     run_cli("audit", "--write", cwd=port, check_rc=0)
+    (port / ".agents" / "sync").mkdir()
     run_cli("report", "sync", "--out", ".agents/sync/2026-03-09-x.md", cwd=port, check_rc=0)
     queue = port / "queue" / "c.toml"
     before = queue.read_bytes()

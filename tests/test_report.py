@@ -155,6 +155,7 @@ def test_deferral_report(deferral_text, port):
 def test_reports_are_deterministic_and_written_to_a_file(port, deferral_text, sync_text, tmp_path):
     assert run_cli("report", "sync", cwd=port, check_rc=0).stdout == sync_text
     target = tmp_path / "out" / "deferral.md"  # outside the port, so the tree probed stays clean
+    target.parent.mkdir()
     out = run_cli("report", "deferral", "--out", str(target), cwd=port, check_rc=0)
     assert f"wrote {target}" in out.stdout
     assert target.read_text().replace(f" --out {target}", "") == deferral_text
