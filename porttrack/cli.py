@@ -382,9 +382,14 @@ def queue_import(
     cfg = config_mod.resolve_config(config)
     result = reportimport.import_reports(cfg, [(p, str(p)) for p in reports], queue=queue, dry_run=dry_run)
     for line in reportimport.render(result, dry_run=dry_run):
-        out.print(line, markup=False, soft_wrap=True)
+        out.print(visible(line), markup=False, soft_wrap=True)
     for w in result.warnings:
-        err.print(f"warning: {w}", markup=False, soft_wrap=True)
+        err.print(visible(f"warning: {w}"), markup=False, soft_wrap=True)
+    qarg = _queue_arg(queue, _rel(result.queue_path, cfg.port_root))
+    if dry_run:
+        _next(f"porttrack queue import {' '.join(str(p) for p in reports)}{qarg} (without --dry-run, to write it)")
+    else:
+        _next(f"porttrack check{qarg}", f"porttrack audit{qarg} (for the entries no report judged)")
 
 
 @queue_app.command("show")
@@ -696,6 +701,7 @@ def validate_kv(
                 f"no queue entry: {', '.join(rec.no_entry) or 'none'}",
                 markup=False,
             )
+            _next(f"porttrack audit --write --queue {rec.queue} (the behaviour rule reads what was recorded)")
     raise typer.Exit(1 if report.failed else 0)
 
 

@@ -127,6 +127,7 @@ def test_record_writes_behaviour_into_the_switch_entries_and_check_finds_the_pin
     proc = run_cli("validate", "kv", "--impl", str(harness), "--as-of", "G1", "--cases", CASES, "--record", cwd=port)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the planted divergence fails cases
     assert "[switch: mla-records" in proc.stdout
+    assert "next: `porttrack audit --write --queue " in proc.stdout
     after = qpath.read_text()
     assert after.startswith("# kept by hand\n") and "  # looked at this one\n" in after
     data = tomllib.loads(after)

@@ -197,7 +197,8 @@ def test_sync_report_round_trip(tmp_path):
     """`report sync` of an imported queue regenerates entry lines that parse and import back to the same verdicts."""
     port, head = make_port(tmp_path)
     (port / "2026-09-03-t.md").write_text(tranche(head[:9], ROWS))
-    run_cli("queue", "import", "2026-09-03-t.md", cwd=port, check_rc=0)
+    out = run_cli("queue", "import", "2026-09-03-t.md", cwd=port, check_rc=0).stdout
+    assert "next: `porttrack check" in out
     for e in entries(port):
         assert e.subject == ""
     q = port / "queue" / "imported.toml"
