@@ -162,7 +162,13 @@ def _decode_toml(text: str, path: Path) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
-        reason = re.sub(r"\s*\(at line.*", "", str(e))
+        reason = re.sub(r"\s*\(at (line|end of document).*", "", str(e))
+        if m is None and "end of document" in str(e):  # the file stops mid-value: say where, and why
+            last = text.count("\n") + (0 if text.endswith("\n") else 1)
+            raise UserError(
+                f"{path}:{last}: malformed TOML: {reason.lower()} at the end of the file; it looks truncated "
+                "(an interrupted copy or download?): restore it from git or a backup."
+            ) from None
         line = f":{m.group(1)}" if m else ""
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
     except RecursionError:

@@ -287,3 +287,14 @@ def test_part_errors_name_the_parts_own_line(tmp_path, text, message, line):
     with pytest.raises(UserError) as exc:
         queuefile.load(p)
     assert message in str(exc.value) and f"{p}:{line}:" in str(exc.value)
+
+
+def test_a_truncated_queue_names_its_last_line_and_says_it_looks_truncated(tmp_path):
+    full = write(tmp_path, HAND_WRITTEN).read_text(encoding="utf-8")
+    cut = full.index('"', full.index("subject")) + 5  # stop inside a string
+    p = tmp_path / "q.toml"
+    p.write_text(full[:cut], encoding="utf-8")
+    with pytest.raises(UserError) as e:
+        queuefile.load(p)
+    last = full[:cut].count("\n") + 1
+    assert f"q.toml:{last}:" in str(e.value) and "looks truncated" in str(e.value)
