@@ -332,11 +332,38 @@ def _deferred_section(gated: list[View], repo: str) -> list[str]:
         gates: list[Gate | None] = list(v.gates) or [None]
         for g in gates:
             gate = f"{v.verdict}: {_gate_text(g)}" if g else f"{v.verdict}: {_gates_text(v)} (no gate recorded)"
-            at = f"`{g.established_at}`" if g and g.established_at else "—"
-            lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {at} |")
+            lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {_established(g)} |")
     if not gated:
         lines.append("| — | — | — | — |")
     return lines
+
+
+def _established(g: Gate | None) -> str:
+    """Where the gate's symbol stands in the port. An absent gate's symbol stands nowhere: its
+    citation is its control's definition, and the cell says so rather than pass it off as the symbol's."""
+    if g is None or not g.established_at:
+        return "—"
+    if g.kind == "absent" or (g.kind == "count" and g.expect == 0):
+        return f"— (control `{g.control}` at `{g.established_at}`)" if g.control else "—"
+    return f"`{g.established_at}`"
+
+
+def _surface_absent_section(absent: list[View]) -> list[str]:
+    """Surface-absent entries counted by the surface they miss (the class an absent gate names, or the
+    name itself): what the port lacks, and how often upstream touched it, not a row per generic gate."""
+    by_surface: dict[str, set[str]] = {}
+    for v in absent:
+        surfaces = {re.split(r"\.|::", g.probe)[0] for g in v.gates if g.kind in ("absent", "count") and g.probe}
+        for s in surfaces or {"(no gate recorded)"}:
+            by_surface.setdefault(s, set()).add(v.label)
+    n, k = len(absent), len(by_surface)
+    head = f"{n} entr{'y' if n == 1 else 'ies'}, {k} surface{'' if k == 1 else 's'} the port lacks"
+    lines = ["", f"## Surface-absent ({head})", ""]
+    order = sorted(by_surface.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    for surface, labels in order:
+        ns = sorted(labels, key=lambda x: (int(x.split()[0]), x))
+        lines.append(f"- `{surface}`: {len(ns)} entr{'y' if len(ns) == 1 else 'ies'} ({', '.join(ns)})")
+    return lines + (["None."] if not absent else [])
 
 
 def _series_section(queue: Queue, result: audit_mod.Audit) -> list[str]:
@@ -418,7 +445,8 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     # an entry split into parts is judged by its parts
     vs = [v for v in vs if v.part is not None or not v.entry.parts]
     deferred = [v for v in vs if v.verdict in DEFERRED]
-    gated = [v for v in deferred if v.verdict != "owned"]
+    gated = [v for v in deferred if v.verdict not in ("owned", "surface-absent")]
+    absent = [v for v in deferred if v.verdict == "surface-absent"]
     owned = [v for v in deferred if v.verdict == "owned"]
     numbers = sorted({v.entry.n for v in deferred})
     title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
@@ -430,6 +458,7 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     ]
     lines += _rows_section(deferred)
     lines += _deferred_section(gated, repo)
+    lines += _surface_absent_section(absent)
     lines += ["", "## Already owned (do not re-file)", ""]
     lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
     lines += _series_section(queue, result)
