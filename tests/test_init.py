@@ -55,3 +55,14 @@ def test_a_bare_mirror_upstream_is_read_with_explicit_git_dir(tmp_path):
     run_cli("init", "--upstream", "../up.git", cwd=port, check_rc=0)
     proc = run_cli("queue", "build", "--range", f"{pin[:8]}..HEAD", cwd=port, check_rc=0)
     assert "1 entr" in proc.stdout or "1 entr" in proc.stderr
+
+
+def test_one_pin_written_at_several_lengths_counts_once(tmp_path):
+    """`e24d1b24` and `e24d1b24fe96` are one commit: together they outnumber another pin."""
+    port = init_repo(tmp_path / "port")
+    files = {f"src/a{i}.cpp": f"// Ported from: vllm/a{i}.py @ e24d1b24\n" for i in range(3)}
+    files |= {f"src/b{i}.cpp": f"// Ported from: vllm/b{i}.py @ e24d1b24fe96\n" for i in range(2)}
+    files |= {f"src/c{i}.cpp": f"// Ported from: vllm/c{i}.py @ aaaaaaa1\n" for i in range(4)}
+    commit_files(port, files, "port")
+    out = run_cli("init", cwd=port, check_rc=0).stdout
+    assert "most common header pin e24d1b24fe96 (5 files)" in out, out
