@@ -468,3 +468,21 @@ def test_docs_list_every_audit_rule_in_order():
     eight = design.split("## 8. audit: first-pass rules", 1)[1].split("\n## ", 1)[0]
     ids = [re.sub(r" GLOB$", "", x) for x in re.findall(r"^- `([a-z-]+(?: GLOB)?)` —", eight, flags=re.M)]
     assert ids == [r.id for r in audit_mod.RULES]
+
+
+def test_evidence_cites_at_most_the_hit_limit_and_counts_the_rest(tmp_path):
+    from porttrack import probe
+
+    for n in (audit_mod.HIT_LIMIT - 1, audit_mod.HIT_LIMIT):  # definition + n uses: HIT_LIMIT and HIT_LIMIT + 1 hits
+        port = init_repo(tmp_path / f"port{n}")
+        uses = "".join(f"int use{i}() {{ return drain_all(); }}\n" for i in range(n))
+        commit_files(port, {"src/a.cpp": "int drain_all() { return 0; }\n" + uses}, "port")
+        [p] = probe.probe(port, ["drain_all"], scope=["src"], tests_scope=[])
+        total = len(p.count.hits)
+        lines = audit_mod.hit_lines("drain_all", p.count)
+        cited = [line for line in lines if line.startswith("  drain_all ")]
+        assert total == n + 1 and len(cited) == min(total, audit_mod.HIT_LIMIT)
+        more = [line for line in lines if "more hits" in line]
+        assert more == (
+            [f"  drain_all: {total - audit_mod.HIT_LIMIT} more hits"] if total > audit_mod.HIT_LIMIT else []
+        )
