@@ -558,6 +558,38 @@ def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
     assert called["verdict"] == "blocked" and called["blocked_by"], called
 
 
+def test_a_name_inside_a_multi_line_docstring_blocks_nothing(tmp_path):
+    port, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Add a pacer",
+                "    def free(self, request):\n",
+                "    def pace(self):\n        return 1\n\n    def free(self, request):\n",
+            ),
+            (
+                "[Core] Document free at length",
+                "    def free(self, request):\n        return request\n",
+                '    def free(self, request):\n        """Free a request.\n\n        Unlike pace, this frees at once.\n        """\n'
+                "        return request or 0\n",
+            ),
+        ),
+    )
+    assert r["[Core] Document free at length"]["verdict"] != "blocked", r["[Core] Document free at length"]
+    # even where the queue says the entry uses the name (a hand-edited or imported queue), the
+    # diff decides: a mention inside a docstring, on a line of its own, is no use
+    qpath = port / "queue" / "c.toml"
+    q = queuefile.load(qpath)
+    n = next(e.n for e in q.queue.entries if e.subject == "[Core] Document free at length")
+    text = qpath.read_text()
+    head = text.index(f"\nn = {n}\n")
+    at = text.index("uses = [", head)
+    qpath.write_text(text[:at] + 'uses = ["pace", ' + text[at + len("uses = [") :])
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    doc = next(x for x in data["results"] if x["entry"] == n and x["part"] is None)
+    assert doc["verdict"] != "blocked", doc
+
+
 # ---------------------------------------------------------------- owned
 
 
