@@ -503,3 +503,16 @@ def test_a_report_past_the_size_limit_is_one_sentence(tmp_path):
     (port / "big.md").write_text("## PORT-NOW (1)\n" + line * (MAX_REPORT_BYTES // len(line) + 1))
     proc = run_cli("queue", "import", "big.md", cwd=port, check_rc=2)
     assert "big.md" in proc.stderr and "MiB" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_reports_are_worked_oldest_first_whatever_the_command_line_order(tmp_path):
+    port, head = make_port(tmp_path)
+    rows = ROWS.splitlines(keepends=True)  # 01..05: shas 1111111111 .. 5555555555
+    (port / "2026-09-01-a.md").write_text(tranche(head[:9], rows[0] + rows[1]))
+    (port / "2026-09-05-b.md").write_text(tranche(head[:9], rows[2] + rows[0]))
+    run_cli("queue", "import", "2026-09-05-b.md", "2026-09-01-a.md", cwd=port, check_rc=0)
+    numbered = {e.sha[:10]: e.n for e in entries(port)}
+    # the older report's entries are numbered first, in its order; the newer report's new one after
+    assert numbered == {"1111111111": 1, "2222222222": 2, "3333333333": 3}, numbered
+    first = next(e for e in entries(port) if e.sha.startswith("1111111111"))
+    assert first.source.startswith("2026-09-05-b.md:") and first.history  # the later reading wins
