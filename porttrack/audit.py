@@ -1185,7 +1185,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
         *(hunks_mod.tokens(j.hunk.new) for j in out if j.mapped and j.kind in ("guarded", "absent"))
     )
     for i, j in enumerate(out):
-        names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]  # a literal is a value they take
+        names = _names(j.state.new_missing)
         serves = names and all(t in unreachable for t in names)
         if j.kind == "gap" and serves and not j.state.old_found:
             s.ev.append(
@@ -1195,7 +1195,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             out[i] = j._replace(kind="plumbing")
     for i, j in enumerate(out):
         if j.kind == "gap" and _foreign(s, j):
-            names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]
+            names = _names(j.state.new_missing)
             s.ev.append(
                 f"hunk {j.hunk.path}:{j.hunk.new_start} touches only {', '.join(names)}, which the port's code "
                 "names nowhere: the lines it changes belong to something the port lacks"
@@ -1204,14 +1204,18 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
     return out
 
 
+def _names(tokens: list[str]) -> list[str]:
+    """The identifiers among a hunk's telling tokens (a literal is a value a name takes)."""
+    return [t for t in tokens if t[0].isalpha() or t[0] == "_"]
+
+
 def _foreign(s: Subject, j: Judged) -> bool:
     """A gap hunk whose every telling name, on the changed lines, the port's code names nowhere, in
     any spelling, and no entry of the queue adds, while nothing of its old side is there: the
-    enclosing function may be the port's,
-    but the lines changed serve something the port lacks. A name the change itself defines on a
+    enclosing function may be the port's, but the lines changed serve something the port lacks. A name the change itself defines on a
     surface the port has (a new field of a class it has, a function in a file it maps) is new
     behaviour for that surface: work, not foreign."""
-    names = [t for t in j.state.new_missing if t[0].isalpha() or t[0] == "_"]
+    names = _names(j.state.new_missing)
     if not names or j.state.new_found or j.state.old_found:
         return False
     # a name an entry of this queue adds is one the port may be about to get: the blocked rule's
@@ -1225,7 +1229,7 @@ def _defined_on_port_surface(s: Subject, name: str) -> bool:
     for h in ctx.hunks(s.e, s.e.files) or []:
         if not hunks_mod.defines(h.new, name):
             continue
-        owners = ctx._read_members(s.e.sha, h.path).get(name, set())
+        owners = ctx.upstream_members(s.e.sha, h.path).get(name, set())
         if owners:
             if any(not ctx.port_lacks(c) for c in owners):
                 return True
@@ -1292,7 +1296,7 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
         if j.kind == "guarded":
             names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
         elif j.kind in ("foreign", "absent"):
-            names += [t for t in j.state.new_missing if (t[0].isalpha() or t[0] == "_") and ctx.port_lacks(t)]
+            names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
     holder = next((x for x in [*_changed(s), *s.probed] if x in s.present), None)
     count = s.counts[holder] if holder is not None else None
     for n in list(dict.fromkeys(names))[:3]:

@@ -56,7 +56,6 @@ class Config:
     deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
     queue_file: str = ""  # relative to port root
     cache_dir: str = ""  # a folder inside the checkout, or cache.MEMORY; "" for the user's own cache
-    checkout: Path | None = None  # the working tree the config lives in (its folder when in no repository)
     check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
     check_min_severity: str = "info"
 
@@ -381,7 +380,6 @@ def _confine(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, st
     come from a pull request, so none of its paths may lead git, a read or a write anywhere else."""
     checkout = gitio.toplevel(base)
     home = checkout or base
-    cfg.checkout = home
 
     def refuse(table: str, key: str, why: str) -> UserError:
         raw = doc.get(table, {}).get(key, "")
@@ -393,9 +391,7 @@ def _confine(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, st
         raise refuse(
             "port", "root", f"is not inside the working tree of the repository the config lives in ({checkout})"
         )
-    up = cfg.upstream_repo
-    inside = up is not None and checkout is not None and up.is_relative_to(checkout) and up != checkout
-    if inside and gitio.tracked(checkout, up.relative_to(checkout).as_posix()):  # type: ignore[arg-type,union-attr]
+    if _committed_inside(checkout, cfg.upstream_repo):
         raise refuse("upstream", "repo", "is a repository committed inside this checkout, whose config git would read")
     if cfg.cache_dir:
         folder = Path(cfg.cache_dir)
@@ -407,6 +403,13 @@ def _confine(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, st
                 f"lies outside the repository the config lives in ({home}); set PORTTRACK_CACHE_DIR for a cache elsewhere",
             )
         cfg.cache_dir = cache.confine(folder, home, lambda rel: checkout is not None and gitio.tracked(checkout, rel))
+
+
+def _committed_inside(checkout: Path | None, repo: Path | None) -> bool:
+    """Is `repo` a repository whose files the checkout tracks (so a pull request wrote its config)?"""
+    if checkout is None or repo is None or repo == checkout or not repo.is_relative_to(checkout):
+        return False
+    return gitio.tracked(checkout, repo.relative_to(checkout).as_posix())
 
 
 def _check_regex(pattern: str, where: str, key: str) -> None:

@@ -210,10 +210,7 @@ def commit_date(repo: Path, rev: str = "HEAD") -> str | None:
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     """Is commit `older` an ancestor of (or equal to) `newer`? False too when either is unknown."""
-    if older.startswith("-") or newer.startswith("-"):
-        return False
-    proc = run(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, stderr=subprocess.DEVNULL)
-    return proc.returncode == 0
+    return ancestry(repo, older, newer) is True
 
 
 def ancestry(repo: Path, older: str, newer: str) -> bool | None:

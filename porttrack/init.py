@@ -32,7 +32,6 @@ class Proposal:
     notes: list[str] = field(default_factory=list)  # what each choice rests on
     warnings: list[str] = field(default_factory=list)  # choices with no evidence in the trees
     next_command: str = ""
-    root: Path | None = None  # the port, for the date of its newest commit
 
 
 def roll_up(cited: set[str], tree: list[str]) -> list[str]:
@@ -122,10 +121,11 @@ def _repo_value(upstream: Path, root: Path) -> tuple[str, str | None]:
 
 
 def _choose_pin(
-    pins: Counter[str], placed: dict[str, tuple[str, int]], upstream: Path | None, prop: Proposal
+    pins: Counter[str], placed: dict[str, tuple[str, int]], upstream: Path | None, prop: Proposal, root: Path
 ) -> str | None:
     """The pin to start from: the most common header pin when the upstream has it (or there is no
-    upstream to check it in), else the newest header pin the upstream has."""
+    upstream to check it in), else the newest header pin the upstream has; with neither, and no
+    remote to fetch one from, the upstream commit of the port's newest day (`_dated_pin`)."""
     notes, warn = prop.notes, prop.warnings
     if not pins:
         warn.append("no provenance header states a pin: choose PIN yourself (the upstream commit the port is at)")
@@ -155,16 +155,16 @@ def _choose_pin(
     )
     warn.append(f"header pins {missing} are not commits of {upstream}: {how}")
     if not placed:
-        return None if remote else _dated_pin(upstream, prop)
+        return None if remote else _dated_pin(upstream, root, prop)
     pin = max(placed, key=lambda p: placed[p][1])
     warn.append(f"using {pin} ({pins[pin]} files), the newest header pin {upstream} has")
     return pin
 
 
-def _dated_pin(upstream: Path, prop: Proposal) -> str | None:
+def _dated_pin(upstream: Path, root: Path, prop: Proposal) -> str | None:
     """With no header pin in the upstream and no remote to fetch one: the upstream commit of the day the
     port last changed, said for what it is. None when the upstream has nothing that old."""
-    when = gitio.commit_date(prop.root) if prop.root is not None else None
+    when = gitio.commit_date(root)
     sha = gitio.last_commit_before(upstream, when) if when else None
     if sha is None or when is None:
         prop.warnings.append("no upstream commit can stand in for the pin: choose PIN yourself")
@@ -332,7 +332,7 @@ def _next_step(
 
 
 def propose(root: Path, upstream: Path | None = None, name: str | None = None, header_lines: int = 40) -> Proposal:
-    prop = Proposal(text="", root=root)
+    prop = Proposal(text="")
     if upstream is not None:
         gitio.declare_bare(upstream)  # a mirror is read with --git-dir
     provs = headers.scan_headers(root, scan_lines=header_lines)
@@ -342,7 +342,7 @@ def propose(root: Path, upstream: Path | None = None, name: str | None = None, h
     matrices = sorted(p.relative_to(root).as_posix() for p in root.glob(".agents/*matrix*.md"))
 
     placed = _placed(upstream, pins) if upstream is not None and pins else {}
-    pin = _choose_pin(pins, placed, upstream, prop)
+    pin = _choose_pin(pins, placed, upstream, prop, root)
     target = gitio.rev_parse(upstream, "HEAD") if upstream is not None else None
     ref = placed[pin][0] if pin in placed else "HEAD"
     paths = _mirrored_paths(cited_all, ported, upstream, ref, prop)

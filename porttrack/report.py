@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from porttrack import marks
+from porttrack import marks, prepin
 from porttrack.visible import sanitized
 from porttrack import audit as audit_mod
 from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Part, Queue
@@ -353,7 +353,8 @@ def _surface_absent_section(absent: list[View]) -> list[str]:
     name itself): what the port lacks, and how often upstream touched it, not a row per generic gate."""
     by_surface: dict[str, set[str]] = {}
     for v in absent:
-        surfaces = {re.split(r"\.|::", g.probe)[0] for g in v.gates if g.kind in ("absent", "count") and g.probe}
+        gated = [g.probe for g in v.gates if g.kind in ("absent", "count") and g.probe]
+        surfaces = {prepin.owner_class(p) or p for p in gated}
         for s in surfaces or {"(no gate recorded)"}:
             by_surface.setdefault(s, set()).add(v.label)
     n, k = len(absent), len(by_surface)

@@ -100,7 +100,7 @@ def walk(
     every path with a missing version is left out of the walk and recorded on the commits that
     touch it as `unreadable`.
     """
-    repo = _require_repo(Path(repo))
+    repo = gitio.require_repo(Path(repo), "upstream repository")  # a bare mirror is fine: no work tree needed
     try:
         pr_re = re.compile(pr_pattern)
     except re.error as e:
@@ -239,11 +239,6 @@ def _missing_message(
 
 
 # ---------------------------------------------------------------- range and repository checks
-
-
-def _require_repo(repo: Path) -> Path:
-    """The repository to read; a bare mirror is fine since nothing here needs a work tree."""
-    return gitio.require_repo(repo, "upstream repository")
 
 
 def _resolve_range(repo: Path, rev_range: str) -> tuple[str, str]:

@@ -51,15 +51,11 @@ def result(cfg: Config, queue: Queue, entries: list[Entry], progress: Callable[[
 
 def _gaps(cfg: Config, queue: Queue) -> prepin.Outcome:
     """The pre-pin gaps audit recorded in the entries' evidence, each with the open row citing it."""
-    done = {s.upper() for s in cfg.done_states}
-    rows = [
-        r
-        for r in owners.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
-        if r.state.upper() not in done
-    ]
+    rows = owners.open_rows(owners.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern), cfg.done_states)
     out = prepin.Outcome()
     for symbol, (site, ns) in sorted(prepin.recorded_gaps(queue).items()):
-        pin, path, line = site.split(":", 2)[0], *site.split(":", 2)[1:]
+        pin, rest = site.split(":", 1)
+        path, line = rest.rsplit(":", 1)
         kind = "class" if symbol[:1].isupper() else "symbol"
         row = next((r for r in rows if owners.cites_symbol(r.upstream, symbol)), None)
         owner = owners.owner_text(row) if row else ""
