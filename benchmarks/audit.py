@@ -89,8 +89,9 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="porttrack-audit-bench-"))
-    if args.tree:
-        root = args.tree.resolve()
+    if args.tree:  # a clone beside the config: a config names no port root outside its own folder
+        root = tmp / "tree"
+        subprocess.run(["git", "clone", "-q", "--shared", str(args.tree.resolve()), str(root)], check=True)
     else:
         root = tmp / "tree"
         root.mkdir()
@@ -104,8 +105,7 @@ def main() -> None:
     symbols = [s for s in bench_probe.pick_symbols(root, scope, 400) if not s.startswith("absent_")]
     absent = [f"AbsentThing{i}" for i in range(60)]
 
-    work = tmp / "cfg"
-    work.mkdir()
+    work = tmp  # the config's folder holds the tree it names (docs/security.md)
     (work / "queue.toml").write_text(queue_text(symbols, absent, args.entries))
     (work / "matrix.md").write_text(matrix_text())
     (work / "porttrack.toml").write_text(

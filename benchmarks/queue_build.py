@@ -104,9 +104,10 @@ def time_refresh(repo: Path, rev_range: str, paths: list[str], work: Path) -> tu
         repo = clone
     (port / "porttrack.toml").write_text(
         f'[upstream]\nrepo = "{repo}"\npaths = {list(paths) or [""]!r}\n'.replace("'", '"')
-        + f'\n[port]\nroot = "."\n\n[cache]\ndir = "{work / "cli-cache"}"\n'
+        + '\n[port]\nroot = "."\n'
     )
-    env = dict(os.environ, NO_COLOR="1")
+    # the cache lies outside the port, so the environment names it: a config names none there
+    env = dict(os.environ, NO_COLOR="1", PORTTRACK_CACHE_DIR=str(work / "cli-cache"))
     cli = [sys.executable, "-m", "porttrack"]
     start = time.perf_counter()
     build = subprocess.run(
