@@ -103,8 +103,7 @@ def time_refresh(repo: Path, rev_range: str, paths: list[str], work: Path) -> tu
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(clone)], check=True)
         repo = clone
     (port / "porttrack.toml").write_text(
-        f'[upstream]\nrepo = "{repo}"\npaths = {list(paths) or [""]!r}\n'.replace("'", '"')
-        + '\n[port]\nroot = "."\n'
+        f'[upstream]\nrepo = "{repo}"\npaths = {list(paths) or [""]!r}\n'.replace("'", '"') + '\n[port]\nroot = "."\n'
     )
     # the cache lies outside the port, so the environment names it: a config names none there
     env = dict(os.environ, NO_COLOR="1", PORTTRACK_CACHE_DIR=str(work / "cli-cache"))
