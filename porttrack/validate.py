@@ -694,6 +694,10 @@ def render(report: Report, console) -> None:
                 "  (no point matches exactly: the switch-by-switch lines above are the evidence per switch)",
                 markup=False,
             )
+        # a point that matches no case set exactly can disagree with a switch toggled alone: the
+        # switch-by-switch result is the evidence, so the closest point is not said to have it both ways
+        toggled = {e.switch: e.result for e in decided}
+        contrary = {"included": "lacks", "not_included": "matches"}
         for key, title in (
             ("included", "includes"),
             ("not_included", "does not include"),
@@ -702,7 +706,10 @@ def render(report: Report, console) -> None:
             for s in a[key]:
                 entries = a["queue"].get(s["name"])
                 where = f" (queue entries {', '.join(map(str, entries))})" if entries else ""
-                console.print(f"  {title}: {s['sha'] or '(no sha)'} {s['name']}{where}", markup=False)
+                said = title
+                if toggled.get(s["name"]) == contrary.get(key):
+                    said = f"closest point {'has' if key == 'included' else 'lacks'} it, yet toggled alone it {toggled[s['name']]}"
+                console.print(f"  {said}: {s['sha'] or '(no sha)'} {s['name']}{where}", markup=False)
 
 
 def _belongs(r: CaseResult) -> str:

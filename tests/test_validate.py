@@ -221,3 +221,21 @@ def test_without_the_kvref_extra_validate_kv_is_exit_2_before_the_harness_starts
     assert proc.returncode == 2, proc.stderr
     assert "install porttrack[kvref]" in proc.stderr and "Traceback" not in proc.stderr
     assert not marker.exists()
+
+
+def test_detection_never_says_a_switch_matches_and_is_not_included():
+    """A port with a later fix but without an earlier one matches no point of history: the closest point
+    lacks the later fix, which toggled alone the harness has; the report says that once, not both ways."""
+    have = "record-new-block-ids+zeroer-full-attention-subclasses+resolve-block-sizes+free-uncached-first+g1-pin"
+    r = porttrack("validate", "kv", "--impl", f"{PY} {have} {LIGHT}", "--as-of", "--cases", "60")
+    assert "as-of: the harness matches no point exactly" in r.stdout, r.stdout
+    said = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+(.+?): (?:[0-9a-f]{7,}|\(no sha\)) ([a-z0-9-]+)\b", line)
+        if m:
+            said.setdefault(m[2], []).append(m[1])
+    assert "matches" in said["free-uncached-first"]
+    assert "does not include" not in said["free-uncached-first"], said["free-uncached-first"]
+    assert "closest point lacks it, yet toggled alone it matches" in said["free-uncached-first"]
+    for switch, words in said.items():
+        assert not ("matches" in words and "does not include" in words), (switch, words)

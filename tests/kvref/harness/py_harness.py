@@ -1,6 +1,6 @@
 """A conformance harness backed by kvref itself, with switchable misbehaviour for the validator's tests.
 
-usage: py_harness.py SEMANTICS [--ops a,b] [--crash-on ID] [--hang-on ID] [--garbage-on ID] [--no-hello]
+usage: py_harness.py SEMANTICS|SWITCH+SWITCH+... [--ops a,b] [--crash-on ID] [--hang-on ID] [--garbage-on ID] [--no-hello]
 """
 
 import argparse
@@ -20,6 +20,8 @@ def main() -> int:
     ap.add_argument("--garbage-on", type=int, default=-1)
     ap.add_argument("--no-hello", action="store_true")
     opt = ap.parse_args()
+    # a preset or commit, or the switches a port has, which need not be a point of upstream history
+    semantics = opt.semantics.split("+") if "+" in opt.semantics else opt.semantics
     for line in sys.stdin:
         req = json.loads(line)
         rid, op = req["id"], req["op"]
@@ -43,7 +45,7 @@ def main() -> int:
             continue
         else:
             reply = dict(
-                cases.answer({"op": op, "args": req["args"]}, opt.semantics)
+                cases.answer({"op": op, "args": req["args"]}, semantics)
                 or {"ok": False, "error": "NotImplementedError", "message": "not at this semantics"}
             )
             reply["id"] = rid
