@@ -542,7 +542,7 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import paths as pathrules, queuefile, report as report_mod
+    from porttrack import deferral as deferral_mod, paths as pathrules, queuefile, report as report_mod
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
@@ -556,7 +556,7 @@ def report(
     else:
         result = _audit(cfg, qf, qrel, entries)
     command = report_mod.command_line(kind, entries, qrel, str(out_file) if out_file else None)
-    render = report_mod.sync if kind == "sync" else report_mod.deferral
+    render = report_mod.sync if kind == "sync" else deferral_mod.deferral
     text = render(
         qf.queue, result, command=command, name=cfg.upstream_name, **({"queue_rel": qrel} if kind == "deferral" else {})
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from porttrack import marks, prepin
+from porttrack import marks
 from porttrack.visible import sanitized
 from porttrack import audit as audit_mod
 from porttrack.model import DEFERRED, UNTRIAGED, Entry, Gate, Part, Queue
@@ -243,8 +243,7 @@ def _prepin_count(result: audit_mod.Audit) -> str:
     pp = result.prepin
     if pp is None or (pp.note and not pp.gaps and "not run" in pp.note):
         return f"not checked ({pp.note if pp else 'no pre-pin pass'})."
-    unowned = sum(1 for g in pp.gaps if not g.owner)
-    return f"{len(pp.gaps)} ({unowned} with no owning row)."
+    return f"{pp.count()}." if pp.gaps else "0."
 
 
 def _gate_text(g: Gate) -> str:
@@ -256,6 +255,7 @@ def _gate_text(g: Gate) -> str:
         "count": f"{what} no longer counts {g.expect} in {scope}",
         "present": f"{what} disappears from {scope}",
         "entry-ported": f"entry {g.entry} is ported",
+        "unmapped": f"a header or [[map]] gives `{g.probe}` a port counterpart",
     }.get(g.kind, f"gate {g.id} goes live")
 
 
@@ -278,199 +278,6 @@ def _cell(text: str) -> str:
 def _upstream_cell(e: Entry, repo: str) -> str:
     ref = f"{repo}#{e.pr}" if e.pr is not None else repo
     return _cell(f"{ref} {' '.join(e.subject.split())}" + (f" (`{e.sha[:8]}`)" if e.sha else ""))
-
-
-@dataclass
-class Gap:
-    key: str  # what the entries share: a gate symbol or a blocker
-    members: list[str] = field(default_factory=list)
-
-
-def gaps(vs: list[View]) -> list[Gap]:
-    """Deferred entries sharing a gate symbol or a blocker, where none of them is owned: a row is owed."""
-    groups: dict[str, list[View]] = {}
-    for v in vs:
-        if v.verdict not in DEFERRED:
-            continue
-        keys = {f"gate symbol `{g.probe}`" for g in v.gates if g.kind != "entry-ported" and g.probe}
-        keys |= {f"blocker entry {b}" for b in v.blocked_by}
-        keys |= {f"blocker entry {g.entry}" for g in v.gates if g.kind == "entry-ported" and g.entry is not None}
-        for k in keys:
-            groups.setdefault(k, []).append(v)
-    out = []
-    for key in sorted(groups):
-        members = groups[key]
-        if len({(m.entry.n, m.part) for m in members}) >= 2 and not any(m.owner for m in members):
-            out.append(Gap(key, sorted({m.label for m in members}, key=lambda s: (int(s.split()[0]), s))))
-    return out
-
-
-def _rows_section(deferred: list[View]) -> list[str]:
-    rows: dict[str, list[str]] = {}
-    for v in deferred:
-        if v.owner:
-            rows.setdefault(v.owner, []).append(v.label)
-    lines = ["## Row it concerns", ""]
-    if rows:
-        lines += [
-            f"- {owner}: entr{'y' if len(ls) == 1 else 'ies'} {', '.join(ls)}" for owner, ls in sorted(rows.items())
-        ]
-    else:
-        lines.append('No matrix row owns these entries (see "A row is owed").')
-    return lines
-
-
-def _deferred_section(gated: list[View], repo: str) -> list[str]:
-    lines = [
-        "",
-        "## Deferred entries",
-        "",
-        "| entry | upstream | gate that makes it real | established at |",
-        "|---|---|---|---|",
-    ]
-    for v in gated:
-        gates: list[Gate | None] = list(v.gates) or [None]
-        for g in gates:
-            gate = f"{v.verdict}: {_gate_text(g)}" if g else f"{v.verdict}: {_gates_text(v)} (no gate recorded)"
-            lines.append(f"| {_cell(v.label)} | {_upstream_cell(v.entry, repo)} | {_cell(gate)} | {_established(g)} |")
-    if not gated:
-        lines.append("| — | — | — | — |")
-    return lines
-
-
-def _established(g: Gate | None) -> str:
-    """Where the gate's symbol stands in the port. An absent gate's symbol stands nowhere: its
-    citation is its control's definition, and the cell says so rather than pass it off as the symbol's."""
-    if g is None or not g.established_at:
-        return "—"
-    if g.kind == "absent" or (g.kind == "count" and g.expect == 0):
-        return f"— (control `{g.control}` at `{g.established_at}`)" if g.control else "—"
-    return f"`{g.established_at}`"
-
-
-def _surface_absent_section(absent: list[View]) -> list[str]:
-    """Surface-absent entries counted by the surface they miss (the class an absent gate names, or the
-    name itself): what the port lacks, and how often upstream touched it, not a row per generic gate."""
-    by_surface: dict[str, set[str]] = {}
-    for v in absent:
-        gated = [g.probe for g in v.gates if g.kind in ("absent", "count") and g.probe]
-        surfaces = {prepin.owner_class(p) or p for p in gated}
-        for s in surfaces or {"(no gate recorded)"}:
-            by_surface.setdefault(s, set()).add(v.label)
-    n, k = len(absent), len(by_surface)
-    head = f"{n} entr{'y' if n == 1 else 'ies'}, {k} surface{'' if k == 1 else 's'} the port lacks"
-    lines = ["", f"## Surface-absent ({head})", ""]
-    order = sorted(by_surface.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    for surface, labels in order:
-        ns = sorted(labels, key=lambda x: (int(x.split()[0]), x))
-        lines.append(f"- `{surface}`: {len(ns)} entr{'y' if len(ns) == 1 else 'ies'} ({', '.join(ns)})")
-    return lines + (["None."] if not absent else [])
-
-
-def _series_section(queue: Queue, result: audit_mod.Audit) -> list[str]:
-    chosen = set(result.entries)
-    ser = {name: st for name, st in audit_mod.series(queue).items() if any(s.n in chosen for s in st)}
-    if not ser:
-        return []
-    verdict = {v.entry.n: v.verdict for v in views(queue, result) if v.part is None}
-    audit_says = {r.n: r for r in result.results if r.part is None and r.disagrees}
-    lines = ["", "## Series", ""]
-    for name, stages in ser.items():
-        states = []
-        for s in stages:
-            e = queue.entry_of(s.n)
-            state = verdict.get(s.n, e.verdict)
-            if s.n in audit_says:
-                state += f" (audit would say {audit_says[s.n].verdict}: {audit_says[s.n].reason})"
-            states.append(f"{s.k}/{s.of} entry {s.n} {state}")
-        lines.append(f"- {name}: " + "; ".join(states))
-    return lines
-
-
-def _prepin_section(result: audit_mod.Audit) -> list[str]:
-    lines = ["", "## Pre-pin gaps", ""]
-    pp = result.prepin
-    if pp is not None and pp.gaps:
-        lines += [f"- {g.text()}." for g in pp.gaps]
-    else:
-        lines.append(
-            "None: no absent symbol was defined upstream at the pin." if pp is None or not pp.note else "None found."
-        )
-    if pp is not None and pp.note:
-        lines.append(f"- Note: {pp.note}.")
-    return lines
-
-
-def _unknown_section(vs: list[View], result: audit_mod.Audit) -> list[str]:
-    lines = ["", "## What could not be determined", ""]
-    unknown = [v for v in vs if v.verdict in UNTRIAGED]
-    bad_probes = [p for p in result.probes if p.status in ("untrusted", "incomplete")]
-    for v in unknown:
-        lines.append(f"- {v.label}: {v.verdict}" + (f": {v.reason}" if v.reason else ""))
-    for p in bad_probes:
-        lines.append(f"- probe `{p.symbol}` in `{' '.join(p.scope)}`: {p.status}: {p.reason}")
-    if not unknown and not bad_probes:
-        lines.append("Nothing: every probe had a working positive control.")
-    return lines
-
-
-def _verification_section(vs: list[View], result: audit_mod.Audit, command: str) -> list[str]:
-    lines = [
-        "",
-        "## Verification state",
-        "",
-        f"- Port commit probed: `{result.tree}`",
-        f"- Scope: `{' '.join(result.scope)}`",
-        "- Probes:",
-    ]
-    wanted = {g.probe for v in vs for g in v.gates if g.probe} | {s for r in result.results for s in r.probes}
-    shown = [p for p in result.probes if p.symbol in wanted]
-    seen: set[str] = set()
-    for p in shown:
-        ctl = f"control `{p.control}`: code {audit_mod._code(p.control_count)}" if p.control else "no control"
-        line = f"  - `{p.symbol}` in `{' '.join(p.scope)}`: code {audit_mod._code(p.count)} ({ctl}) — {p.status}"
-        if line not in seen:  # a gate's explicit control is often the one audit chose itself
-            seen.add(line)
-            lines.append(line)
-    if not shown:
-        lines.append("  - none")
-    lines += [f"- Reproduce: `{command}`", ""]
-    return lines
-
-
-def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
-    """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
-    queue, result, name = sanitized((queue, result, name))  # no value from a file starts a markdown line
-    vs = views(queue, result)
-    repo = upstream_name(queue, name)
-    # an entry split into parts is judged by its parts
-    vs = [v for v in vs if v.part is not None or not v.entry.parts]
-    deferred = [v for v in vs if v.verdict in DEFERRED]
-    gated = [v for v in deferred if v.verdict not in ("owned", "surface-absent")]
-    absent = [v for v in deferred if v.verdict == "surface-absent"]
-    owned = [v for v in deferred if v.verdict == "owned"]
-    numbers = sorted({v.entry.n for v in deferred})
-    title = f"# Deferral: entries {audit_mod.entries_label(numbers)}" if numbers else "# Deferral: no deferred entries"
-    lines = [
-        title,
-        "",
-        f"Queue `{queue_rel or queue.meta.name}` ({queue.meta.name}); port commit probed `{result.tree}`.",
-        "",
-    ]
-    lines += _rows_section(deferred)
-    lines += _deferred_section(gated, repo)
-    lines += _surface_absent_section(absent)
-    lines += ["", "## Already owned (do not re-file)", ""]
-    lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
-    lines += _series_section(queue, result)
-    lines += _prepin_section(result)
-    lines += ["", "## A row is owed", ""]
-    lines += [f"- {g.key}: entries {', '.join(g.members)}; no matrix row owns any of them." for g in gaps(vs)] or [
-        "None: every shared gate or blocker has an owning row."
-    ]
-    lines += _unknown_section(vs, result)
-    lines += _verification_section(vs, result, command)
-    return "\n".join(lines)
 
 
 def command_line(kind: str, entries: str | None, queue_rel: str, out: str | None) -> str:

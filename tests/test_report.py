@@ -126,12 +126,19 @@ def test_deferral_report(deferral_text, port):
     t = deferral_text
     assert t.startswith("# Deferral: entries 11-12, 20, 30, 50, 70, 80, 90-91, 100-102\n")
     assert "| entry | upstream | gate that makes it real | established at |" in t
-    assert (
-        f"| 12 | vllm#40012 [Core] Zero on preemption (#40012) (`{sha(12)[:8]}`) | blocked: entry 11 is ported | `queue/cycle.toml:{queue_line(port, 11)}` |"
-        in t
-    )
+    # blocked entries by what they wait on, citing the blocker's line in the queue
+    blocked = t.split("## Blocked entries (")[1].split("\n## ")[0]
+    assert f"- entry 11 (`queue/cycle.toml:{queue_line(port, 11)}`) vllm#40011 " in blocked
+    assert re.search(r"- entry 11 .*, blocked: entry 12 waits on it", blocked), blocked
     assert "| 50 | " in t and "`include/vllm/v1/core/kv_cache_manager.h:7`" in t
-    owned = t.split("## Already owned (do not re-file)")[1].split("##")[0]
+    # an inert entry lands where the code it leaves unread is defined
+    landing = t.split("## Landing sites")[1].split("\n## ")[0]
+    assert "- 50: `include/vllm/v1/core/kv_cache_manager.h:7`, where `" in landing, landing
+    # the queue's path rule: one read of its gate settles both offload entries
+    one = t.split("## One-read dispositions")[1].split("\n## ")[0]
+    assert "- `vllm/v1/kv_offload/**` → inert until `EnsureWorkerTransferSupported` appears in src; " in one
+    assert "settles entries 90, 91" in one, one
+    owned = t.split("## Already owned (recorded so nobody re-files them)")[1].split("##")[0]
     assert "20 vllm#40020" in owned and "KV-PREFIX-MATCH-UNIT (.agents/engine-matrix.md:5)" in owned
     # the model half's surface is absent (audit's content rules come before a row can own it)
     assert "70 (a) model half" not in owned
@@ -141,7 +148,7 @@ def test_deferral_report(deferral_text, port):
     assert "| 70 (a) model half | " not in t
     # an established-at citation holds its row's symbol; an absent gate's cites only its control, and says so
     checked = 0
-    for row in t.split("## Deferred entries")[1].split("\n## ")[0].splitlines()[4:]:
+    for row in t.split("## Inert entries")[1].split("\n## ")[0].splitlines()[4:]:
         gate, cell = (c.strip() for c in row.rsplit("|", 3)[1:3])
         m = re.fullmatch(r"`([^`:]+):(\d+)`", cell)
         if m is None or m[1].startswith("queue/"):
@@ -189,3 +196,22 @@ def test_deferral_names_what_could_not_be_determined(tmp_path):
 
 def test_bad_kind(port):
     assert "sync or deferral" in run_cli("report", "weekly", cwd=port, check_rc=2).stderr
+
+
+def test_surface_absent_is_a_counted_summary_whose_one_entry_tail_is_one_line():
+    from porttrack import deferral
+    from porttrack.model import Gate
+    from porttrack.report import View
+
+    def view(n: int, probe: str, kind: str = "absent") -> View:
+        gate = Gate(id=f"g{n}", kind=kind, probe=probe)
+        return View(Entry(n=n, sha="", subject=f"s{n}"), None, "surface-absent", "", "", [], [gate], "audit")
+
+    vs = [view(1, "Zeroer.init"), view(2, "Zeroer"), view(3, "vllm/x/registry.py", "unmapped")]
+    vs += [view(10 + i, f"Lone{i}") for i in range(7)]
+    lines = deferral._surface_absent_section(vs)
+    assert lines[1] == "## Surface-absent (10 entries, 9 surfaces the port lacks)"
+    assert "- `Zeroer`: 2 entries (1, 2)" in lines
+    assert any(ln.startswith("- 8 surfaces with one entry each: ") and "`vllm/x/registry.py` (3)" in ln for ln in lines)
+    assert not any(ln.startswith("- `Lone") for ln in lines)
+    assert len(lines) == 5, lines

@@ -132,12 +132,12 @@ def hostile_queue(values: list[str]):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(HOSTILE, min_size=1, max_size=9))
 def test_no_value_starts_a_line_or_carries_a_control_character_in_the_reports(values: list[str]):
-    from porttrack import report
+    from porttrack import deferral, report
 
     queue, result = hostile_queue(values)
     for text in (
         report.sync(queue, result, command="porttrack report sync", name=values[0]),
-        report.deferral(queue, result, command="porttrack report deferral", queue_rel="queue/q.toml"),
+        deferral.deferral(queue, result, command="porttrack report deferral", queue_rel="queue/q.toml"),
     ):
         assert not CONTROL.search(text)
         assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]
