@@ -24,7 +24,7 @@ from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.visible import visible
-from porttrack.model import NEEDS_GATE, Entry, Gate, Part, Queue, Rule
+from porttrack.model import NEEDS_GATE, UNPROBED_GATES, Entry, Gate, Part, Queue, Rule
 
 HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
 
@@ -413,6 +413,7 @@ class _Ctx:
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._siblings: dict[str, list[str]] | None = None
+        self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
         self._blobs: gitio.CatFile | None = None
         # the files of the last few entries, read for tokens, members and messages: bounded, since a
         # long queue touches thousands of file versions and each is needed only while its entry is judged
@@ -435,6 +436,11 @@ class _Ctx:
                     idx.setdefault(f, set()).update(names)
             self._siblings = {f: sorted(v) for f, v in idx.items()}
         return self._siblings.get(upstream, [])
+
+    def queue_files(self) -> list[str]:
+        """Every upstream file an entry of this queue changes."""
+        self.siblings("")
+        return list(self._siblings or {})
 
     def _read_upstream(self, rev: str, path: str) -> str | None:
         """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
@@ -548,10 +554,9 @@ class _Ctx:
 
     def port_files(self, upstream: str) -> list[str]:
         """Port files for an upstream path: provenance headers first, then [[map]] templates that exist."""
-        umap, _ = self.provenance()
-        if upstream in umap:
-            return umap[upstream]
-        return [p for p in self.cfg.map_upstream(upstream) if (self.cfg.port_root / p).is_file()]
+        if upstream not in self._port_files:
+            self._port_files[upstream] = headers_mod.counterparts(self.cfg, self.provenance()[0], upstream)
+        return self._port_files[upstream]
 
 
 _GREPS_BEFORE_INDEX = 16  # past this, one read of the whole code scope is cheaper than a grep a name
@@ -581,6 +586,10 @@ def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
         waited = ctx.queue.entry(g.entry) if g.entry is not None else None
         holds = gates.entry_state(g, waited).state == gates.HOLDS
         return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
+    if g.kind == "unmapped":
+        st = gates.counterpart_state(g, ctx.port_files(g.probe))
+        holds = st.state == gates.HOLDS
+        return holds, f"gate {g.id}: " + (f"{g.probe} has no port counterpart" if holds else st.why), None
     scope = tuple(g.scope or ctx.cfg.code_scope)
     try:
         p = ctx.probes.judge(g.probe, g.control or None, scope)
@@ -844,6 +853,8 @@ def _unmapped(rule: AuditRule, s: Subject) -> bool:
     _absent_gates(s, own)
     if not own:
         s.ev.append("the entry names no symbol to gate on; its files' lack of a counterpart is the evidence")
+        # the day a header or [[map]] gives a file a counterpart, check says the entry is to re-judge
+        s.res.gates += [Gate(id=f"{_slug(up)}-unmapped", kind="unmapped", probe=up) for up in s.unmapped]
     return s.fire(
         rule,
         f"the port has no counterpart of {', '.join(s.unmapped)}" + (f" and none of {', '.join(own)}" if own else ""),
@@ -1069,17 +1080,35 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
     cls = _owner_class(symbol)
     if cls and _code(ctx.probes.count(cls)) > 0:
         return cls, f"its class, defined at {_definition(ctx.probes.count(cls))}"
-    for up in s.mirrored:
-        counterparts = set(ctx.port_files(up))
-        if not counterparts:
-            continue
-        for cand in ctx.siblings(up):
+    # the same upstream file first; then, where it has no counterpart, the nearest files of its folder
+    for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
+        counterparts = set(ctx.port_files(near))
+        for cand in ctx.siblings(near) if counterparts else ():
             if cand == symbol or _owner_class(cand) == symbol:
                 continue
             hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
             if hits:
-                return cand, f"a sibling from {up}, defined in its port counterpart at {hits[0].path}:{hits[0].line}"
+                return cand, f"{how} from {near}, defined in its port counterpart at {hits[0].path}:{hits[0].line}"
     return None
+
+
+_NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's first few say where it lives
+
+
+def _neighbours(s: Subject) -> list[str]:
+    """For an entry whose files have no port counterpart: the queue's files nearest to them in upstream's
+    tree (the same folder, else each parent in turn) that have one, where the port would put them."""
+    ctx = s.ctx
+    out: list[str] = []
+    for up in s.mirrored:
+        if ctx.port_files(up):
+            continue
+        folder = up
+        while "/" in folder and not out:
+            folder = folder.rsplit("/", 1)[0]
+            near = [f for f in ctx.queue_files() if f != up and f.startswith(folder + "/")]
+            out = [f for f in sorted(near, key=lambda f: (f.count("/"), f)) if ctx.port_files(f)][:_NEIGHBOURS]
+    return out
 
 
 def _surface_absent(rule: AuditRule, s: Subject) -> bool:
@@ -1269,6 +1298,8 @@ def _content(rule: AuditRule, s: Subject) -> bool:
     _absent_gates(s, [x for x in _changed(s) if x not in s.present] or [x for x in s.syms.added if x not in s.present])
     if not s.res.gates:  # the edited code is the port's: gate on what its changed lines lack instead
         _lacking_gates(s, states)
+    if not s.res.gates:  # nothing the port lacks can be named (only text changed): no surface is absent
+        return False
     said = []
     for kind, what in (
         ("absent", "the port has neither side of {n} hunk(s) in {files}"),
@@ -1299,6 +1330,11 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
             names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
     holder = next((x for x in [*_changed(s), *s.probed] if x in s.present), None)
     count = s.counts[holder] if holder is not None else None
+    cls = _owner_class(holder) if holder is not None else None
+    if cls and _code(ctx.probes.count(cls)) > 0:
+        # a bare member name has hits in other classes too, so its first definition is no citation
+        # check can re-find: its class is one line that names it
+        holder, count = cls, ctx.probes.count(cls)
     for n in list(dict.fromkeys(names))[:3]:
         s.res.gates.append(
             Gate(
@@ -1591,7 +1627,7 @@ def _plan(cfg: Config, queue: Queue, chosen: list[Entry]) -> dict[tuple[str, ...
     # gates already recorded on the chosen entries are probed too, so reports can show their counts
     recorded = [g for e in chosen for obj in e.and_parts for g in obj.gates]
     for g in [*recorded, *(g for rule in queue.rules for g in rule.gates)]:
-        if g.kind == "entry-ported" or not g.probe:
+        if g.kind in UNPROBED_GATES or not g.probe:
             continue
         sym, rx = plan.setdefault(tuple(g.scope or code), ([], []))
         (rx if g.regex else sym).append(g.probe)
@@ -1633,7 +1669,7 @@ def audit(
     for e in chosen:
         for obj in e.and_parts:
             for g in obj.gates:
-                if g.kind != "entry-ported" and g.probe:
+                if g.kind not in UNPROBED_GATES and g.probe:
                     # a word control for a regex probe is a ValueError: check reports that mismatch
                     with contextlib.suppress(ValueError):
                         probes.judge(g.probe, g.control or None, tuple(g.scope or ctx.scope))

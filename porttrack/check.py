@@ -215,6 +215,7 @@ class _Ctx:
         self._lines: dict[str, list[str] | None] = {}
         self.index = _QueueIndex(qf.text)
         self.progress: Callable[[int, int], None] | None = None
+        self.umap: dict[str, list[str]] | None = None  # upstream path -> port files, from the headers (read once)
 
     def lines(self, rel: str, what: str) -> list[str] | None:
         """The lines of a port file (None when missing or unreadable); escaping the root is refused."""
@@ -384,8 +385,9 @@ def _missing(obj: Entry | Part) -> tuple[str, str] | None:
         if obj.gate_text:  # an imported report named the gate in words only (docs/import.md)
             return (f"only a gate in words ({obj.gate_text!r})", "a [[entry.gate]] that tests it")
         return ("no gate", "a [[entry.gate]] whose condition keeps it deferred")
-    # a member the port lacks in its class, while the name has hits elsewhere, is held by a count gate
-    if v == "surface-absent" and not any(g.kind in ("absent", "count") for g in obj.gates):
+    # a member the port lacks in its class, while the name has hits elsewhere, is held by a count gate;
+    # a file with no port counterpart, where the change names nothing, by an unmapped gate
+    if v == "surface-absent" and not any(g.kind in ("absent", "count", "unmapped") for g in obj.gates):
         return ("no absent gate", "an `absent` gate naming the upstream surface the port lacks")
     if v == "blocked" and not obj.blocked_by:
         return ("an empty blocked_by", "blocked_by = [the entries it waits on]")
@@ -488,6 +490,8 @@ def gate_findings(ctx: _Ctx, jobs: list[GateJob]) -> tuple[list[Finding], int]:
         ctx.checks.add(_job_subject(j))
         if j.gate.kind == "entry-ported":
             out += _entry_ported(ctx, j)
+        elif j.gate.kind == "unmapped":
+            out += _unmapped(ctx, j)
         else:
             by_scope.setdefault(_scope_of(ctx, j.gate), []).append(j)
     cfg = ctx.cfg
@@ -545,6 +549,33 @@ def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
             j.qline,
             **_gate_kw(j),
             related=[f"{ctx.qrel}:{ctx.entry_line(waited.n, 'verdict')}"],
+        )
+    ]
+
+
+def _unmapped(ctx: _Ctx, j: GateJob) -> list[Finding]:
+    """An unmapped gate goes live when a provenance header or [[map]] gives its upstream path a port file."""
+    from porttrack import headers
+
+    if ctx.umap is None:
+        scopes = sorted({s for paths in ctx.cfg.scopes.values() for s in paths})
+        ctx.umap = headers.upstream_map(
+            headers.scan_headers(ctx.root, scan_lines=ctx.cfg.header_scan_lines, scopes=scopes)
+        )
+    files = headers.counterparts(ctx.cfg, ctx.umap, j.gate.probe)
+    st = gates.counterpart_state(j.gate, files)
+    ctx.evidence[_job_subject(j)] = f"{j.gate.probe}: port counterparts {', '.join(files) or 'none'}"
+    if st.state == gates.HOLDS:
+        return []
+    return [
+        finding(
+            "gate-live",
+            f"{j.label} gate {j.gate.id!r}: {st.why}, so the surface it was deferred for may exist.",
+            f"Re-triage the entries {j.label} covers against {files[0]}.",
+            files[0],
+            1,
+            **_gate_kw(j),
+            related=[f"{ctx.qrel}:{j.qline}"],
         )
     ]
 
@@ -1160,31 +1191,26 @@ def actionable_findings(ctx: _Ctx, already: set) -> list[Finding]:
 
 
 def prepin_findings(ctx: _Ctx) -> list[Finding]:
-    """Pre-pin gaps (from the `pre-pin:` evidence audit --write recorded) that 2+ entries point at and no open row cites."""
-    from porttrack import owners, prepin
+    """Pre-pin gaps (from the `pre-pin:` evidence audit --write recorded), by feature: a module whose
+    absent names 2+ entries point at while no open row cites any of them."""
+    from porttrack import prepin
 
-    gaps = {k: v for k, v in prepin.recorded_gaps(ctx.q).items() if len(v[1]) >= 2}
-    if not gaps:
-        return []
-    done = {s.upper() for s in ctx.cfg.done_states}
-    rows = [
-        r
-        for r in owners.load_rows(ctx.root, ctx.cfg.matrices, id_pattern=ctx.cfg.id_pattern)
-        if r.state.upper() not in done
-    ]
     out = []
-    for symbol, (site, entries) in sorted(gaps.items()):
-        chk = f"pre-pin gap {symbol}"
+    for f in prepin.recorded(ctx.cfg, ctx.q).features:
+        chk = f"pre-pin gap {f.path}"
         ctx.checks.add(chk)
-        if any(owners.cites_symbol(r.upstream, symbol) for r in rows):
+        entries = f.entries
+        if f.owner or len(entries) < 2:
             continue
         first = entries[0]
+        names = ", ".join(g.symbol for g in f.gaps)
         out.append(
             finding(
                 "pre-pin-gap-unowned",
-                f"{symbol} was upstream at the pin ({site}) and is absent here; entries {', '.join(map(str, entries))} "
-                "point at it and no open matrix row cites it.",
-                f"Add a matrix row that cites {symbol} (one row for the gap, not one issue per entry).",
+                f"{f.path} had {names} upstream at the pin ({f.pin[: prepin.PIN_CHARS]}), and the port lacks "
+                f"{'it' if len(f.gaps) == 1 else 'them'}; entries {', '.join(map(str, entries))} point at "
+                f"{'it' if len(f.gaps) == 1 else 'them'} and no open matrix row cites any.",
+                f"Add one matrix row for the feature that cites {names} (not one issue per entry).",
                 ctx.qrel,
                 ctx.entry_line(first, "evidence"),
                 entry=first,

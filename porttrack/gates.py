@@ -63,6 +63,13 @@ def probe_state(g: Gate, count, status: str, control: str | None, control_code: 
     return GateState(HOLDS, "", [])
 
 
+def counterpart_state(g: Gate, counterparts: list[str]) -> GateState:
+    """An unmapped gate holds while no provenance header or [[map]] gives its upstream path a port file."""
+    if counterparts:
+        return GateState(LIVE, f"{g.probe} has a port counterpart now: {', '.join(counterparts)}", [])
+    return GateState(HOLDS, "", [])
+
+
 def entry_state(g: Gate, waited: Entry | None) -> GateState:
     """An entry-ported gate holds while the entry it waits on is missing or not ported."""
     if waited is not None and waited.verdict == "ported":

@@ -323,6 +323,14 @@ def upstream_map(provs: Iterable[Provenance]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
+def counterparts(cfg, umap: dict[str, list[str]], upstream: str) -> list[str]:
+    """Port files for an upstream path: provenance headers first (`umap`, from upstream_map), then the
+    config's [[map]] templates that exist. Audit's path rules and check's unmapped gates both ask here."""
+    if upstream in umap:
+        return umap[upstream]
+    return [p for p in cfg.map_upstream(upstream) if (cfg.port_root / p).is_file()]
+
+
 def pins_of(provs: Iterable[Provenance]) -> dict[str, list[str]]:
     """port path -> the distinct pins its header states (inherited ones included)."""
     provs = list(provs)

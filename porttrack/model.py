@@ -49,7 +49,8 @@ NEEDS_REASON = _verdicts("needs_reason")
 SETTLED = _verdicts("settled")
 UNTRIAGED = _verdicts("untriaged")
 SEVERITIES = ("info", "warning", "error")  # check findings, lowest first; config's min_severity names one
-GATE_KINDS = ("absent", "no-consumer", "count", "present", "entry-ported")
+GATE_KINDS = ("absent", "no-consumer", "count", "present", "entry-ported", "unmapped")
+UNPROBED_GATES = ("entry-ported", "unmapped")  # kinds that count no symbol: the rest are probed
 DISPOSITIONS = ("PORT-NOW", "INVENTORY", "IGNORE")
 VERDICT_BY = ("human", "audit")
 
@@ -60,7 +61,7 @@ class Gate:
 
     id: str
     kind: str
-    probe: str = ""  # symbol (or regex when `regex`); for entry-ported, unused
+    probe: str = ""  # symbol (or regex when `regex`); for unmapped, the upstream path; for entry-ported, unused
     scope: list[str] = field(default_factory=list)
     control: str = ""
     established_at: str = ""  # path:line citation, checked for staleness

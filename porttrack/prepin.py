@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porttrack import gitio
+from porttrack import gitio, globs
 from porttrack import owners as owners_mod
 from porttrack.errors import UserError
 from porttrack.model import Entry, Queue
@@ -45,6 +45,9 @@ NETZERO_RE = re.compile(
     r"and upstream did not have it at the pin (?P<pin>\S+): skip both$"
 )
 PIN_CHARS = 10  # enough to name a commit in evidence; `git show` takes the prefix
+# `Name = Other` (a placeholder such as `X = Any` beside a TYPE_CHECKING import, or a re-export):
+# the name is an alias of something defined elsewhere, not a feature of this module
+_ALIAS = re.compile(r"^\s*[A-Za-z_]\w*\s*(?::[^=]+)?=\s*[A-Za-z_][\w.]*\s*(?:#.*)?$")
 
 
 @dataclass
@@ -54,7 +57,7 @@ class Site:
     pin: str
     path: str
     line: int
-    kind: str = "symbol"  # "class" when members are defined under it
+    kind: str = "symbol"  # "class" when members are defined under it; "alias" for `Name = Other`
 
     def __str__(self) -> str:
         return f"{self.pin[:PIN_CHARS]}:{self.path}:{self.line}"
@@ -92,6 +95,64 @@ class Gap:
 
 
 @dataclass
+class Feature:
+    """A pre-pin gap at feature level: one upstream module whose classes and public functions the port
+    lacks, with every entry pointing at any of them. A team writes one row for it, not one per name."""
+
+    path: str  # the upstream module at the pin
+    gaps: list[Gap] = field(default_factory=list)
+
+    @property
+    def entries(self) -> list[int]:
+        return sorted({n for g in self.gaps for n in g.entries})
+
+    @property
+    def owner(self) -> str:
+        """The open row citing any of its names ("" when none does: a row is owed)."""
+        return next((g.owner for g in self.gaps if g.owner), "")
+
+    @property
+    def pin(self) -> str:
+        return self.gaps[0].site.pin
+
+    def names(self, most: int | None = None) -> str:
+        shown = self.gaps[:most] if most else self.gaps
+        more = len(self.gaps) - len(shown)
+        return ", ".join(f"`{g.symbol}` ({g.kind}, line {g.site.line})" for g in shown) + (
+            f" and {more} more" if more else ""
+        )
+
+    def text(self, most: int | None = None) -> str:
+        """ "`path` at pin: `C` (class, line 3), `f` (symbol, line 9) absent here; entries 3, 5 point at it; a row is owed"
+        (with `most`, that many names and entries, then how many more: a line for a terminal)."""
+        who = f"owned by {self.owner}" if self.owner else "a row is owed"
+        ns = self.entries
+        listed = ", ".join(map(str, ns[:most] if most else ns)) + (
+            f" and {len(ns) - most} more" if most and len(ns) > most else ""
+        )
+        point = f"entry {ns[0]} points" if len(ns) == 1 else f"entries {listed} point"
+        return f"`{self.path}` at `{self.pin[:PIN_CHARS]}`: {self.names(most)} absent here; {point} at it; {who}"
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path,
+            "pin": self.pin,
+            "symbols": [g.symbol for g in self.gaps],
+            "entries": self.entries,
+            "owned": bool(self.owner),
+            "owner": self.owner or None,
+        }
+
+
+def features(gaps: list[Gap]) -> list[Feature]:
+    """Gaps grouped by the upstream module that defined them, the ones most entries point at first."""
+    by_path: dict[str, Feature] = {}
+    for g in sorted(gaps, key=lambda g: (g.site.path, g.site.line, g.symbol)):
+        by_path.setdefault(g.site.path, Feature(g.site.path)).gaps.append(g)
+    return sorted(by_path.values(), key=lambda f: (-len(f.entries), f.path))
+
+
+@dataclass
 class NetZero:
     symbol: str
     added: int  # the entry that adds it
@@ -125,23 +186,36 @@ class NetZero:
 class Outcome:
     gaps: list[Gap] = field(default_factory=list)
     net_zero: list[NetZero] = field(default_factory=list)
+    candidates: dict[str, list[str]] = field(default_factory=dict)  # feature path -> open rows citing the path
     note: str = ""  # why the check could not run, said once ("" when it ran)
     seconds: float = 0.0  # what the pass cost, for benchmarks/prepin.py
     trees: int = 0  # tree listings read
     blobs: int = 0  # blobs whose definitions were needed (parsed or from the cache)
 
+    @property
+    def features(self) -> list[Feature]:
+        return features(self.gaps)
+
+    def count(self) -> str:
+        """ "3 features (7 names), 2 with no owning row" """
+        fs = self.features
+        unowned = sum(not f.owner for f in fs)
+        n = len(self.gaps)
+        return (
+            f"{len(fs)} feature{'' if len(fs) == 1 else 's'} ({n} name{'' if n == 1 else 's'}), "
+            f"{unowned} with no owning row"
+        )
+
     def summary(self, most: int = 5) -> list[str]:
-        """Lines for people: how many gaps, the `most` with the most entries pointing at them, the net-zero
-        pairs, or why the check did not run. The deferral report lists every gap."""
-        top = sorted(self.gaps, key=lambda g: (-len(g.entries), g.symbol))[:most]
+        """Lines for people: how many gaps, the `most` features with the most entries pointing at them, the
+        net-zero pairs, or why the check did not run. The deferral report lists every gap."""
+        fs = self.features
+        top = fs[:most]
         out = []
-        if self.gaps:
-            unowned = sum(not g.owner for g in self.gaps)
-            more = f"; the {len(top)} with the most entries:" if len(self.gaps) > len(top) else ":"
-            out.append(
-                f"pre-pin gaps: {len(self.gaps)} ({unowned} with no owning row; report deferral lists them){more}"
-            )
-            out += [f"  pre-pin gap {g.text()}" for g in top]
+        if fs:
+            more = f"; the {len(top)} with the most entries:" if len(fs) > len(top) else ":"
+            out.append(f"pre-pin gaps: {self.count()} (report deferral lists them){more}")
+            out += [f"  pre-pin gap {f.text(most=4)}" for f in top]
         out += [f"net-zero {z.text()}" for z in self.net_zero[:most]]
         if len(self.net_zero) > most:
             out.append(f"net-zero: {len(self.net_zero) - most} more in the sync report")
@@ -150,6 +224,7 @@ class Outcome:
     def as_json(self) -> dict:
         return {
             "gaps": [g.as_json() for g in self.gaps],
+            "features": [f.as_json() for f in self.features],
             "net_zero": [z.as_json() for z in self.net_zero],
             "note": self.note or None,
         }
@@ -234,8 +309,14 @@ class Upstream:
             line = defs.get(symbol)
             if line is not None:
                 members = any(k.startswith((symbol + ".", symbol + "::")) for k in defs)
+                if not members and _ALIAS.match(self._line(blob, line)):
+                    return Site(pin, path, line, "alias")
                 return Site(pin, path, line, "class" if members else "symbol")
         return None
+
+    def _line(self, blob: str, line: int) -> str:
+        lines = self._read(blob).split(b"\n", line)
+        return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else ""
 
     def close(self) -> None:
         self.ex.close()
@@ -293,13 +374,16 @@ def _pins_for_entry(
     return found
 
 
-def is_feature(symbol: str) -> bool:
-    """Whether a pre-pin gap is one a team writes a row for: a class, or a public top-level function.
+def is_feature(symbol: str, path: str = "", non_code: Sequence[str] = ()) -> bool:
+    """Whether a pre-pin gap is one a team writes a row for: a class, or a public top-level function,
+    defined in upstream code (not in a file `non_code` matches: tests, docs, benchmarks).
 
-    A private helper (`_free_inputs`), a test function, a constant (`CUDA_DEVICES`) or a method of a
-    class the port has is evidence inside an entry, not a gap: a port often folds such a name into a
-    function it has, and a row per helper would bury the features.
+    A private helper (`_free_inputs`), a test function or fixture, a constant (`CUDA_DEVICES`) or a
+    method of a class the port has is evidence inside an entry, not a gap: a port often folds such a
+    name into a function it has, and a row per helper would bury the features.
     """
+    if path and any(globs.match(g, path) for g in non_code):
+        return False
     member = "." in symbol or "::" in symbol
     return not (member or symbol.startswith("_") or symbol.lower().startswith("test") or symbol.isupper())
 
@@ -340,7 +424,7 @@ def _find_sites(
             site = next(
                 filter(None, (up.find(pin, prefixes, files_of.get(key, []), key) for pin in pins(e, key))), None
             )
-            if site is None:
+            if site is None or site.kind == "alias":
                 continue
             sites.setdefault(key, site)
             line = PREPIN_LINE.format(symbol=key, pin=site.pin[:PIN_CHARS], path=site.path, line=site.line)
@@ -352,16 +436,20 @@ def _find_sites(
 
 
 def _owned_gaps(
-    sites: dict[str, Site], pointing: dict[str, list[int]], rows: list[owners_mod.Row], done_states: list[str]
+    sites: dict[str, Site],
+    pointing: dict[str, list[int]],
+    rows: list[owners_mod.Row],
+    done_states: list[str],
+    non_code: Sequence[str],
 ) -> list[Gap]:
     """Each gap with the open matrix row that cites it, if any."""
     done = {s.upper() for s in done_states}
     open_rows = [row for row in rows if row.state.upper() not in done]
     out = []
     for key in sorted(pointing):
-        if not is_feature(key):
-            continue
         site = sites[key]
+        if not is_feature(key, site.path, non_code):
+            continue
         last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
         row = next(
             (row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None
@@ -425,7 +513,8 @@ def run(
             if r.verdict == "ignore" and not any(_under(f, prefixes) and language_for(f) for f in e.files):
                 continue  # CI, docs, files outside the mirrored paths: nothing the port could lack
             _find_sites(r, e, absent, first, files_of, prefixes, up, pins, sites, pointing)
-        out.gaps = _owned_gaps(sites, pointing, rows, cfg.done_states)
+        out.gaps = _owned_gaps(sites, pointing, rows, cfg.done_states, cfg.non_code)
+        out.candidates = _candidates_by_path(out, owners_mod.open_rows(rows, cfg.done_states))
         out.net_zero = _net_zero(queue, result, absent, up, queue_pin, prefixes, files_of)
         out.trees = len(up._trees)
         out.blobs = len(up.blobs)
@@ -486,7 +575,7 @@ def recorded_net_zero(queue: Queue) -> list[NetZero]:
     return list(found.values())
 
 
-def recorded_gaps(queue: Queue) -> dict[str, tuple[str, list[int]]]:
+def recorded_gaps(queue: Queue, non_code: Sequence[str] = ()) -> dict[str, tuple[str, list[int]]]:
     """From a queue's written evidence: gap symbol -> (site text, entries), for unsettled entries."""
     out: dict[str, tuple[str, list[int]]] = {}
     for e in queue.entries:
@@ -494,8 +583,35 @@ def recorded_gaps(queue: Queue) -> dict[str, tuple[str, list[int]]]:
             continue
         for line in e.evidence:
             m = PREPIN_RE.match(line)
-            if m and is_feature(m["symbol"]):
+            if m and is_feature(m["symbol"], m["path"], non_code):
                 _, ns = out.setdefault(m["symbol"], (f"{m['pin']}:{m['path']}:{m['line']}", []))
                 if e.n not in ns:
                     ns.append(e.n)
     return out
+
+
+def recorded(cfg, queue: Queue) -> Outcome:
+    """The pre-pin gaps audit recorded in a queue's evidence, each with the open row citing it: what
+    `check` warns about and what a report of a written queue lists, judged alike."""
+    rows = owners_mod.open_rows(
+        owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern), cfg.done_states
+    )
+    out = Outcome()
+    for symbol, (site, ns) in sorted(recorded_gaps(queue, cfg.non_code).items()):
+        pin, rest = site.split(":", 1)
+        path, line = rest.rsplit(":", 1)
+        kind = "class" if symbol[:1].isupper() else "symbol"
+        row = next((r for r in rows if owners_mod.cites_symbol(r.upstream, symbol)), None)
+        owner = owners_mod.owner_text(row) if row else ""
+        out.gaps.append(Gap(symbol, kind, Site(pin, path, int(line), kind), sorted(ns), owner))
+    out.net_zero = recorded_net_zero(queue)
+    out.candidates = _candidates_by_path(out, rows)
+    return out
+
+
+def _candidates_by_path(out: Outcome, rows: list[owners_mod.Row]) -> dict[str, list[str]]:
+    """The open rows that cite a feature's module without citing its names: where its row may belong."""
+    return {
+        f.path: [owners_mod.owner_text(r) for r in rows if owners_mod.cites_path(r.upstream, f.path)]
+        for f in out.features
+    }

@@ -32,6 +32,7 @@ from porttrack.errors import UserError
 from porttrack.model import (
     DISPOSITIONS,
     GATE_KINDS,
+    UNPROBED_GATES,
     VERDICT_BY,
     BEHAVIOUR_RESULTS,
     VERDICTS,
@@ -762,6 +763,7 @@ def _gate_table(g: Gate) -> Table:
     t["kind"] = g.kind
     if g.kind != "entry-ported":
         t["probe"] = g.probe
+    if g.kind not in UNPROBED_GATES:
         t["scope"] = list(g.scope)
         if g.control:
             t["control"] = g.control

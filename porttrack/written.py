@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from porttrack import gitio, owners, prepin, probe
+from porttrack import gitio, prepin, probe
 from porttrack.audit import Audit
 from porttrack.config import Config
-from porttrack.model import UNTRIAGED, Entry, Queue
+from porttrack.model import UNPROBED_GATES, UNTRIAGED, Entry, Queue
 
 
 def judged(entries: list[Entry]) -> bool:
@@ -28,7 +28,7 @@ def result(cfg: Config, queue: Queue, entries: list[Entry], progress: Callable[[
     root = cfg.port_root
     sha, dirty = gitio.head_state(root, list(cfg.code_scope)) if gitio.is_git_repo(root) else (None, False)
     tree = f"{sha or 'working tree'}{' (dirty)' if dirty else ''}"
-    gates = [g for e in entries for obj in e.and_parts for g in obj.gates if g.kind != "entry-ported" and g.probe]
+    gates = [g for e in entries for obj in e.and_parts for g in obj.gates if g.kind not in UNPROBED_GATES and g.probe]
     symbols = sorted({g.probe for g in gates if not g.regex} | {g.control for g in gates if g.control})
     probes = []
     if symbols:
@@ -45,20 +45,5 @@ def result(cfg: Config, queue: Queue, entries: list[Entry], progress: Callable[[
         counts={p.symbol: p.count for p in probes},
         rows=[],
         entries=[e.n for e in entries],
-        prepin=_gaps(cfg, queue),
+        prepin=prepin.recorded(cfg, queue),
     )
-
-
-def _gaps(cfg: Config, queue: Queue) -> prepin.Outcome:
-    """The pre-pin gaps audit recorded in the entries' evidence, each with the open row citing it."""
-    rows = owners.open_rows(owners.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern), cfg.done_states)
-    out = prepin.Outcome()
-    for symbol, (site, ns) in sorted(prepin.recorded_gaps(queue).items()):
-        pin, rest = site.split(":", 1)
-        path, line = rest.rsplit(":", 1)
-        kind = "class" if symbol[:1].isupper() else "symbol"
-        row = next((r for r in rows if owners.cites_symbol(r.upstream, symbol)), None)
-        owner = owners.owner_text(row) if row else ""
-        out.gaps.append(prepin.Gap(symbol, kind, prepin.Site(pin, path, int(line), kind), sorted(ns), owner))
-    out.net_zero = prepin.recorded_net_zero(queue)
-    return out

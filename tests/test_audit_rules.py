@@ -698,6 +698,26 @@ def test_an_absent_probe_gets_a_control_of_its_own_class_or_file(tmp_path):
     )
 
 
+def test_an_absent_name_of_a_file_without_counterpart_gets_a_control_from_its_folder(tmp_path):
+    ops = "def fused_gemm(a, b):\n    return a * b\n"
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Free fix", edit("        return request\n", "        return request or None\n")),
+            ("[Ops] Gemm fix", {"vllm/core/ops.py": ops.replace("a * b", "b * a")}),
+        ],
+        base_extra={"vllm/core/ops.py": ops},
+    )
+    gemm = r["[Ops] Gemm fix"]
+    assert gemm["verdict"] == "surface-absent" and gemm["gates"][0]["probe"] == "fused_gemm"
+    # the port has no ops file: the control is a name the queue changes in the same folder, where the port has it
+    assert gemm["gates"][0]["control"] == "Scheduler", gemm
+    assert any(
+        "a neighbour from vllm/core/sched.py, defined in its port counterpart at src/core/sched.cpp:" in e
+        for e in gemm["evidence"]
+    ), gemm["evidence"]
+
+
 def test_prior_triage_is_cited_in_the_evidence(tmp_path):
     cites = PORT_SCHED.replace(
         "class Scheduler {{", "// free() returns the request as upstream #4321 fixed it\\nclass Scheduler {{"

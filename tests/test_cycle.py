@@ -27,7 +27,11 @@ def test_check_right_after_audit_write_finds_no_error(tmp_path):
     )
     base = base.replace(
         "        self.budget = budget\n", "        self.budget = budget\n        self.stats_sink = StatsSink()\n"
+    ).replace(
+        "    def step(self, tokens):\n",
+        "    def step(self, tokens):\n        assert tokens >= 0, 'tokens below zero'\n",
     )
+    registry = "from vllm.parsers.base import register\n\nregister('kimi', 'vllm.parsers.{}')\n"
     steps = [
         # a member of a class the port has, where the port has the name only on another class
         ("[Core] Drain more", base.replace("        return 0\n", "        return 1\n")),
@@ -45,21 +49,38 @@ def test_check_right_after_audit_write_finds_no_error(tmp_path):
         "src/core/pool.cpp": POOL.format(pin="0" * 10),
         "src/core/support.cpp": 'const char* PreviouslySupported[] = {"a"};\n',
     }
+    # a message the port words its own way (neither side is there), in a function it has
+    steps.append(("[Core] Clearer message", base.replace("'tokens below zero'", "'negative token count'")))
+    commits = [(subject, {"vllm/core/sched.py": text}) for subject, text in steps]
+    # a string-only change to a file with no port counterpart: nothing to name, the file is the surface
+    commits.append(("[Parsers] Rename a module", {"vllm/parsers/registry.py": registry.format("kimi_k2_parser")}))
     port, r = pair(
         tmp_path,
-        [(subject, {"vllm/core/sched.py": text}) for subject, text in steps],
+        commits,
         base_sched=base,
+        base_extra={"vllm/parsers/registry.py": registry.format("kimi_parser")},
         port_extra=port_extra,
     )
-    assert {k: v["verdict"] for k, v in r.items()} == {
-        "[Core] Drain more": "surface-absent",
-        "[Core] Support b too": "inert",
-        "[Metrics] Flush on free": "surface-absent",
-    }, {k: (v["verdict"], v["reason"]) for k, v in r.items()}
+    verdicts = {k: v["verdict"] for k, v in r.items()}
+    assert verdicts["[Core] Drain more"] == "surface-absent" and verdicts["[Core] Support b too"] == "inert"
+    assert verdicts["[Metrics] Flush on free"] == "surface-absent"
+    # the port lacks no nameable surface here, so audit does not say it does
+    assert verdicts["[Core] Clearer message"] != "surface-absent", r["[Core] Clearer message"]
+    moved = r["[Parsers] Rename a module"]
+    assert (moved["verdict"], moved["rule"]) == ("surface-absent", "unmapped")
+    assert [(g["kind"], g["probe"]) for g in moved["gates"]] == [("unmapped", "vllm/parsers/registry.py")]
     run_cli("audit", "--write", cwd=port, check_rc=0)
     data = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)
     errors = [f for f in data["findings"] if f["severity"] == "error"]
     assert errors == [], [(f["code"], f["message"]) for f in errors]
+
+    # the day the port gets a counterpart, the unmapped gate goes live, naming it
+    (port / "src/parsers").mkdir()
+    (port / "src/parsers/registry.cpp").write_text("// Ported from: vllm/parsers/registry.py @ 0000000000\nint P;\n")
+    data = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)
+    live = [f for f in data["findings"] if f["code"] == "gate-live"]
+    assert len(live) == 1 and live[0]["path"] == "src/parsers/registry.cpp", data["findings"]
+    assert "vllm/parsers/registry.py has a port counterpart now: src/parsers/registry.cpp" in live[0]["message"]
 
 
 def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(tmp_path):

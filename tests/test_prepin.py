@@ -149,10 +149,11 @@ def test_a_class_present_at_the_pin_and_absent_here_is_one_gap_three_entries_poi
 
     deferral = run_cli("report", "deferral", cwd=port, check_rc=0).stdout
     section = deferral.split("## Pre-pin gaps", 1)[1].split("\n## ", 1)[0]
-    assert f"`PoolZeroer` (class) at `{pin[:10]}:vllm/v1/worker/utils.py:1`" in section
-    assert f"entries {', '.join(map(str, three))}" in section and "a row is owed" in section
+    head = f"- `vllm/v1/worker/utils.py` (at `{pin[:10]}`), pointed at by entries {', '.join(map(str, three))}:"
+    assert head in section and "  - absent: `PoolZeroer` (class, upstream line 1); probe in `src`: code 0" in section
+    assert "  - a row is owed" in section
     sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
-    assert "- **Pre-pin gaps:** 1 (1 with no owning row)." in sync
+    assert "- **Pre-pin gaps:** 1 feature (1 name), 1 with no owning row." in sync
 
     # check warns about it, and an acknowledgement silences it
     proc = run_cli("audit", "--write", cwd=port, check_rc=0)
@@ -181,7 +182,7 @@ def test_a_row_citing_the_class_owns_the_gap(tmp_path):
     section = (
         run_cli("report", "deferral", cwd=port, check_rc=0).stdout.split("## Pre-pin gaps", 1)[1].split("\n## ", 1)[0]
     )
-    assert "owned by KV-ZEROER" in section and "a row is owed" not in section
+    assert "  - owned by KV-ZEROER" in section and "a row is owed" not in section
     run_cli("audit", "--write", cwd=port, check_rc=0)
     found = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)["findings"]
     assert not [f for f in found if f["code"] == "pre-pin-gap-unowned"]
@@ -268,9 +269,98 @@ def test_only_classes_and_public_functions_are_gaps_the_rest_stays_evidence():
         ("BlockPool.allocate", False),
     ]:
         assert prepin.is_feature(name) is feature, name
+    # a public name defined in a test file is a test helper or fixture, not a feature
+    assert prepin.is_feature("tool_parser", "tests/tool_parsers/test_x.py", ["tests/**"]) is False
+    assert prepin.is_feature("tool_parser", "vllm/tool_parsers/x.py", ["tests/**"]) is True
     lines = [prepin.PREPIN_LINE.format(symbol=s, pin="0123456789", path="vllm/x.py", line=1) for s in
              ("PoolZeroer", "_free_encoder_inputs", "test_zero_ids", "CUDA_DEVICES")]  # fmt: skip
     q = Queue(
         QueueMeta("q"), [Entry(n=i, sha="", subject="", verdict="surface-absent", evidence=lines) for i in (1, 2)]
     )
     assert list(prepin.recorded_gaps(q)) == ["PoolZeroer"]
+
+
+FEATURE = """\
+class AlphaStage:
+    def run(self):
+        return {a}
+
+
+def beta_stage(x):
+    return x + {b}
+"""
+
+FIXTURE = """\
+def mod_fixture():
+    return {c}
+"""
+
+
+def test_names_of_one_module_are_one_feature_and_test_helpers_are_none(tmp_path):
+    """Upstream had a class and a public function in one module, and a fixture in a test file, at the
+    pin; later entries touch each. The port has none of them: one feature is owed a row, not three."""
+    up = init_repo(tmp_path / "up")
+
+    def files(a=1, b=1, c=1):
+        return {"vllm/feat/mod.py": FEATURE.format(a=a, b=b), "tests/feat/test_mod.py": FIXTURE.format(c=c)}
+
+    pin = commit_files(up, {**files(), "vllm/v1/core/pool.py": POOL}, "[Feat] mod (#1)")
+    steps = [(files(a=2), "[Feat] alpha (#2)"), (files(a=2, b=2), "[Feat] beta (#3)")]
+    steps += [(files(a=2, b=2, c=2), "[Feat] fixture (#4)"), (files(a=2, b=2, c=3), "[Feat] fixture again (#5)")]
+    for i, (fs, msg) in enumerate(steps):
+        target = commit_files(up, fs, msg, date=f"2026-03-{3 + i:02d}T00:00:00+00:00")
+    port = init_repo(tmp_path / "port")
+    commit_files(
+        port,
+        {
+            "porttrack.toml": CONFIG.replace('paths = ["vllm/"]', 'paths = ["vllm/", "tests/"]'),
+            ".agents/engine-matrix.md": MATRIX_HEAD,
+            "src/v1/core/pool.cpp": (
+                f"// Ported from: vllm/v1/core/pool.py @ {pin[:10]}\n"
+                "struct BlockPool {\n  int Allocate(int n) { return n; }\n};\n"
+                "int Use(BlockPool& p) { return p.Allocate(2); }\n"
+            ),
+        },
+        "port",
+    )
+    run_cli("queue", "build", "--range", f"{pin}..{target}", "--name", "cycle", cwd=port, check_rc=0)
+    n = by_subject(port)
+    data = audit_json(port)
+    assert sorted(g["symbol"] for g in data["prepin"]["gaps"]) == ["AlphaStage", "beta_stage"]
+    [feature] = data["prepin"]["features"]
+    assert feature["path"] == "vllm/feat/mod.py" and feature["symbols"] == ["AlphaStage", "beta_stage"]
+    assert feature["entries"] == sorted([n["[Feat] alpha"], n["[Feat] beta"]]) and feature["owned"] is False
+
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    found = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)["findings"]
+    unowned = [f for f in found if f["code"] == "pre-pin-gap-unowned"]
+    assert len(unowned) == 1 and "vllm/feat/mod.py had AlphaStage, beta_stage" in unowned[0]["message"]
+    assert "mod_fixture" not in json.dumps(found)
+
+    # a row citing one of its names owns the feature
+    (port / ".agents/engine-matrix.md").write_text(MATRIX_HEAD + "| `FEAT-MOD` | feature | `beta_stage` | `ACTIVE` |\n")
+    found = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)["findings"]
+    assert not [f for f in found if f["code"] == "pre-pin-gap-unowned"]
+
+
+def test_a_placeholder_beside_a_type_checking_import_is_an_alias_not_a_gap(tmp_path):
+    from porttrack import prepin
+
+    up = init_repo(tmp_path / "up")
+    text = (
+        "from typing import TYPE_CHECKING, Any\n\nif TYPE_CHECKING:\n    from vllm.quant import QuantConfig\n"
+        "else:\n    QuantConfig = Any\n\nlegacy_runner = EngineRunner\n\n\nclass EngineRunner:\n"
+        "    def run(self):\n        return 1\n\n\ndef start_runner():\n    return EngineRunner()\n"
+    )
+    pin = commit_files(up, {"vllm/engine.py": text}, "[Core] engine (#1)")
+    u = prepin.Upstream(up, None)
+    try:
+        found = {s: u.find(pin, ["vllm"], ["vllm/engine.py"], s) for s in ("QuantConfig", "legacy_runner")}
+        assert {s: (site.kind, site.line) for s, site in found.items() if site} == {
+            "QuantConfig": ("alias", 6),
+            "legacy_runner": ("alias", 8),
+        }
+        assert u.find(pin, ["vllm"], ["vllm/engine.py"], "EngineRunner").kind == "class"
+        assert u.find(pin, ["vllm"], ["vllm/engine.py"], "start_runner").kind == "symbol"
+    finally:
+        u.close()
