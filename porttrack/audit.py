@@ -1083,8 +1083,9 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
     # the same upstream file first; then, where it has no counterpart, the nearest files of its folder
     for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
         counterparts = set(ctx.port_files(near))
-        for cand in ctx.siblings(near) if counterparts else ():
-            if cand == symbol or _owner_class(cand) == symbol:
+        # a member stands for its class: the class is one definition, the bare member name many
+        for cand in dict.fromkeys(_owner_class(c) or c for c in (ctx.siblings(near) if counterparts else ())):
+            if cand == symbol or _owner_class(symbol) == cand:
                 continue
             hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
             if hits:
@@ -1328,13 +1329,8 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
             names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
         elif j.kind in ("foreign", "absent"):
             names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
-    holder = next((x for x in [*_changed(s), *s.probed] if x in s.present), None)
-    count = s.counts[holder] if holder is not None else None
-    cls = _owner_class(holder) if holder is not None else None
-    if cls and _code(ctx.probes.count(cls)) > 0:
-        # a bare member name has hits in other classes too, so its first definition is no citation
-        # check can re-find: its class is one line that names it
-        holder, count = cls, ctx.probes.count(cls)
+    holder = _holder(s)
+    count = (s.counts.get(holder) or ctx.probes.count(holder)) if holder is not None else None
     for n in list(dict.fromkeys(names))[:3]:
         s.res.gates.append(
             Gate(
@@ -1346,6 +1342,21 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
                 established_at=_definition(count) if count is not None else "",
             )
         )
+
+
+def _holder(s: Subject) -> str | None:
+    """A name the entry changes or probes that the port has, to control its gates: a member's class
+    (a bare member name has hits in other classes too, so its first definition proves nothing and is
+    no citation check can re-find), never a member of a class the port lacks."""
+    for x in [*_changed(s), *s.probed]:
+        if x not in s.present:
+            continue
+        cls = _owner_class(x)
+        if cls is None:
+            return x
+        if _code(s.ctx.probes.count(cls)) > 0:
+            return cls
+    return None
 
 
 def _ported(rule: AuditRule, s: Subject) -> bool:

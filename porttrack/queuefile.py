@@ -898,7 +898,6 @@ _ALWAYS = {
     "reason",
     "owner",
     "blocked_by",
-    "size",
     "symbols",
 }
 

@@ -278,6 +278,9 @@ def _table_row(rep: Report, header: list[str], cols: dict[str, int], ln: int, ro
         cells = [
             c.replace("\0", "|") for c in _cells(re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace("|", "\0"), row))
         ]
+    if len(cells) > len(header) and header and header[-1] == "evidence":
+        # an unescaped `|` in the free-text last cell: the writer meant prose, so it stays one cell
+        cells = [*cells[: len(header) - 1], " | ".join(cells[len(header) - 1 :])]
     if len(cells) != len(header):
         rep.warnings.append(
             f"{rep.where(ln)}: table row has {len(cells)} cells, the header {len(header)}; row skipped."

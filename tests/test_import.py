@@ -516,3 +516,14 @@ def test_reports_are_worked_oldest_first_whatever_the_command_line_order(tmp_pat
     assert numbered == {"1111111111": 1, "2222222222": 2, "3333333333": 3}, numbered
     first = next(e for e in entries(port) if e.sha.startswith("1111111111"))
     assert first.source.startswith("2026-09-05-b.md:") and first.history  # the later reading wins
+
+
+def test_an_unescaped_bar_in_the_evidence_cell_keeps_the_row_and_its_label(tmp_path):
+    port, head = make_port(tmp_path)
+    rows = ROWS.splitlines()[0].replace("drains loads only", "drains loads | stores only") + "\n"
+    (port / "t.md").write_text(tranche(head[:9], rows))
+    proc = run_cli("queue", "import", "t.md", cwd=port, check_rc=0)
+    assert "row skipped" not in proc.stderr, proc.stderr
+    (e,) = entries(port)
+    assert (e.sha, e.verdict, e.label) == ("1111111111", "surface-absent", "NA surface-absent")
+    assert "drains loads | stores only" in e.reason

@@ -1,4 +1,5 @@
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,31 @@ def test_a_truncated_queue_names_its_last_line_and_says_it_looks_truncated(tmp_p
         queuefile.load(p)
     last = full[:cut].count("\n") + 1
     assert f"q.toml:{last}:" in str(e.value) and "looks truncated" in str(e.value)
+
+
+def test_docs_list_every_key_the_loader_accepts():
+    """Every field of the queue's records is a key a person may meet: docs/queue.md (or the example
+    in docs/design.md §4 it extends) names each one."""
+    import dataclasses
+
+    from porttrack import model
+
+    root = Path(__file__).resolve().parents[1]
+    docs = (root / "docs" / "queue.md").read_text() + (root / "docs" / "design.md").read_text()
+    tables = {"gates": "gate", "parts": "part", "citations": "citation"}  # arrays of tables: [[entry.gate]]
+    missing = []
+    for cls in (
+        model.QueueMeta,
+        model.Entry,
+        model.Part,
+        model.Gate,
+        model.Citation,
+        model.Behaviour,
+        model.Ack,
+        model.Rule,
+    ):
+        for f in dataclasses.fields(cls):
+            key = tables.get(f.name, f.name)
+            if not re.search(rf"`{key}`|^{key} = |\[\[?\w+\.{key}\]\]?", docs, re.MULTILINE):
+                missing.append(f"{cls.__name__}.{key}")
+    assert missing == [], missing
