@@ -1,0 +1,128 @@
+"""The gates audit writes: which names to gate on, and a control from where each name would be."""
+
+from __future__ import annotations
+
+
+from porttrack.model import Gate
+from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug
+from porttrack.audit.subject import Subject, _Ctx, _changed
+
+
+def _absent_gates(s: Subject, symbols: list[str]) -> None:
+    """An absent gate per symbol; members of a class the port lacks share one gate on the class,
+    which is what would appear first."""
+    ctx = s.ctx
+    gated: dict[str, object] = {}
+    for x in symbols:
+        cls = _owner_class(x)
+        if cls and ctx.probes.judge(cls).status == "absent":
+            gated.setdefault(cls, ctx.probes.judge(cls))
+        else:
+            gated.setdefault(x, s.judged[x])
+    for x, p in gated.items():
+        cls = _owner_class(x)
+        if cls and _code(ctx.probes.count(cls)) > 0:
+            # audit counts a member only where its class is (Subject._in_place), which a probe of the
+            # bare name does not: the gate holds its count as it is now, and goes live when it moves
+            gate = _member_gate(ctx, x, cls)
+            s.ev.append(
+                f"control for {x}: {cls}, its class, defined at {_definition(ctx.probes.count(cls))}: a zero "
+                "means not in the place it would be"
+                + (f"; the name counts {gate.expect} elsewhere, which the gate holds to" if gate.expect else "")
+            )
+            s.res.gates.append(gate)
+            continue
+        sibling = _sibling_control(s, x)
+        if sibling is not None:
+            try:
+                p = ctx.probes.judge(x, sibling[0])
+                s.ev.append(f"control for {x}: {sibling[0]}, {sibling[1]}: a zero means not in the place it would be")
+            except ValueError:  # not part of this scan's words: keep the automatic control
+                pass
+        s.res.gates.append(_absent_gate(ctx, x, p))
+
+
+def _member_gate(ctx: _Ctx, member: str, cls: str) -> Gate:
+    """The gate on `Class.member` where the port has the class but not the member in it: absent while
+    the name has no code hit at all, else a count gate that holds the hits it has elsewhere. Either
+    is what check's probe of the name sees today; the class is the control."""
+    ccount, count = ctx.probes.count(cls), ctx.probes.count(member)
+    n = _code(count)
+    return Gate(
+        id=f"{_slug(member)}-{'count' if n else 'absent'}",
+        kind="count" if n else "absent",
+        probe=member,
+        scope=list(ctx.scope),
+        control=cls,
+        established_at=_definition(count if n else ccount),  # check cites the probe's hit, or the control's
+        expect=n if n else None,
+    )
+
+
+def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
+    """A control for one absent probe, chosen for it: its class when the port has the class; else a
+    sibling (a symbol of the same upstream file, from this queue) that the port defines in that
+    file's counterpart. None when neither is found: the scan's automatic control stands."""
+    ctx = s.ctx
+    cls = _owner_class(symbol)
+    if cls and _code(ctx.probes.count(cls)) > 0:
+        return cls, f"its class, defined at {_definition(ctx.probes.count(cls))}"
+    # the same upstream file first; then, where it has no counterpart, the nearest files of its folder
+    for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
+        counterparts = set(ctx.port_files(near))
+        # a member stands for its class: the class is one definition, the bare member name many
+        for cand in dict.fromkeys(_owner_class(c) or c for c in (ctx.siblings(near) if counterparts else ())):
+            if cand == symbol or _owner_class(symbol) == cand:
+                continue
+            hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
+            if hits:
+                return cand, f"{how} from {near}, defined in its port counterpart at {hits[0].path}:{hits[0].line}"
+    return None
+
+
+_NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's first few say where it lives
+
+
+def _neighbours(s: Subject) -> list[str]:
+    """For an entry whose files have no port counterpart: the queue's files nearest to them in upstream's
+    tree (the same folder, else each parent in turn) that have one, where the port would put them."""
+    ctx = s.ctx
+    out: list[str] = []
+    for up in s.mirrored:
+        if ctx.port_files(up):
+            continue
+        folder = up
+        while "/" in folder and not out:
+            folder = folder.rsplit("/", 1)[0]
+            near = [f for f in ctx.queue_files() if f != up and f.startswith(folder + "/")]
+            out = [f for f in sorted(near, key=lambda f: (f.count("/"), f)) if ctx.port_files(f)][:_NEIGHBOURS]
+    return out
+
+
+def _holder(s: Subject) -> str | None:
+    """A name the entry changes or probes that the port has, to control its gates: a member's class
+    (a bare member name has hits in other classes too, so its first definition proves nothing and is
+    no citation check can re-find), never a member of a class the port lacks."""
+    for x in [*_changed(s), *s.probed]:
+        if x not in s.present:
+            continue
+        cls = _owner_class(x)
+        if cls is None:
+            return x
+        if _code(s.ctx.probes.count(cls)) > 0:
+            return cls
+    return None
+
+
+def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
+    """An absent gate cites where its control is defined: the proof that the scope holds code."""
+    control = p.control or ""
+    c = p.control_count
+    return Gate(
+        id=f"{_slug(s)}-absent",
+        kind="absent",
+        probe=s,
+        scope=list(ctx.scope),
+        control=control,
+        established_at=_definition(c),
+    )

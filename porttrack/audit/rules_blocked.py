@@ -1,0 +1,117 @@
+"""Rules that follow other entries and rows: blocked, absent blockers, owned."""
+
+from __future__ import annotations
+
+import re
+
+from porttrack import owners as owners_mod
+from porttrack.model import Gate
+from porttrack.audit.subject import AuditRule, Subject, _Ctx, _changed_lines, _what_row_cites
+
+
+_CODE_ONLY = re.compile(r"#.*$" r'|"{3}.*?"{3}' r"|'{3}.*?'{3}" r'|"(?:[^"\\]|\\.)*"' r"|'(?:[^'\\]|\\.)*'")
+
+
+def _named_in_code(s: Subject, symbol: str) -> bool:
+    """Do the entry's added lines name `symbol` in code, not only in a comment or a docstring?
+    True when the diff cannot be read: then the queue's `uses` stands."""
+    hunks = s.ctx.hunks(s.e, s.mirrored)
+    if hunks is None:
+        return True
+    bare = re.split(r"\.|::", symbol)[-1]
+    word = re.compile(r"(?<![\w])" + re.escape(bare) + r"(?![\w])")
+    in_doc = False
+    for h in hunks:
+        for line in h.new:
+            quotes = line.count('"""') + line.count("'''")
+            if in_doc or (quotes == 1):
+                if quotes % 2 == 1:
+                    in_doc = not in_doc
+                continue
+            if word.search(_CODE_ONLY.sub("", line)):
+                return True
+    return False
+
+
+def _blockers(s: Subject) -> dict[int, list[str]]:
+    """The entries this one waits on, from `blocked_graph` (symbol adders and earlier series stages
+    not ported), kept where the port lacks the symbol and the entry names it in code."""
+    if s.blockers is not None:
+        return s.blockers
+    ctx, e = s.ctx, s.e
+    s.probe()
+    waits = set(ctx.graph.get(e.n, []))
+    out: dict[int, list[str]] = {}
+    for sym, a in s.linked.items():
+        if a in waits and sym not in s.present and (sym in s.syms.changed or _named_in_code(s, sym)):
+            out.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
+    for b, stage in ctx.series_edges.get(e.n, {}).items():
+        if b in waits:
+            out.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
+    s.blockers = out
+    return out
+
+
+def _verdict_of(ctx: _Ctx, n: int) -> tuple[str, list[Gate]]:
+    """An entry's verdict as this run judged it (else as recorded), with its gates."""
+    r = ctx.results.get(n)
+    if r is not None:
+        return r.verdict, r.gates
+    other = ctx.queue.entry(n)
+    return (other.verdict, other.gates) if other is not None else ("", [])
+
+
+def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
+    """Blocked only on entries whose surface the port lacks: the entry's surface is absent too."""
+    blockers = _blockers(s)
+    if not blockers:
+        return False
+    ctx = s.ctx
+    judged = {b: _verdict_of(ctx, b) for b in blockers}
+    if any(v != "surface-absent" for v, _ in judged.values()):
+        return False
+    for b, (_, gs) in sorted(judged.items()):
+        s.ev.append(f"waits on entry {b}, which is surface-absent: {'; '.join(blockers[b])}")
+        for g in gs:
+            if g.kind == "absent" and all(x.id != g.id for x in s.res.gates):
+                s.res.gates.append(Gate(**{**g.__dict__, "scope": list(g.scope)}))
+    return s.fire(rule, "waits only on surface-absent entries " + ", ".join(map(str, sorted(judged))))
+
+
+def _blocked(rule: AuditRule, s: Subject) -> bool:
+    """Needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage."""
+    ctx, res = s.ctx, s.res
+    # an entry this run judged ported waits on nothing: check would find its entry-ported gate live
+    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
+    if not blockers:
+        return False
+    res.blocked_by = sorted(blockers)
+    for b, why in sorted(blockers.items()):
+        other = ctx.queue.entry_of(b)
+        s.ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
+        res.gates.append(
+            Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
+        )
+    return s.fire(rule, "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items())))
+
+
+def _owned(rule: AuditRule, s: Subject) -> bool:
+    ctx, syms, e, res = s.ctx, s.syms, s.e, s.res
+    symbols = sorted(set(syms.changed) | set(syms.added) | set(syms.removed))
+    hunks = ctx.hunks(e, s.mirrored)
+    changed_lines = None if hunks is None else _changed_lines(hunks)
+    row = owners_mod.find_owner(
+        ctx.rows,
+        paths=s.mirrored,
+        symbols=symbols,
+        pr=e.pr,
+        done_states=ctx.cfg.done_states,
+        parked_states=ctx.cfg.parked_states,
+        changed_lines=changed_lines,
+    )
+    if row is None:
+        return False
+    res.owner = owners_mod.owner_text(row)
+    cite = _what_row_cites(row, s.mirrored, syms, e.pr, changed_lines)
+    s.ev.append(f"matrix row {row.id} at {row.where} ({row.state}) cites {cite}")
+    return s.fire(rule, f"tracked by matrix row {row.id} ({row.state})")

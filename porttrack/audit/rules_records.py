@@ -1,0 +1,236 @@
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, unmapped, path rules, untrusted."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from porttrack import gates, hunks as hunks_mod
+from porttrack import refactor
+from porttrack import paths as pathrules
+from porttrack.errors import UserError
+from porttrack.model import Gate
+from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug, probe_line
+from porttrack.audit.graph import _mirrored, rule_matches
+from porttrack.audit.subject import AuditRule, Subject, _Ctx
+from porttrack.audit.gating import _absent_gates
+from porttrack.audit.rules_content import _content_absent
+
+
+def _gate_for_rule(g: Gate, p) -> Gate:
+    """A path rule's gate copied onto an entry, citing what its probe found when the rule cites nothing."""
+    out = Gate(**g.__dict__)
+    out.scope = list(g.scope)
+    if not out.established_at and p is not None:
+        out.established_at = _definition(p.control_count if g.kind == "absent" else p.count)
+    return out
+
+
+def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
+    """(holds, evidence line, probe) for one of a path rule's gates; holds None when it cannot be judged.
+
+    What a gate means is `gates`' to say, as for check."""
+    if g.kind == "entry-ported":
+        waited = ctx.queue.entry(g.entry) if g.entry is not None else None
+        holds = gates.entry_state(g, waited).state == gates.HOLDS
+        return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
+    if g.kind == "unmapped":
+        st = gates.counterpart_state(g, ctx.port_files(g.probe))
+        holds = st.state == gates.HOLDS
+        return holds, f"gate {g.id}: " + (f"{g.probe} has no port counterpart" if holds else st.why), None
+    scope = tuple(g.scope or ctx.cfg.code_scope)
+    try:
+        p = ctx.probes.judge(g.probe, g.control or None, scope)
+    except ValueError as e:  # a word control for a regex probe, or the reverse
+        raise UserError(f"path rule gate {g.id!r}: {e}; a control must have the probe's form.") from None
+    c = ctx.probes.count(g.probe, scope)
+    line = probe_line(g.probe, p, c, scope, ctx.tree)
+    st = gates.probe_state(g, c, p.status, p.control, _code(p.control_count), " ".join(scope))
+    if st.state in (gates.UNTRUSTED, gates.INCOMPLETE):
+        return None, line, p
+    holds = st.state == gates.HOLDS
+    return holds, f"gate {g.id} ({g.kind}) {'holds' if holds else 'is LIVE'}: {line}", p
+
+
+def _behaviour(rule: AuditRule, s: Subject) -> bool:
+    """What the port's own code did (validate kv --record) decides before any static probe.
+
+    An entry whose commit is a kvref switch carries [entry.behaviour]: the harness answered
+    the cases that tell the switch apart as with it (ported) or as without it (real-gap).
+    Mixed answers decide nothing and leave the entry to the static rules.
+    """
+    b = s.e.behaviour
+    if b is None or s.obj is not s.e:
+        return False
+    s.ev.append(
+        f"behaviour: harness {b.harness!r} ({b.impl}), validate kv --as-of {b.semantics} --cases {b.cases} "
+        f"--seed {b.seed}: {b.agree} case(s) as with kvref switch {b.switch}, {b.lack} as without, "
+        f"{b.other} as neither" + (f" (recorded {b.recorded})" if b.recorded else "")
+    )
+    if b.result == "matches":
+        return s.fire(
+            rule,
+            f"the port's harness answers as with kvref switch {b.switch} ({b.agree} cases, case {b.case})",
+            verdict="ported",
+        )
+    if b.result == "lacks":
+        return s.fire(
+            rule,
+            f"the port's harness answers as without kvref switch {b.switch}: case {b.case} "
+            f"{b.field} expected {b.expected}, got {b.got}",
+            verdict="real-gap",
+        )
+    return False
+
+
+def _ignore(rule: AuditRule, s: Subject) -> bool:
+    """Nothing a port could need: outside the mirrored subtrees, or files under them that no
+    [[map]] or provenance header gives a counterpart and that are no code (CI config, docs, tests)."""
+    ctx = s.ctx
+    s.under = _mirrored(ctx.cfg, ctx.queue, s.files)
+    mapped = [f for f in s.under if ctx.maps_to_port(f)]
+    s.unmapped = [f for f in s.under if f not in mapped and ctx.is_code(f)]
+    s.mirrored = mapped + s.unmapped
+    if s.mirrored:
+        return False
+    paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)
+    if s.under:
+        s.ev.append(
+            f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port "
+            "and none is code ([audit] non_code, source_suffixes)"
+        )
+        return s.fire(
+            rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code"
+        )
+    s.ev.append(f"files {', '.join(s.files) or '(none)'} lie outside the mirrored paths {paths}")
+    return s.fire(rule, f"touches no mirrored path ({paths})")
+
+
+def _no_op(rule: AuditRule, s: Subject) -> bool:
+    """Every changed line of the mirrored code is a comment, a docstring, a language-only construct,
+    or code that carries no behaviour (porttrack/refactor.py: moved, reworded, renamed, unused)."""
+    hunks = s.ctx.hunks(s.e, s.mirrored)
+    if not hunks:
+        return False
+    ctx, sha = s.ctx, s.e.sha
+    texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
+    every = ctx.hunks(s.e, s.e.files) or hunks
+    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False))
+    if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every))
+    if not lo.only:
+        return False
+    what = ", ".join(lo.constructs) or "comments and docstrings"
+    s.ev.append(
+        f"upstream diff {s.e.short} in {', '.join(s.mirrored)}: {len(hunks)} hunk(s), every changed line is "
+        f"{what} (or a comment, docstring or blank); `[audit] language_only` lists the constructs, "
+        "docs/audit.md the code that carries no behaviour"
+    )
+    return s.fire(rule, f"language-only change: {what}")
+
+
+def _deferred(rule: AuditRule, s: Subject) -> bool:
+    """The port has the surface and records this change's symbol (or its PR) as deliberately left
+    out: porting work exists, by the port's own account. A member counts when the port has its
+    class; a top-level name when its file has a counterpart. (A deferral of a whole class the port
+    lacks is no gap in a surface it has: the surface rules decide those.)"""
+    if s.unmapped == s.mirrored:
+        return False
+    if _content_absent(s):  # recorded as left out, and the port has none of what the change edits
+        return False
+    s.probe()
+    names: list[str] = []
+    for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed)):
+        bare = re.split(r"\.|::", x)[-1]
+        cls = _owner_class(x)
+        if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
+            continue
+        if x in s.present:  # an omission is of something the port lacks; a name it has is another thing
+            continue
+        names.append(bare)
+    if not s.ctx.records.deferrals:
+        return False
+    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
+    for x in s.probed:  # and where the port defines the entry's symbols
+        near.update(h.path for h in _hits(s.counts[x], ("definition",)))
+    qualified = [
+        x
+        for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
+        if _owner_class(x) and not x.endswith("__") and x not in s.present
+    ]
+    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified)
+    if found is None:
+        return False
+    rec, what = found
+    s.ev.append(f"deferral record {rec.where} ({rec.deferral!r}) names {what}: {rec.text}")
+    return s.fire(rule, f"the port records {what} as left out ({rec.deferral}) at {rec.where}")
+
+
+def _unmapped(rule: AuditRule, s: Subject) -> bool:
+    """Every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port."""
+    if not s.unmapped or s.unmapped != s.mirrored:
+        return False
+    s.probe()
+    own = sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
+    if any(x in s.present for x in own):
+        return False
+    s.ev.append(f"no [[map]] or provenance header gives {', '.join(s.unmapped)} a port counterpart")
+    _absent_gates(s, own)
+    if not own:
+        s.ev.append("the entry names no symbol to gate on; its files' lack of a counterpart is the evidence")
+        # the day a header or [[map]] gives a file a counterpart, check says the entry is to re-judge
+        s.res.gates += [Gate(id=f"{_slug(up)}-unmapped", kind="unmapped", probe=up) for up in s.unmapped]
+    return s.fire(
+        rule,
+        f"the port has no counterpart of {', '.join(s.unmapped)}" + (f" and none of {', '.join(own)}" if own else ""),
+    )
+
+
+def _path_rule(rule: AuditRule, s: Subject) -> bool:
+    """A standing disposition holds while all of its gates hold."""
+    ctx, res = s.ctx, s.res
+    for prule in ctx.queue.rules:
+        if not rule_matches(prule, s.mirrored):
+            continue
+        lines, verdicts, judged_gates = [], [], []
+        for g in prule.gates:
+            holds, line, p = _rule_gate_holds(ctx, g)
+            lines.append(line)
+            verdicts.append(holds)
+            judged_gates.append(p)
+        if any(h is None for h in verdicts):
+            from porttrack.audit.registry import rule_by_id  # the registry imports this module
+
+            s.ev.extend(lines)
+            return s.fire(
+                rule_by_id("untrusted"),
+                f"a gate of the path rule {prule.upstream} could not be judged: its positive control failed",
+            )
+        if all(verdicts):
+            res.gates = [_gate_for_rule(g, p) for g, p in zip(prule.gates, judged_gates, strict=False)]
+            s.ev.append(f"files {', '.join(s.mirrored)} all match the path rule {prule.upstream}")
+            s.ev.extend(lines)
+            return s.fire(
+                rule,
+                prule.reason or f"every file matches the path rule {prule.upstream}",
+                verdict=prule.verdict,
+                rule_text=f"{rule.id} {prule.upstream}",
+            )
+        s.ev.append(f"path rule {prule.upstream} does not apply: a gate is live")
+        s.ev.extend(lines)
+    return False
+
+
+def _untrusted(rule: AuditRule, s: Subject) -> bool:
+    unread = [f for f in s.e.unreadable if f in s.files]
+    if unread:  # queue build --skip-missing: their symbols were never extracted, so nothing can be judged
+        s.ev.append(
+            f"files {', '.join(unread)} could not be read when the queue was built (missing from the upstream clone)"
+        )
+        return s.fire(rule, f"cannot judge: {', '.join(unread)} could not be read from the upstream clone")
+    s.probe()
+    bad = [x for x in s.probed if s.judged[x].status in ("untrusted", "incomplete")]
+    if not bad:
+        return False
+    why = "; ".join(f"{x}: {s.judged[x].reason or s.judged[x].status}" for x in bad)
+    return s.fire(rule, f"cannot judge: {why}")

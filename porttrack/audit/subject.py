@@ -1,0 +1,392 @@
+"""What every rule reads: the run's context (_Ctx) and one entry under judgement (Subject)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+from collections.abc import Callable
+
+from porttrack import gitio, globs, headers as headers_mod, hunks as hunks_mod
+from porttrack import naming
+from porttrack import owners as owners_mod
+from porttrack import records as records_mod
+from porttrack import paths as pathrules
+from porttrack.config import Config
+from porttrack.model import Entry, Part, Queue
+from porttrack.audit.results import (
+    EntrySymbols,
+    Result,
+    _CODE_KINDS,
+    _Probes,
+    _code,
+    _hits,
+    _owner_class,
+    hit_lines,
+    probe_line,
+)
+from porttrack.audit.graph import _needs, _pin_position, adders, blocked_graph, series_edges
+
+
+class _Ctx:
+    def __init__(self, cfg: Config, queue: Queue, probes: _Probes, rows, where: Callable[[int], str] | None):
+        self.cfg = cfg
+        self.queue = queue
+        self.probes = probes
+        self.rows = rows
+        self.where = functools.lru_cache(maxsize=None)(where) if where else None  # line_of rescans the file
+        self.scope = tuple(cfg.code_scope)
+        self.tree = probes.tree
+        self.adders = adders(queue)
+        self.series_edges = series_edges(queue)
+        self.graph = blocked_graph(queue)
+        self._provs: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
+        self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
+        self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
+        self._records: records_mod.Records | None = None
+        self._port_tokens: dict[str, set[str]] = {}
+        self._siblings: dict[str, list[str]] | None = None
+        self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
+        self._blobs: gitio.CatFile | None = None
+        # the files of the last few entries, read for tokens, members and messages: bounded, since a
+        # long queue touches thousands of file versions and each is needed only while its entry is judged
+        self.upstream_text = functools.lru_cache(maxsize=64)(self._read_upstream)
+        self.upstream_tokens = functools.lru_cache(maxsize=64)(self._read_tokens)
+        self.upstream_members = functools.lru_cache(maxsize=64)(self._read_members)
+        self._lacks: dict[str, bool] = {}
+        self._greps = 0
+        self._all_tokens: set[str] | None = None
+        self._tree = pathrules.Tree(cfg.port_root)
+
+    def siblings(self, upstream: str) -> list[str]:
+        """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
+        if self._siblings is None:
+            idx: dict[str, set[str]] = {}
+            for e in self.queue.entries:
+                names = [*e.symbols.added, *e.symbols.changed]
+                names += [c for c in map(_owner_class, names) if c]
+                for f in e.files:
+                    idx.setdefault(f, set()).update(names)
+            self._siblings = {f: sorted(v) for f, v in idx.items()}
+        return self._siblings.get(upstream, [])
+
+    def queue_files(self) -> list[str]:
+        """Every upstream file an entry of this queue changes."""
+        self.siblings("")
+        return list(self._siblings or {})
+
+    def _read_upstream(self, rev: str, path: str) -> str | None:
+        """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
+        repo = self.cfg.upstream_repo
+        if repo is None or not Path(repo).is_dir():
+            return None
+        if self._blobs is None:
+            self._blobs = gitio.CatFile(Path(repo))
+        data = self._blobs.read(f"{rev}:{path}")
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def _read_tokens(self, rev: str, path: str) -> frozenset[str] | None:
+        """hunks.file_tokens of one upstream file at `rev`; None when git cannot show it."""
+        text = self.upstream_text(rev, path)
+        return None if text is None else hunks_mod.file_tokens(text)
+
+    def _read_members(self, rev: str, path: str) -> dict[str, set[str]]:
+        """hunks.class_members of one upstream file at `rev` (empty when unreadable or no Python)."""
+        text = self.upstream_text(rev, path) if path.endswith(".py") else None
+        return hunks_mod.class_members(text) if text is not None else {}
+
+    def port_lacks(self, name: str) -> bool:
+        """Has the port's code scope no code mention of `name` in any spelling (comments left out)?
+        One `git grep` finds the candidate lines; their files' code tokens decide."""
+        if name not in self._lacks:
+            pattern = spelling_pattern(name)
+            if not pattern:
+                return False
+            self._greps += 1
+            tokens = self._code_tokens() if self._greps > _GREPS_BEFORE_INDEX else None
+            if tokens is not None:
+                self._lacks[name] = naming.norm(name) not in tokens
+                return self._lacks[name]
+            found = gitio.grep_lines(self.cfg.port_root, pattern, list(self.cfg.code_scope))
+            if found is None:  # no git work tree: nothing to say the port lacks it
+                self._lacks[name] = False
+            else:
+                self._lacks[name] = not any(naming.norm(name) in self.port_tokens(f) for f in found)
+        return self._lacks[name]
+
+    def close(self) -> None:
+        if self._blobs is not None:
+            self._blobs.close()
+
+    def port_tokens(self, rel: str) -> set[str]:
+        """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
+        if rel not in self._port_tokens:
+            try:
+                real = self._tree.resolve_file(rel)
+                raw = pathrules.read_file(real) if real is not None else b""
+            except (OSError, pathrules.Outside):
+                raw = b""
+            self._port_tokens[rel] = hunks_mod.port_tokens(raw.decode("utf-8", "replace"))
+        return self._port_tokens[rel]
+
+    def _code_tokens(self) -> set[str] | None:
+        """Every code token of every file in the code scope (built once, after the first few greps have
+        shown the audit asks often: each `git grep` of a real port costs tens of milliseconds)."""
+        if self._all_tokens is None:
+            proc = gitio.run(
+                self.cfg.port_root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                *self.cfg.code_scope,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                return None
+            names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+            self._all_tokens = set().union(*(self.port_tokens(n) for n in names))
+        return self._all_tokens
+
+    @property
+    def records(self):
+        """Deferral records and prior triage in the port's code scope and docs (read once)."""
+        if self._records is None:
+            folders = sorted({*self.cfg.code_scope, "docs"})
+            self._records = records_mod.scan(self.cfg.port_root, folders, self.cfg.deferral_words)
+        return self._records
+
+    def hunks(self, e: Entry, paths: list[str]):
+        """The entry's hunks in `paths` (gitio.Hunk), or None when no upstream checkout shows the commit."""
+        key = (e.sha, tuple(paths))
+        if key not in self._hunks:
+            repo = self.cfg.upstream_repo
+            ok = repo is not None and Path(repo).is_dir() and bool(e.sha)
+            self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths)) if ok and repo is not None else None
+        return self._hunks[key]
+
+    def is_code(self, upstream: str) -> bool:
+        """A source file that is not a test, doc, CI or benchmark file (`[audit] non_code`)."""
+        if any(globs.match(g, upstream) for g in self.cfg.non_code):
+            return False
+        return any(upstream.endswith(x) for x in self.cfg.source_suffixes)
+
+    def provenance(self):
+        if self._provs is None:
+            scopes = sorted({s for paths in self.cfg.scopes.values() for s in paths})
+            provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines, scopes=scopes)
+            self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
+        return self._provs
+
+    def maps_to_port(self, upstream: str) -> bool:
+        """Has the upstream file a port counterpart: a [[map]] template, or a header naming it?
+
+        A port that declares neither maps every file under the mirrored paths.
+        """
+        if any(m.apply(upstream) is not None for m in self.cfg.maps):
+            return True
+        umap, _ = self.provenance()
+        if upstream in umap:
+            return True
+        return not self.cfg.maps and not umap
+
+    def port_files(self, upstream: str) -> list[str]:
+        """Port files for an upstream path: provenance headers first, then [[map]] templates that exist."""
+        if upstream not in self._port_files:
+            self._port_files[upstream] = headers_mod.counterparts(self.cfg, self.provenance()[0], upstream)
+        return self._port_files[upstream]
+
+
+_GREPS_BEFORE_INDEX = 16  # past this, one read of the whole code scope is cheaper than a grep a name
+
+
+def spelling_pattern(name: str) -> str:
+    """An extended regex (for `git grep -i`) of every spelling `naming` knows for `name`; no word
+    boundaries, so that `canvasMode_` and `kCanvasMode` are candidates too (their tokens decide)."""
+    ws = naming.words(name)
+    return "_?".join(re.escape(w) for w in ws)
+
+
+@dataclass
+class Subject:
+    """One entry (or part) under judgement: what every rule's predicate reads, and the result it fills."""
+
+    ctx: _Ctx
+    e: Entry
+    obj: Entry | Part
+    syms: EntrySymbols
+    files: list[str]
+    res: Result
+    under: list[str] = field(default_factory=list)  # files under the mirrored paths
+    mirrored: list[str] = field(default_factory=list)  # of those, the ones with a port counterpart, and code
+    unmapped: list[str] = field(default_factory=list)  # of `mirrored`, code files with no port counterpart
+    linked: dict[str, int] = field(default_factory=dict)  # needed symbol -> the earlier entry adding it
+    probed: list[str] = field(default_factory=list)
+    judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
+    counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
+    present: set[str] = field(default_factory=set)  # probed symbols with a code hit
+    blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
+    content: list[Judged] | None = None  # _content_states (computed once)
+    spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
+    _probed: bool = False
+
+    @property
+    def ev(self) -> list[str]:
+        return self.res.evidence
+
+    def probe(self) -> None:
+        """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""
+        if self._probed:
+            return
+        self._probed = True
+        ctx, syms, e = self.ctx, self.syms, self.e
+        self.linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
+        self.probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self.linked))
+        self.res.probes = self.probed
+        self.present = set()
+        for x in self.probed:
+            # the first spelling (as written, then snake/Pascal/camel/kPascal) found where it would be
+            spelled = next(
+                (
+                    sp
+                    for sp in naming.spellings(x)
+                    if ctx.probes.count(sp) is not None
+                    and _code(ctx.probes.count(sp)) > 0
+                    and self._in_place(sp, ctx.probes.count(sp))
+                ),
+                x,
+            )
+            self.judged[x], self.counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
+            self.spelled[x] = spelled
+            if spelled != x:
+                self.ev.append(f"{x} is spelled {spelled.split('.')[-1]} in the port")
+            self.ev.append(probe_line(spelled, self.judged[x], self.counts[x], ctx.scope, ctx.tree))
+            self.ev.extend(hit_lines(spelled, self.counts[x]))
+            if _code(self.counts[x]) > 0 and (spelled != x or self._in_place(x, self.counts[x], say=True)):
+                self.present.add(x)
+
+    def _in_place(self, symbol: str, count, say: bool = False) -> bool:
+        """A `Class.member` counts where the class is: in a file that also names the class (its
+        declaration, or `Class::member` definitions), or, when the port has no such class at all,
+        in the port counterparts of the entry's files. A bare name counts anywhere."""
+        cls = _owner_class(symbol)
+        if cls is None or symbol.endswith(".__init__"):
+            return True
+        ctx = self.ctx
+        files = {h.path for h in _hits(count, _CODE_KINDS)}
+        ccount = ctx.probes.count(cls)
+        if _code(ccount) > 0:
+            where = {h.path for h in _hits(ccount, _CODE_KINDS)}
+            how = f"files that name {cls}"
+        else:
+            where = {pf for up in self.mirrored for pf in ctx.port_files(up)}
+            how = f"the port counterparts of {', '.join(self.mirrored)}, as the port has no {cls}"
+            owner = self._other_owner(symbol, cls)
+            if owner is not None and files & where:
+                if say:
+                    self.ev.append(
+                        f"{symbol}: the port has no {cls}; its {symbol.split('.')[-1]} hits are those of {owner}, "
+                        "which the upstream file also defines it on and the port has, so it counts as absent"
+                    )
+                return False
+        if files & where:
+            return True
+        if say:
+            self.ev.append(
+                f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent"
+            )
+        return False
+
+    def _other_owner(self, symbol: str, cls: str) -> str | None:
+        """Another class of the entry's upstream files that defines the same member and that the
+        port's counterpart of that file names in code: then a port hit on the bare member there is
+        that class's, not the absent one's."""
+        bare = re.split(r"\.|::", symbol)[-1]
+        ctx = self.ctx
+        for up in self.mirrored:
+            named = set().union(*(ctx.port_tokens(pf) for pf in ctx.port_files(up)))
+            for other in sorted(ctx.upstream_members(self.e.sha, up).get(bare, set()) - {cls}):
+                if naming.norm(other) in named:
+                    return f"{other}.{bare}"
+        return None
+
+    def fire(self, rule: AuditRule, reason: str, *, verdict: str | None = None, rule_text: str | None = None) -> bool:
+        self.res.verdict, self.res.rule, self.res.reason = verdict or rule.verdict, rule_text or rule.id, reason
+        return True
+
+
+@dataclass(frozen=True)
+class AuditRule:
+    """One first-pass rule: tried in table order, the first whose predicate fires decides.
+
+    `fires(rule, subject)` returns True when it applies, after filling the subject's result
+    (verdict, reason, evidence, gates); `when` and `records` are what docs/audit.md says of it.
+    """
+
+    id: str
+    verdict: str  # the verdict it gives ("(the rule's)" for path rules)
+    fires: Callable[[AuditRule, Subject], bool]
+    when: str
+    records: str
+
+
+def _changed(s: Subject) -> list[str]:
+    return sorted(set(s.syms.changed) | set(s.syms.removed))
+
+
+class Judged(NamedTuple):
+    """One hunk of a change against the port: its kind (hunks.compare's state, or `guarded` /
+    `plumbing`, see `_guards`) and what compare found."""
+
+    hunk: gitio.Hunk
+    kind: str
+    state: hunks_mod.HunkState
+    mapped: bool  # compared with port files (a counterpart, or files defining the entry's symbols)
+
+
+def _changed_lines(hunks) -> dict[str, list[tuple[int, int]]]:
+    """path -> the line spans a change touches, on its old side and its new side (a row's line
+    numbers may be read at an older or a newer upstream than the change)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for h in hunks:
+        spans = out.setdefault(h.path, [])
+        spans.append((h.old_start, h.old_start + max(h.old_len, 1) - 1))
+        spans.append((h.new_start, h.new_start + max(h.new_len, 1) - 1))
+    return out
+
+
+def _what_row_cites(
+    row,
+    paths: list[str],
+    syms: EntrySymbols,
+    pr: int | None,
+    changed_lines: dict[str, list[tuple[int, int]]] | None = None,
+) -> str:
+    if pr is not None and owners_mod.cites_pr(row.upstream, pr):
+        return f"PR #{pr}"
+    for s in [*syms.changed, *syms.added, *syms.removed]:
+        if owners_mod.cites_symbol(row.upstream, s):
+            return s
+    for p in paths:
+        if changed_lines is not None:
+            got = owners_mod.cites_change(
+                row.upstream, p, changed_lines.get(p, []), [*syms.changed, *syms.added, *syms.removed]
+            )
+            if got:
+                return f"{got}, which overlaps the change"
+        elif owners_mod.cites_path(row.upstream, p):
+            return f"{p} (no upstream diff to compare line ranges with)"
+    return "the entry"
+
+
+def _pins_at_or_past(ctx: _Ctx, e: Entry, mirrored: list[str]) -> tuple[bool, list[str]]:
+    _, pins = ctx.provenance()
+    lines: list[str] = []
+    placed: list[bool] = []
+    for up in mirrored:
+        for pf in ctx.port_files(up):
+            for pin in pins.get(pf, []):
+                at = _pin_position(pin, ctx.queue, ctx.cfg, e)
+                where = "at or past" if at else ("before" if at is False else "not placeable against")
+                lines.append(f"pin {pf} @ {pin} ({up}) is {where} {e.short}")
+                placed.append(bool(at))
+    if not placed:
+        lines.append(f"no mapped port file of {', '.join(mirrored)} states a pin")
+    return bool(placed) and all(placed), lines
