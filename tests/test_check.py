@@ -487,3 +487,17 @@ def test_bad_gate_probes_are_refused_by_line(port):
     proc = cli(port)
     assert proc.returncode == 2 and "queue/q.toml:" in proc.stderr and "no-zeroer" in proc.stderr
     assert "does not compile" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_finding_code_has_a_registered_producer_that_raises_it():
+    import inspect
+
+    from porttrack.check import CODES
+    from porttrack.check.run import ACK_CODES, PRODUCERS
+
+    registered = {c for p in PRODUCERS for c in p.codes} | set(ACK_CODES)
+    assert registered == set(CODES)
+    for p in PRODUCERS:
+        source = inspect.getsource(inspect.getmodule(p.produce))
+        for code in p.codes:
+            assert f'"{code}"' in source, (p.name, code)

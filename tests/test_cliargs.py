@@ -7,13 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from porttrack import cli, cliargs
 from tests.conftest import ROOT
 
 # the typer pyproject.toml admits has this module: a typer without it fails here, loudly, not skipped
-from typer import _coercion as typer_coercion  # noqa: E402
+from typer import _coercion as typer_coercion
 
 
 def _params():

@@ -70,9 +70,10 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
     # the same upstream file first; then, where it has no counterpart, the nearest files of its folder
     for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
         counterparts = set(ctx.port_files(near))
-        # a member stands for its class: the class is one definition, the bare member name many
-        for cand in dict.fromkeys(_owner_class(c) or c for c in (ctx.siblings(near) if counterparts else ())):
-            if cand == symbol or _owner_class(symbol) == cand:
+        # classes and plain names first: a class is one definition, a bare member name many
+        names = ctx.siblings(near) if counterparts else []
+        for cand in dict.fromkeys([*(_owner_class(c) or c for c in names), *names]):
+            if cand == symbol or _owner_class(symbol) == cand or _owner_class(cand) == symbol:
                 continue
             hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
             if hits:
