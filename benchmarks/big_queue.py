@@ -95,5 +95,38 @@ def main() -> None:
         )
 
 
+def append_figures(n: int) -> tuple[float, float]:
+    """CPU seconds to append and save n new entries: through the text emitter (`queuefile.encode`'s
+    `entry_text`, what `queue build` and `queue import` use on a file whose document was never built)
+    and through tomlkit tables (the same file with its document built first). The emitter stays only
+    while this shows it is needed."""
+    sys.path.insert(0, str(ROOT))
+    from porttrack import queuefile
+    from porttrack.model import Entry, Symbols
+
+    out = []
+    for build_document in (False, True):
+        with tempfile.TemporaryDirectory(prefix="porttrack-append-") as d:
+            path = Path(d) / "q.toml"
+            path.write_text('[queue]\nname = "big"\nupstream = "up"\npaths = ["vllm/"]\n')
+            qf = queuefile.load(path)
+            new = [
+                Entry(n=i, sha=f"{i:040x}", subject=f"[Core] change {i} (#{i})", files=[f"vllm/m{i % 50}.py"],
+                      disposition="PORT-NOW", verdict="unclassified", symbols=Symbols(changed=[f"f{i % 50}"]))
+                for i in range(1, n + 1)
+            ]  # fmt: skip
+            t0 = time.process_time()
+            if build_document:
+                qf.doc  # noqa: B018 - appends then go through tomlkit tables
+            queuefile.append_entries(qf, new)
+            queuefile.save(qf)
+            out.append(time.process_time() - t0)
+    return out[0], out[1]
+
+
 if __name__ == "__main__":
     main()
+    n = 10_000
+    text, tables = append_figures(n)
+    print(f"  append {n:,} entries and save: text emitter cpu {text:.2f} s, tomlkit tables cpu {tables:.2f} s "
+          f"({tables / text:.1f}x): the emitter is {'needed' if tables > 1.5 * text else 'not needed'}")  # fmt: skip

@@ -1,6 +1,6 @@
 """The data model every stage shares: queue entries, their verdicts and gates.
 
-Dataclasses only; reading and writing them lives in queuefile.py.
+Dataclasses only; reading and writing them lives in queuefile/
 """
 
 from __future__ import annotations

@@ -264,7 +264,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
     def boom(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(queuefile.os, "replace", boom)
+    monkeypatch.setattr(queuefile.store.os, "replace", boom)
     with pytest.raises(UserError, match=r"cannot write .*q\.toml: No space left on device; it was left as it was"):
         queuefile.save(qf)
     assert p.read_text(encoding="utf-8") == HAND_WRITTEN
