@@ -163,7 +163,8 @@ def compare_strategies(tree: Path, names: list[str], scope: list[str], work: Pat
     """Grep-first scan against parsing and indexing every file, on the same names."""
     from porttrack import codemask, probe
     from porttrack.probe.listing import under
-    from porttrack.probe.scan import File, count
+    from porttrack.probe.classify import count
+    from porttrack.probe.files import File
 
     t = time.perf_counter()
     s = probe.scan(tree, names, scope=scope, cache_dir=work / "cmp-cache")

@@ -345,7 +345,7 @@ def test_no_identifiers_inside_numbers_or_directives(tmp_path: Path):
 
 def test_process_pool_indexes_like_one_process(port: Path, tmp_path: Path, monkeypatch):
     serial = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "a")
-    monkeypatch.setattr(importlib.import_module("porttrack.probe.scan"), "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(importlib.import_module("porttrack.probe.classify"), "POOL_MIN_BYTES", 0)
     pooled = scan(port, "take_new_block_ids", "mamba_cache_mode", cache_dir=tmp_path / "b")
     assert pooled.counts == serial.counts
 

@@ -13,7 +13,8 @@ from conftest import commit_files, init_repo
 
 from porttrack import codemask
 from porttrack import probe as P
-from porttrack.probe.scan import File, count
+from porttrack.probe.classify import count
+from porttrack.probe.files import File
 
 WORDS = ["block", "cache", "kv", "slot", "zero", "page", "table", "free", "alloc", "sched"]
 
@@ -119,7 +120,7 @@ def _same(got: P.Count, want: P.Count) -> None:
 @pytest.mark.parametrize(("seed", "held"), [(1, None), (2, None), (3, None), (4, 0)])
 def test_grep_first_equals_indexing_everything(tmp_path: Path, seed: int, held: int | None, monkeypatch):
     if held is not None:  # no file held from the listing to the search: every one is read again there
-        monkeypatch.setattr(importlib.import_module("porttrack.probe.scan"), "KEEP_READ_BYTES", held)
+        monkeypatch.setattr(importlib.import_module("porttrack.probe.classify"), "KEEP_READ_BYTES", held)
     repo, symbols = _tree(tmp_path, seed)
     tests = ["tests"]
     cache = tmp_path / "cache"

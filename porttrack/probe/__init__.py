@@ -7,7 +7,9 @@ where it matters, count), judge and render. See scan's docstring for how a scan 
 from porttrack.probe.judge import judge, probe
 from porttrack.probe.model import Count, Hit, Probe, Row, Scan, Tree, variants
 from porttrack.probe.render import render
-from porttrack.probe.scan import POOL_MIN_BYTES, compile_regex, config_options, scan
+from porttrack.probe.classify import POOL_MIN_BYTES
+from porttrack.probe.files import compile_regex
+from porttrack.probe.scan import config_options, scan
 
 __all__ = [
     "POOL_MIN_BYTES",
