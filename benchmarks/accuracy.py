@@ -42,7 +42,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from porttrack import audit, config as config_mod, init, queuebuild, queuefile  # noqa: E402
+from porttrack import audit, config as config_mod, init  # noqa: E402
+from porttrack.queue import build as queuebuild  # noqa: E402
+from porttrack.queue import file as queuefile  # noqa: E402
 
 LABELS = ("ported", "real-gap", "surface-absent", "inert", "no-op")
 CLASS = {"ignore": "no-op", "owned": "real-gap", "blocked": "real-gap"}

@@ -23,7 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from porttrack import audit, probe, queuefile  # noqa: E402
+from porttrack import audit, probe  # noqa: E402
+from porttrack.queue import file as queuefile  # noqa: E402
 from porttrack.config import load_config  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("bench_probe", HERE / "probe.py")

@@ -101,7 +101,7 @@ def append_figures(n: int) -> tuple[float, float]:
     and through tomlkit tables (the same file with its document built first). The emitter stays only
     while this shows it is needed."""
     sys.path.insert(0, str(ROOT))
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
     from porttrack.model import Entry, Symbols
 
     out = []

@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--entries", type=int, default=300)
     ap.add_argument("--units", type=int, default=750, help="header+source pairs (1,500 files by default)")
     args = ap.parse_args()
-    from porttrack import check
+    from porttrack.outputs import check
     from porttrack.config import load_config
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -161,7 +161,8 @@ def config(tree: Path, scope: list[str], queue: Path) -> str:
 
 def compare_strategies(tree: Path, names: list[str], scope: list[str], work: Path) -> str:
     """Grep-first scan against parsing and indexing every file, on the same names."""
-    from porttrack import codemask, probe
+    from porttrack import probe
+    from porttrack.evidence import codemask
     from porttrack.probe.listing import under
     from porttrack.probe.classify import count
     from porttrack.probe.files import File

@@ -91,7 +91,8 @@ def main() -> None:
     ap.add_argument("--per", type=int, default=10, help="citations per entry")
     ap.add_argument("--files", type=int, default=200)
     args = ap.parse_args()
-    from porttrack import check, reportimport
+    from porttrack.outputs import check
+    from porttrack.queue import importer as reportimport
     from porttrack.config import load_config
 
     with tempfile.TemporaryDirectory() as tmp:

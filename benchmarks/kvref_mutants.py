@@ -103,7 +103,7 @@ def _norm(a: dict | None):
 
 
 def mutants(n: int, seed: int) -> list[tuple[str, str, str, int, int, bool]]:
-    from porttrack import validate
+    from porttrack.validation import validate
 
     out = []
     for sem in sorted({s for s, _, _ in MUTANTS.values()}):

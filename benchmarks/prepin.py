@@ -20,7 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from porttrack import audit, queuefile  # noqa: E402
+from porttrack import audit  # noqa: E402
+from porttrack.queue import file as queuefile  # noqa: E402
 from porttrack.config import queue_path, resolve_config  # noqa: E402
 
 

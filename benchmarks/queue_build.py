@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from porttrack.walk import _jobs, walk
+from porttrack.queue.walk import _jobs, walk
 
 
 def stream_git_log(repo: Path, rev_range: str, first_parent: bool, paths: list[str] | None = None) -> tuple[float, int]:

@@ -189,7 +189,8 @@ def _os_error(e: OSError) -> int:
 def _queue(config: Path | None, queue: Path | None, *, lock: bool = False):
     """(config, loaded queue file, queue path relative to the port root) for the queue commands;
     `lock` (for commands that write) holds the writers' lock from this read to the save."""
-    from porttrack import config as config_mod, queuefile
+    from porttrack import config as config_mod
+    from porttrack.queue import file as queuefile
 
     cfg = config_mod.resolve_config(config)
     qpath = config_mod.queue_path(cfg, queue)
@@ -283,7 +284,7 @@ SkipMissingOpt = Annotated[
 
 def _unreadable_note(path: Path) -> None:
     """After a build or refresh: which entries hold files that could not be read, if any."""
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     hit = [e for e in queuefile.load(path).queue.entries if e.unreadable]
     if hit:
@@ -315,7 +316,7 @@ def queue_build(
     queue: QueueOpt = None,
 ) -> None:
     """Walk an upstream git range and write a queue file of the commits touching mirrored paths."""
-    from porttrack import queuebuild
+    from porttrack.queue import build as queuebuild
 
     cfg, path, added = _walk_queue(queuebuild.build, config, skip_missing, rev_range=range_, name=name, queue=queue)
     out.print(f"wrote {path}: {_plural(added, 'entry', 'entries')}", markup=False, soft_wrap=True)
@@ -353,7 +354,7 @@ def queue_refresh(
     queue: QueueOpt = None,
 ) -> None:
     """Append the entries past the queue's recorded target; numbering continues, human edits stay."""
-    from porttrack import queuebuild
+    from porttrack.queue import build as queuebuild
 
     cfg, path, added = _walk_queue(queuebuild.refresh, config, skip_missing, target=target, queue=queue)
     out.print(
@@ -377,7 +378,8 @@ def queue_import(
     ] = False,
 ) -> None:
     """Create or update a queue from a team's hand-written sync reports (docs/import.md)."""
-    from porttrack import config as config_mod, reportimport
+    from porttrack import config as config_mod
+    from porttrack.queue import importer as reportimport
 
     cfg = config_mod.resolve_config(config)
     result = reportimport.import_reports(cfg, [(p, str(p)) for p in reports], queue=queue, dry_run=dry_run)
@@ -402,7 +404,7 @@ def queue_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print entries with their verdicts, owners, gates and the rule that fired (--json: every field, evidence included)."""
-    from porttrack import show
+    from porttrack.queue import show
 
     _, qf, _ = _queue(config, queue)
     entries = show.select(qf.queue, ",".join(numbers) if numbers else None)
@@ -454,7 +456,9 @@ def probe(
 
 def _audit(cfg, qf, qrel: str, entries: str | None):
     """Audit the chosen entries of a loaded queue, each placed at its line, with the scan's progress."""
-    from porttrack import audit as audit_mod, queuefile, show
+    from porttrack import audit as audit_mod
+    from porttrack.queue import file as queuefile
+    from porttrack.queue import show
 
     return audit_mod.audit(
         cfg,
@@ -476,7 +480,8 @@ def audit(
     """Classify entries by the first-pass rules, with the rule that fired and its evidence."""
     from collections import Counter
 
-    from porttrack import audit as audit_mod, queuefile
+    from porttrack import audit as audit_mod
+    from porttrack.queue import file as queuefile
 
     cfg, qf, qrel = _queue(config, queue, lock=write)
     try:
@@ -542,11 +547,15 @@ def report(
     queue: QueueOpt = None,
 ) -> None:
     """Write the team's sync or deferral report as markdown."""
-    from porttrack import deferral as deferral_mod, paths as pathrules, queuefile, report as report_mod
+    from porttrack import paths as pathrules
+    from porttrack.outputs import deferral as deferral_mod
+    from porttrack.queue import file as queuefile
+    from porttrack.outputs import report as report_mod
 
     if kind not in ("sync", "deferral"):
         raise UserError(f"report kind must be sync or deferral, not {kind!r}.")
-    from porttrack import show, written
+    from porttrack.queue import show
+    from porttrack.outputs import written
 
     cfg, qf, qrel = _queue(config, queue)
     chosen = show.select(qf.queue, entries)
@@ -588,7 +597,9 @@ def check(
     ] = False,
 ) -> None:
     """The CI gate: untriaged entries, live gates, stale citations, stale owners. Exit 1 on findings."""
-    from porttrack import check as check_mod, config as config_mod, formats
+    from porttrack import config as config_mod
+    from porttrack.outputs import check as check_mod
+    from porttrack.outputs import formats
 
     if format not in formats.FORMATS:
         raise UserError(f"--format {format!r} is not one of {', '.join(formats.FORMATS)}.")
@@ -635,7 +646,8 @@ def headers(
     as_json: JsonOpt = False,
 ) -> None:
     """List each port file's upstream sources and pins from its provenance header."""
-    from porttrack import config as config_mod, headers as headers_mod
+    from porttrack import config as config_mod
+    from porttrack.evidence import headers as headers_mod
 
     cfg = config_mod.resolve_config(config)
     scopes = sorted({s for paths in cfg.scopes.values() for s in paths})
@@ -670,7 +682,9 @@ def validate_kv(
     as_json: JsonOpt = False,
 ) -> None:
     """Drive a port's harness over the conformance protocol and compare with kvref."""
-    from porttrack import behaviour, progress, validate
+    from porttrack import progress
+    from porttrack.validation import behaviour
+    from porttrack.validation import validate
 
     qpath = behaviour.recorded_queue(queue) if record else None  # a bad --queue stops before the harness runs
     validate.require_kvref()  # so does a missing kvref extra
@@ -713,7 +727,7 @@ def kvref_vectors(
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random cases.")] = 0,
 ) -> None:
     """Write conformance cases and kvref's answers as JSON Lines files."""
-    from porttrack import validate
+    from porttrack.validation import validate
 
     for path in validate.write_vectors(out_dir, as_of, cases, seed):
         out.print(f"wrote {path}", markup=False, soft_wrap=True)

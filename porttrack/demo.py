@@ -459,7 +459,7 @@ def pipeline(shas: list[str]) -> list[list[str]]:
 
 def record_human_verdicts(port: Path) -> None:
     """What a person does after the build: settle the entry that only a human can call a no-op."""
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     qf = queuefile.load(port / "queue" / "demo.toml")
     entry = next(e for e in qf.queue.entries if e.pr == 43000)

@@ -17,7 +17,8 @@ from pathlib import Path, PurePosixPath
 
 import tomlkit
 
-from porttrack import gitio, headers
+from porttrack import gitio
+from porttrack.evidence import headers
 from porttrack.config import CONFIG_NAME
 from porttrack.errors import UserError
 

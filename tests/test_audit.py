@@ -11,7 +11,7 @@ import pytest
 
 from conftest import commit_files, init_repo, run_cli
 from porttrack import audit as audit_mod
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 from porttrack.errors import UserError
 
 
@@ -394,7 +394,7 @@ def test_actionable_when_blockers_are_ported(tmp_path):
 
 
 def test_parse_entries():
-    from porttrack.show import parse_entries
+    from porttrack.queue.show import parse_entries
 
     assert parse_entries("121-123, 150") == {121, 122, 123, 150}
     assert parse_entries(None) is None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import commit_files, git, init_repo, run_cli
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 
 CONFIG = """\
 [upstream]

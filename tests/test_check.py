@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from porttrack import check
+from porttrack.outputs import check
 from porttrack.config import load_config
 
 CONFIG = """\
@@ -398,7 +398,7 @@ def test_rule_gates_are_rerun(port):
 
 
 def test_queue_line_index_agrees_with_queuefile(port):
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     text = QUEUE + (
         '\n[[entry]]\nn = 9\nsha = "9999999"\nsubject = "parts"\nverdict = "inert"\n[entry.symbols]\nchanged = ["x"]\n'
@@ -492,8 +492,8 @@ def test_bad_gate_probes_are_refused_by_line(port):
 def test_every_finding_code_has_a_registered_producer_that_raises_it():
     import inspect
 
-    from porttrack.check import CODES
-    from porttrack.check.run import ACK_CODES, PRODUCERS
+    from porttrack.outputs.check import CODES
+    from porttrack.outputs.check.run import ACK_CODES, PRODUCERS
 
     registered = {c for p in PRODUCERS for c in p.codes} | set(ACK_CODES)
     assert registered == set(CODES)

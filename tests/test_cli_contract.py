@@ -36,7 +36,7 @@ def run_with_fault(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """The real entry point with one engine function that raises what no code path expects: the only
     way to reach 'our own bug' is to plant one, since every known one is fixed."""
     code = (
-        "import sys, porttrack.headers as h\n"
+        "import sys, porttrack.evidence.headers as h\n"
         "def boom(*a, **k):\n    raise RuntimeError('planted fault')\n"
         "h.headers_report = boom\n"
         f"sys.argv = ['porttrack', *{args!r}]\n"

@@ -108,14 +108,14 @@ def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(t
     lines[k] = lines[k].replace(f" — {verdict}:", " — no-op: a person read it;", 1)
     report.write_text("\n".join(lines) + "\n")
     run_cli("queue", "import", ".agents/sync/2026-03-09-x.md", "--queue", "queue/c.toml", cwd=port, check_rc=0)
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     step = next(e for e in queuefile.load(queue).queue.entries if "Step less" in e.subject)
     assert (step.verdict, step.verdict_by) == ("no-op", "human") and step.reason.startswith("a person read it")
 
 
 def test_reports_of_a_written_queue_render_what_it_says_and_probe_only_its_gates(tmp_path):
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     port, _ = pair(
         tmp_path,

@@ -6,7 +6,8 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from porttrack import demo, queuefile
+from porttrack import demo
+from porttrack.queue import file as queuefile
 from porttrack.model import VERDICTS
 
 

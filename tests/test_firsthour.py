@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import commit_files, git, init_repo, run_cli
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 from porttrack.config import load_config
 
 CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'

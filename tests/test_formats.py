@@ -10,8 +10,8 @@ from pathlib import Path
 import jsonschema
 from rich.console import Console
 
-from porttrack import formats
-from porttrack.check import CODES, CheckResult, finding
+from porttrack.outputs import formats
+from porttrack.outputs.check import CODES, CheckResult, finding
 
 
 def result(prefix: str = "") -> CheckResult:

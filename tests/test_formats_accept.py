@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from porttrack import formats
+from porttrack.outputs import formats
 from test_formats import result
 
 

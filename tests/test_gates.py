@@ -64,8 +64,8 @@ def test_entry_ported_gate():
 
 def test_audit_and_check_read_gates_from_one_place():
     src = Path(audit.__file__).parent.parent
-    for mod in ("audit/rules_records.py", "check/gate_checks.py"):
+    for mod in ("audit/rules_records.py", "outputs/check/gate_checks.py"):
         text = (src / mod).read_text()
         assert "gates.probe_state(" in text and "gates.entry_state(" in text, mod
     # nobody else decides what a gate kind means
-    assert not re.search(r'g\.kind == "absent" and c\.code > 0', (src / "check" / "gate_checks.py").read_text())
+    assert not re.search(r'g\.kind == "absent" and c\.code > 0', (src / "outputs" / "check" / "gate_checks.py").read_text())

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import commit_files, init_repo, run_cli
-from porttrack.headers import comment_lines, headers_report, parse_header, scan_headers, upstream_map
+from porttrack.evidence.headers import comment_lines, headers_report, parse_header, scan_headers, upstream_map
 
 
 def srcs(text: str, path: str = "src/x.cpp", **kw):

@@ -6,7 +6,7 @@ import json
 import os
 
 from conftest import commit_files, init_repo, run_cli
-from porttrack.headers import headers_report, scan_headers
+from porttrack.evidence.headers import headers_report, scan_headers
 
 
 def test_links_out_of_the_root_are_not_read_and_skipped_files_are_counted(tmp_path):
@@ -41,7 +41,7 @@ def test_links_out_of_the_root_are_not_read_and_skipped_files_are_counted(tmp_pa
 
 
 def test_real_tree_faithful_1_1_port_and_grounding_statements():
-    from porttrack.headers import parse_header
+    from porttrack.evidence.headers import parse_header
 
     def srcs(text):
         return [(s.upstream, s.pin, s.qualifier) for s in parse_header("include/x.h", text).sources]

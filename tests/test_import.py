@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from porttrack import queuefile
-from porttrack.reportimport import parse, parse_label
+from porttrack.queue import file as queuefile
+from porttrack.queue.importer import parse, parse_label
 from tests.conftest import commit_files, git, init_repo, run_cli
 
 PORT_FILES = {
@@ -496,7 +496,7 @@ def test_entries_inside_a_code_fence_are_not_imported_even_when_it_never_closes(
 
 
 def test_a_report_past_the_size_limit_is_one_sentence(tmp_path):
-    from porttrack.reportimport import MAX_REPORT_BYTES
+    from porttrack.queue.importer import MAX_REPORT_BYTES
 
     port, head = make_port(tmp_path)
     line = f"- vllm#1 `x` (`{head[:9]}`) — PORT-NOW.\n"

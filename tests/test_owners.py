@@ -9,7 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from porttrack.errors import UserError
-from porttrack.owners import Row, cites_symbol, find_owner, load_rows, owner_id, owner_text, parse_matrix, row_by_id
+from porttrack.evidence.owners import (
+    Row,
+    cites_symbol,
+    find_owner,
+    load_rows,
+    owner_id,
+    owner_text,
+    parse_matrix,
+    row_by_id,
+)
 
 ID = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"
 HEAD = "| ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |\n|---|---|---|---|---|---|---|---|---|\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from porttrack.errors import UserError
-from porttrack.owners import load_rows
+from porttrack.evidence.owners import load_rows
 from test_check import cli, port  # noqa: F401  (port is a fixture)
 
 ID = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"

@@ -6,7 +6,8 @@ import os
 import pytest
 from conftest import commit_files, init_repo, run_cli
 
-from porttrack import paths, queuefile
+from porttrack import paths
+from porttrack.queue import file as queuefile
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import commit_files, init_repo, run_cli
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 
 CONFIG = """\
 [upstream]
@@ -257,7 +257,7 @@ def test_entries_without_a_port_counterpart_still_point_at_the_gap(tmp_path):
 
 
 def test_only_classes_and_public_functions_are_gaps_the_rest_stays_evidence():
-    from porttrack import prepin
+    from porttrack.evidence import prepin
     from porttrack.model import Entry, Queue, QueueMeta
 
     for name, feature in [
@@ -344,7 +344,7 @@ def test_names_of_one_module_are_one_feature_and_test_helpers_are_none(tmp_path)
 
 
 def test_a_placeholder_beside_a_type_checking_import_is_an_alias_not_a_gap(tmp_path):
-    from porttrack import prepin
+    from porttrack.evidence import prepin
 
     up = init_repo(tmp_path / "up")
     text = (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_files, init_repo
 
-from porttrack import codemask
+from porttrack.evidence import codemask
 from porttrack import probe as P
 from porttrack.probe.classify import count
 from porttrack.probe.files import File

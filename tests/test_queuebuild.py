@@ -2,7 +2,7 @@
 
 from conftest import commit_files, git, init_repo, run_cli
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 
 CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\n'
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, QueueMeta, Symbols
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from conftest import commit_files, init_repo
 
-from porttrack import gitio, refactor
-from porttrack.hunks import code_line_indices
+from porttrack import gitio
+from porttrack.evidence import refactor
+from porttrack.evidence.hunks import code_line_indices
 
 BASE = """\
 def step(tokens, budget):

@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import ROOT, run_cli
 from test_audit import build_port
 
-from porttrack import queuefile
+from porttrack.queue import file as queuefile
 
 QUEUE = "queue/cycle.toml"
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import git, run_cli
 from porttrack.model import Entry
-from porttrack.report import entry_line
+from porttrack.outputs.report import entry_line
 from test_audit import build_port, queue_line, sha
 
 # The regex the team's tooling reads sync reports with: PR, subject with \` escapes, short sha, em dash, reason.
@@ -199,9 +199,9 @@ def test_bad_kind(port):
 
 
 def test_surface_absent_is_a_counted_summary_whose_one_entry_tail_is_one_line():
-    from porttrack import deferral
+    from porttrack.outputs import deferral
     from porttrack.model import Gate
-    from porttrack.report import View
+    from porttrack.outputs.report import View
 
     def view(n: int, probe: str, kind: str = "absent") -> View:
         gate = Gate(id=f"g{n}", kind=kind, probe=probe)

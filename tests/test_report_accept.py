@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from porttrack.model import Queue, QueueMeta
-from porttrack.report import upstream_name
+from porttrack.outputs.report import upstream_name
 
 
 @pytest.mark.parametrize(
@@ -24,7 +24,7 @@ def test_upstream_name_drops_a_bare_clones_git_suffix(upstream, name):
 
 
 def test_reproduce_command_quotes_paths_with_spaces():
-    from porttrack.report import command_line
+    from porttrack.outputs.report import command_line
 
     assert (
         command_line("sync", "1-3", "queue/demo.toml", "out/s.md")
@@ -38,7 +38,7 @@ def test_reproduce_command_quotes_paths_with_spaces():
 
 def test_an_entry_without_a_sha_prints_no_empty_code_span():
     from porttrack.model import Entry
-    from porttrack.report import _upstream_cell, entry_line
+    from porttrack.outputs.report import _upstream_cell, entry_line
 
     e = Entry(n=1, sha="", subject="Drain recorded block ids (#52310)", pr=52310)
     assert (

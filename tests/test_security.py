@@ -227,7 +227,7 @@ def test_sigterm_during_audit_write_leaves_no_lock_and_a_whole_queue(pair: Path,
     import time
 
     from conftest import CLI_ENV, ROOT
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     queue = pair / "queue" / "demo.toml"
     queue.write_text(re.sub(r'^verdict = ".*"\nverdict_by = "audit"\n', "", queue.read_text(), count=1, flags=re.M))

@@ -45,7 +45,7 @@ def cpp(tmp_path_factory):
 
 
 def run(impl: str, as_of: str | None, n: int, *, detect: bool = False, timeout: float = 30.0):
-    from porttrack import validate
+    from porttrack.validation import validate
 
     return validate.validate(impl, as_of, n, 0, detect=detect, timeout=timeout)
 
@@ -144,7 +144,7 @@ def test_bad_input_is_a_user_error(impl, as_of, message):
 
 def test_vectors_match_kvref_and_are_reproducible(tmp_path):
     from kvref import cases
-    from porttrack import validate
+    from porttrack.validation import validate
     from porttrack.errors import UserError
 
     out = tmp_path / "vec"
@@ -171,7 +171,7 @@ def test_vectors_match_kvref_and_are_reproducible(tmp_path):
 
 def test_porttrack_never_imports_torch_and_says_how_to_get_kvref():
     code = (
-        "import sys; import porttrack.cli, porttrack.validate; assert 'torch' not in sys.modules; "
+        "import sys; import porttrack.cli, porttrack.validation.validate; assert 'torch' not in sys.modules; "
         "sys.modules['kvref'] = None; sys.argv = ['porttrack', 'kvref', 'vectors', '--out', 'x']; "
         "porttrack.cli.main()"
     )

@@ -87,7 +87,7 @@ def test_as_of_a_revision_placed_in_a_real_upstream(tmp_path, monkeypatch):
 
     if not MIRROR.is_dir():
         pytest.skip("no upstream vLLM mirror on this machine")
-    from porttrack import validate
+    from porttrack.validation import validate
 
     monkeypatch.chdir(_port_with_upstream(tmp_path, MIRROR))
     sem = validate.resolve_as_of("fa36f86d7~3")

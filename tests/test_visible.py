@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from porttrack import formats
-from porttrack.check import CODES, CheckResult, finding
+from porttrack.outputs import formats
+from porttrack.outputs.check import CODES, CheckResult, finding
 from porttrack.visible import sanitized, visible
 
 # What an attacker writes into a queue, a header or a matrix: workflow commands, escapes, separators.
@@ -132,7 +132,8 @@ def hostile_queue(values: list[str]):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(HOSTILE, min_size=1, max_size=9))
 def test_no_value_starts_a_line_or_carries_a_control_character_in_the_reports(values: list[str]):
-    from porttrack import deferral, report
+    from porttrack.outputs import deferral
+    from porttrack.outputs import report
 
     queue, result = hostile_queue(values)
     for text in (

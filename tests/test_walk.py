@@ -12,7 +12,7 @@ import pytest
 from conftest import commit_files, git, init_repo
 from porttrack import cache as cache_mod
 from porttrack.errors import UserError
-from porttrack.walk import pr_of, walk
+from porttrack.queue.walk import pr_of, walk
 
 A_V1 = """K = 1
 
@@ -351,7 +351,7 @@ def test_forked_workers_give_the_serial_answer(history, tmp_path, monkeypatch):
 
 def test_long_range_read_by_two_git_processes(history, tmp_path, monkeypatch):
     """A first-parent range cut in two at its middle commit lists the same commits, files and symbols."""
-    import porttrack.walk as walk_mod
+    from porttrack.queue import walk as walk_mod
 
     repo, s = history
     whole = walk(repo, f"{s['pin']}..main", PATHS, cache_dir=tmp_path / "a")
@@ -362,7 +362,7 @@ def test_long_range_read_by_two_git_processes(history, tmp_path, monkeypatch):
 
 
 def test_missing_blob_in_the_older_half(tmp_path, monkeypatch):
-    import porttrack.walk as walk_mod
+    from porttrack.queue import walk as walk_mod
 
     repo = init_repo(tmp_path / "r")
     pin = commit_files(repo, {"x.py": "a = 1\n"}, "init", day(1))

@@ -76,7 +76,7 @@ def test_progress_is_plain_lines_off_a_terminal_and_a_bar_on_one(port):
 def test_scopes_nested_too_deep_to_walk_are_touched_without_symbols(tmp_path):
     from pathlib import Path
 
-    from porttrack.walk import walk
+    from porttrack.queue.walk import walk
 
     up = init_repo(tmp_path / "deep")
     pin = commit_files(up, {"csrc/a.cpp": "int a();\n"}, "init")

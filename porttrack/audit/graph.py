@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from porttrack import gitio, globs, headers as headers_mod
+from porttrack import gitio, globs
+from porttrack.evidence import headers as headers_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.model import Entry, Queue, Rule

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from porttrack import owners as owners_mod
+from porttrack.evidence import owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, Part

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from porttrack import owners as owners_mod
+from porttrack.evidence import owners as owners_mod
 from porttrack.model import Gate
 from porttrack.audit.subject import AuditRule, Subject, _Ctx, _changed_lines, _what_row_cites
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from porttrack import hunks as hunks_mod
+from porttrack.evidence import hunks as hunks_mod
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug
 from porttrack.audit.subject import AuditRule, Judged, Subject, _changed, _pins_at_or_past, spelling_pattern

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from porttrack import gates, hunks as hunks_mod
-from porttrack import refactor
+from porttrack import gates
+from porttrack.evidence import hunks as hunks_mod
+from porttrack.evidence import refactor
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -108,7 +109,7 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
 
 def _no_op(rule: AuditRule, s: Subject) -> bool:
     """Every changed line of the mirrored code is a comment, a docstring, a language-only construct,
-    or code that carries no behaviour (porttrack/refactor.py: moved, reworded, renamed, unused)."""
+    or code that carries no behaviour (porttrack/evidence/refactor.py: moved, reworded, renamed, unused)."""
     hunks = s.ctx.hunks(s.e, s.mirrored)
     if not hunks:
         return False

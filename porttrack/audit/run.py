@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from porttrack import gitio, headers as headers_mod
-from porttrack import naming
-from porttrack import owners as owners_mod
+from porttrack import gitio
+from porttrack.evidence import headers as headers_mod
+from porttrack.evidence import naming
+from porttrack.evidence import owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import UNPROBED_GATES, Entry, Queue
@@ -136,8 +137,8 @@ def unplaced_pins(ctx: _Ctx) -> list[str]:
 
 
 def _prepin(cfg: Config, queue: Queue, out: Audit, ctx: _Ctx):
-    """The pre-pin pass over the results (porttrack/prepin.py): verdicts stay, evidence grows."""
-    from porttrack import prepin
+    """The pre-pin pass over the results (porttrack/evidence/prepin.py): verdicts stay, evidence grows."""
+    from porttrack.evidence import prepin
 
     def pins_for(upstream: str) -> list[str]:
         pins = ctx.provenance()[1]

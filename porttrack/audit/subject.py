@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from collections.abc import Callable
 
-from porttrack import gitio, globs, headers as headers_mod, hunks as hunks_mod
-from porttrack import naming
-from porttrack import owners as owners_mod
-from porttrack import records as records_mod
+from porttrack import gitio, globs
+from porttrack.evidence import headers as headers_mod
+from porttrack.evidence import hunks as hunks_mod
+from porttrack.evidence import naming
+from porttrack.evidence import owners as owners_mod
+from porttrack.evidence import records as records_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.model import Entry, Part, Queue

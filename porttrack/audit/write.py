@@ -15,7 +15,7 @@ DISPOSITION = {"ignore": "IGNORE", "surface-absent": "INVENTORY"}
 
 
 def _table(qf, n: int, part: str | None):
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     table = queuefile.edit_entry(qf, n)
     if table is not None and part is not None:
@@ -33,7 +33,7 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
     Edits go key by key into the document (queuefile's own field writer), and the model is
     rebuilt once at the end rather than after every entry: 300 rebuilds would cost seconds.
     """
-    from porttrack import queuefile
+    from porttrack.queue import file as queuefile
 
     notes: list[str] = []
     changed = 0

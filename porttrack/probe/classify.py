@@ -7,7 +7,7 @@ import sys
 import threading
 from array import array
 
-from porttrack import codemask
+from porttrack.evidence import codemask
 from porttrack.probe import listing as L
 from porttrack.probe.model import Count, Hit, Row
 from porttrack.probe.store import Store

@@ -6,7 +6,7 @@ import threading
 import weakref
 from functools import partial
 
-from porttrack import codemask
+from porttrack.evidence import codemask
 from porttrack.probe import listing as L
 from porttrack.probe.model import Count, Hit, Row, Scan, Tree
 from porttrack.probe.store import Store

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from porttrack import codemask, gitio, paths
+from porttrack import gitio, paths
+from porttrack.evidence import codemask
 from porttrack.errors import UserError
 from porttrack.probe import listing as L
 from porttrack.probe.model import Row

@@ -24,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from porttrack import cache as cache_mod
-from porttrack import codemask, gitio
+from porttrack import gitio
+from porttrack.evidence import codemask
 from porttrack.errors import UserError
 from porttrack.probe import listing as L
 from porttrack.probe.model import Row, Scan, Tree, variants

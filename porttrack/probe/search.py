@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from porttrack import codemask
+from porttrack.evidence import codemask
 from porttrack.probe.store import Store, occ_row
 from porttrack.probe.files import Ctx, File, Files, Reader
 from porttrack.probe.classify import _classify_all

@@ -15,7 +15,7 @@ from array import array
 from pathlib import Path
 
 from porttrack import cache as cache_mod
-from porttrack import codemask
+from porttrack.evidence import codemask
 from porttrack.probe.model import Row
 
 KEEP_SETS = 16  # classified file sets (and listings) kept; older ones are dropped

@@ -27,7 +27,7 @@ def impl(sem: str, mutant: str | None = None) -> str:
 
 
 def run(sem: str, mutant: str | None = None, n: int = 200):
-    from porttrack import validate
+    from porttrack.validation import validate
 
     # pass or fail per case is what these tests read: the per-switch evidence is left out
     return validate.validate(impl(sem, mutant), sem, n, 0, timeout=60, evidence=False)
@@ -74,7 +74,7 @@ def test_the_doc_harness_is_found_at_its_point_by_as_of(tmp_path):
 
 
 def test_leaving_out_the_switch_evidence_changes_no_result():
-    from porttrack import validate
+    from porttrack.validation import validate
 
     full = validate.validate(impl("G2"), "G2", 40, 0, timeout=60)
     bare = run("G2", n=40)

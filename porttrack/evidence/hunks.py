@@ -1,0 +1,372 @@
+"""What an upstream change's hunks say, line by line: language-only mechanics, and the tokens
+that tell its new side from its old side (for content evidence against the port)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from typing import NamedTuple
+
+from porttrack.gitio import Hunk
+from porttrack.evidence.naming import norm, words
+
+_COMMENT = re.compile(r"^(#|$)")
+_STRING_ONLY = re.compile(r"^[rRbBfFuU]{0,2}(\"\"\"|'''|\"|').*$|^.*(\"\"\"|''')$")
+_CONTINUATION = re.compile(r"^[\w.]+(\s+as\s+\w+)?,?$|^\)$")
+_IMPORT_OPEN = re.compile(r"^from\s+[\w.]+\s+import\s+\($")
+
+
+class LanguageOnly(NamedTuple):
+    only: bool  # every changed line is a comment, a docstring, blank, or a listed construct
+    constructs: list[str]  # the constructs met, by name, in first-seen order
+    behaviour: list[str]  # the first few lines that are none of those (when not `only`)
+
+
+def _docstring_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside a triple-quoted block that this side opens and closes."""
+    out: set[int] = set()
+    inside = False
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        quotes = line.count('"""') + line.count("'''")
+        if inside or (quotes and line.startswith(('"""', "'''", 'r"""', "r'''"))):
+            out.add(i)
+        if quotes % 2 == 1:
+            inside = not inside
+    return out
+
+
+def language_only(
+    hunks: list[Hunk], constructs: dict[str, str], explained: dict[tuple[int, str, int], str] | None = None
+) -> LanguageOnly:
+    """Is the change made of comments, docstrings and the named constructs alone? Lines in
+    `explained` ((hunk index, "old" | "new", line index) -> a name, see porttrack/evidence/refactor.py)
+    count as constructs of that name."""
+    compiled = [(name, re.compile(rx)) for name, rx in constructs.items()]
+    explained = explained or {}
+    met: list[str] = []
+    behaviour: list[str] = []
+    for k, h in enumerate(hunks):
+        for side_name, side in (("old", h.old), ("new", h.new)):
+            doc = _docstring_lines(side)
+            in_import = False
+            for i, raw in enumerate(side):
+                line = raw.strip()
+                if _IMPORT_OPEN.match(line):
+                    in_import = True
+                    met.append("import") if "import" not in met else None
+                    continue
+                if in_import and _CONTINUATION.match(line):
+                    in_import = line != ")"
+                    continue
+                in_import = False
+                if _COMMENT.match(line) or i in doc:
+                    continue
+                name = next((n for n, rx in compiled if rx.search(line)), None) or explained.get((k, side_name, i))
+                if name is None:
+                    if len(behaviour) < 3:
+                        behaviour.append(line)
+                    continue
+                if name not in met:
+                    met.append(name)
+    return LanguageOnly(not behaviour and bool(hunks), met, behaviour)
+
+
+def code_line_indices(lines: list[str]) -> list[int]:
+    """Indices of the code lines: comments, blank lines and docstrings left out."""
+    doc = _docstring_lines(lines)
+    return [i for i, x in enumerate(lines) if i not in doc and not _COMMENT.match(x.strip())]
+
+
+_TOKEN = re.compile(
+    r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b\d+(?:\.\d+)?(?:e-?\d+)?\b|[A-Za-z_]\w*|==|!=|<=|>=|//|\*\*|[-+*/%<>]"
+)
+_PY_WORDS = frozenset(
+    [
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "if",
+        "else",
+        "elif",
+        "for",
+        "while",
+        "return",
+        "def",
+        "class",
+        "self",
+        "cls",
+        "None",
+        "True",
+        "False",
+        "pass",
+        "lambda",
+        "with",
+        "as",
+        "try",
+        "except",
+        "finally",
+        "raise",
+        "yield",
+        "from",
+        "import",
+        "assert",
+        "del",
+        "global",
+        "nonlocal",
+        "async",
+        "await",
+        "break",
+        "continue",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "len",
+        "range",
+        "isinstance",
+        "print",
+        "super",
+    ]
+)
+
+
+def tokens(lines: list[str]) -> set[str]:
+    """Identifiers, literals and operators of code lines (comments dropped), minus Python's own words."""
+    out: set[str] = set()
+    for raw in lines:
+        code = raw.split("#", 1)[0] if "#" in raw and '"' not in raw and "'" not in raw else raw
+        out.update(t for t in _TOKEN.findall(code) if t not in _PY_WORDS)
+    return out
+
+
+def _code_lines(lines: list[str], constructs: dict[str, str] | None = None) -> list[str]:
+    """The lines that carry behaviour a port could spell: comments, blank lines, docstrings, the
+    lines of `raise` statements (an exception's class and message are the upstream's wording, not
+    its behaviour; the condition that raises stays) and language-only constructs dropped."""
+    doc = _docstring_lines(lines)
+    compiled = [re.compile("|".join(f"(?:{rx})" for rx in constructs.values()))] if constructs else []
+    out: list[str] = []
+    depth = 0  # open brackets of a raise statement still running
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if depth > 0 or line.startswith("raise ") or line == "raise":
+            depth = max(0, depth + _brackets(line)) if depth > 0 else max(0, _brackets(line))
+            continue
+        if i in doc or _COMMENT.match(line) or any(rx.search(line) for rx in compiled):
+            continue
+        out.append(raw)
+    return out
+
+
+_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def _brackets(line: str) -> int:
+    """Opened minus closed brackets on a line, strings left out."""
+    code = _STRING.sub("", line) if '"' in line or "'" in line else line
+    return code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
+
+
+# Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so
+# the module's name tells nothing about the port.
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
+_CLASS = re.compile(r"^(\s*)class\s+(\w+)")
+_MEMBER = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*(\w+)\s*(?::[^=]|=[^=])")
+_SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=]*)?=[^=]")
+
+
+def class_members(text: str) -> dict[str, set[str]]:
+    """Member name -> the classes of a Python file that define it (methods, class-level fields and
+    `self.x = ...` attributes), read by indentation: enough to tell whose `shutdown` a port has."""
+    out: dict[str, set[str]] = {}
+    stack: list[tuple[int, str]] = []  # (indent of the class line, class name)
+    depth = 0  # brackets still open: the line continues a statement, its indent says nothing
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        opened, depth = (
+            depth,
+            max(0, depth + _brackets(line.split("#", 1)[0] if "'" not in line and '"' not in line else line)),
+        )
+        if opened:
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        m = _CLASS.match(line)
+        if m:
+            stack.append((len(m.group(1)), m.group(2)))
+            continue
+        if not stack:
+            continue
+        cls = stack[-1][1]
+        m = _MEMBER.match(line)
+        if m and (m.group(1) or indent <= stack[-1][0] + 4):
+            out.setdefault(m.group(1) or m.group(2), set()).add(cls)
+        for attr in _SELF_ATTR.findall(line):
+            out.setdefault(attr, set()).add(cls)
+    return out
+
+
+@functools.lru_cache(maxsize=64)  # by content: a file one entry leaves is, most often, the one the next finds
+def file_tokens(text: str) -> frozenset[str]:
+    """The tokens of a whole upstream file, docstrings and raise statements included: a name the
+    file already had anywhere is no news (and reading it this way costs a tenth of `_code_lines`)."""
+    return frozenset(tokens(text.splitlines()))
+
+
+def distinctive(
+    hunk: Hunk,
+    constructs: dict[str, str] | None = None,
+    before: frozenset[str] | None = None,
+    after: frozenset[str] | None = None,
+) -> tuple[set[str], set[str]]:
+    """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
+    strings a port could spell the same way; bare operators and one-letter names tell nothing alone.
+    Comments, docstrings, raise statements and language-only constructs are left out: they are no
+    behaviour a port spells the upstream's way.
+
+    With the whole file's tokens `before` and `after` the change, a new token must be new to the
+    file and an old one gone from it: a name the file already used is in any port of that file, so
+    finding it proves nothing about this change."""
+    new = tokens(_code_lines(hunk.new, constructs))
+    old = tokens(_code_lines(hunk.old, constructs))
+    if before is not None:
+        new -= before
+    if after is not None:
+        old -= after
+
+    def telling(t: str) -> bool:
+        if t[0] in "\"'":
+            return len(t) > 4
+        if t[0].isdigit():
+            return t not in ("0", "1", "2")
+        if t in _STDLIB:
+            return False
+        return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
+
+    return {t for t in new - old if telling(t)}, {t for t in old - new if telling(t)}
+
+
+_IF = re.compile(r"^(\s*)(?:if|elif)\s+(.+)$")
+
+
+def _if_block_names(lines: list[str]) -> set[str] | None:
+    """The names the condition of an `if` block reads, when these lines are one such block (the
+    condition, then a body indented deeper); None for any other shape."""
+    code = [x for x in lines if x.strip() and not x.strip().startswith("#")]
+    m = _IF.match(code[0]) if code else None
+    if m is None:
+        return None
+    indent, cond, depth, i = len(m.group(1)), [m.group(2)], _brackets(m.group(2)), 1
+    while (depth > 0 or not cond[-1].rstrip().endswith(":")) and i < len(code):
+        cond.append(code[i])
+        depth += _brackets(code[i])
+        i += 1
+    body = code[i:]
+    if not body or any(len(x) - len(x.lstrip()) <= indent for x in body):
+        return None
+    # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
+    # and the object that carries it is plumbing
+    leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
+    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
+
+
+def guard_names(hunk: Hunk) -> list[str]:
+    """The names that guard a hunk: the condition of the one `if` block it adds, or, when it
+    rewrites such a block, what the conditions before and after share. If the port has none of
+    one of them, the block can never run there. Empty for any other shape of hunk."""
+    new = _if_block_names(hunk.new)
+    if new is None:
+        return []
+    if not _code_lines(hunk.old):
+        return sorted(new)
+    old = _if_block_names(hunk.old)
+    return sorted(new & old) if old is not None else []
+
+
+def defines(lines: list[str], name: str) -> bool:
+    """Do these (added) lines define `name`: a def, a class, a field or an attribute assignment?"""
+    n = re.escape(name)
+    rx = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{n}\b|^\s*(?:self\.)?{n}\s*(?::[^=]|=[^=])")
+    return any(rx.search(x) for x in lines)
+
+
+_C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def port_tokens(text: str) -> set[str]:
+    """What a port file can be compared on: its identifiers in one spelling (see `norm`), its numbers
+    and its string literals' contents; its comments are left out (a comment naming a thing is no code)."""
+    text = _C_COMMENT.sub(" ", text)
+    out = {norm(t) for t in set(re.findall(r"[A-Za-z_]\w*", text))}
+    out.update(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", text))
+    out.update('"' + t + '"' for t in re.findall(r'"((?:[^"\\]|\\.)*)"', text))
+    return out
+
+
+def _port_form(t: str) -> str:
+    if t[0] in "\"'":
+        return '"' + t[1:-1] + '"'
+    return t if t[0].isdigit() else norm(t)
+
+
+class HunkState(NamedTuple):
+    state: str  # "ported" | "gap" | "absent" | "neutral"
+    new_found: list[str]
+    new_missing: list[str]
+    old_found: list[str]
+    old_missing: list[str]
+
+
+PORTED_SHARE = 0.75  # of the new side's telling tokens the port must have, with the old side's gone
+GONE_SHARE = 0.25  # of the old side's telling tokens the port may still have for it to count as gone
+# Telling tokens (new ones found plus old ones gone) a change needs, over all its ported hunks,
+# before it counts as ported: a small fix spread over several functions tells one token per hunk.
+MIN_TELLING = 2
+
+
+def weight(token: str) -> int:
+    """What one telling token is worth towards MIN_TELLING: a name of three words or more
+    (`max_blocks_per_request`) is specific enough to tell alone; anything else counts one."""
+    return 2 if token[0].isalpha() and len(words(token)) >= 3 else 1
+
+
+def compare(
+    hunk: Hunk,
+    port: set[str],
+    constructs: dict[str, str] | None = None,
+    before: frozenset[str] | None = None,
+    after: frozenset[str] | None = None,
+) -> HunkState:
+    """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
+    side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
+    side is "gone" only from port files that exist: with none, a deletion tells nothing."""
+    new, old = distinctive(hunk, constructs, before, after)
+    nf = sorted(t for t in new if _port_form(t) in port)
+    nm = sorted(t for t in new if _port_form(t) not in port)
+    of = sorted(t for t in old if _port_form(t) in port)
+    om = sorted(t for t in old if _port_form(t) not in port)
+    if not new and not old:
+        return HunkState("neutral", nf, nm, of, om)
+    if not port and not new:  # a deletion where the port has no file: nothing to tell
+        return HunkState("neutral", nf, nm, of, om)
+    new_share = len(nf) / len(new) if new else 1.0
+    old_share = len(of) / len(old) if old else 0.0
+    if new and old and not nf and not of:
+        state = "absent"
+    elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE and nf + om:
+        state = "ported"
+    else:
+        state = "gap"
+    return HunkState(state, nf, nm, of, om)

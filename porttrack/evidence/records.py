@@ -1,0 +1,163 @@
+"""What the port itself records about upstream changes: deferral records and prior triage.
+
+A deferral record is a line of the port's code comments or docs that carries a deferral word
+(`[audit] deferral_words`: DEFERRED, not ported, omitted, deviation, ...) and names an upstream
+symbol or PR. Prior triage is an upstream PR number (`#12345`, `vllm#12345`) or commit sha
+cited in the port's source. Both are read once per audit, from the port's files under the code
+scope and `docs/`, and cited by path:line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from porttrack import gitio
+from porttrack.evidence.naming import norm
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PR = re.compile(r"(?<![\w/])(?:[\w.-]*#|/pull/)(\d{3,7})\b")
+_SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
+WINDOW = 80  # characters either side of a deferral word that it is taken to speak of
+_HEADER = re.compile(r"Ported from|Grounding|Faithful|Upstream:", re.I)
+_TEXT_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".py", ".md", ".txt", ".rst"}
+
+
+@dataclass
+class Record:
+    path: str
+    line: int
+    text: str
+    names: set[str]  # normalised identifiers on the line
+    prs: set[int]
+    shas: set[str]
+    deferral: str  # the deferral word found, or ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class Records:
+    deferrals: list[Record] = field(default_factory=list)
+    citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
+
+    def deferral_for(
+        self,
+        names: list[str],
+        prs: list[int],
+        near: set[str],
+        qualified: Sequence[str] = (),
+        docs: tuple[str, ...] = ("docs/",),
+    ) -> tuple[Record, str] | None:
+        """The first deferral record naming one of `names` (any spelling) in one of the files `near`
+        (the counterparts), or one of `qualified` (`Class.member`, `Class::member`) or `prs` in the
+        port's docs, whose prose is too common a place for a bare word; with what it names."""
+        wanted = {norm(n): n for n in names if len(norm(n)) >= 6}
+        for r in self.deferrals:
+            in_docs = r.path.startswith(docs)
+            if r.path not in near and not in_docs:
+                continue
+            if in_docs:
+                hit = next((q for q in qualified if q in r.text or q.replace(".", "::") in r.text), None)
+                if hit:
+                    return r, hit
+            else:
+                common = sorted(set(wanted) & r.names)
+                if common:
+                    return r, wanted[common[0]]
+            pr = sorted(set(prs) & r.prs)
+            if pr:
+                return r, f"#{pr[0]}"
+        return None
+
+    def triage_for(self, pr: int | None, sha: str) -> Record | None:
+        """The first line of the port citing this PR or a prefix of this sha."""
+        for r in self.citations:
+            if pr is not None and pr in r.prs:
+                return r
+            if sha and any(sha.startswith(s) for s in r.shas):
+                return r
+        return None
+
+
+_COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
+BLOCK = 20  # lines a deferral heading's list may run to
+
+
+def _block_after(lines: list[str], i: int) -> list[str]:
+    """The lines a deferral heading (`DEFERRED upstream fields:`) goes on to list: the rest of its
+    comment block, or the list items that follow it in a doc, up to a blank line."""
+    out: list[str] = []
+    for line in lines[i : i + BLOCK]:
+        c = _COMMENT.match(line)
+        if c and c.group(2).strip():
+            if _HEADING.match(c.group(2)):
+                break  # the next heading of the same block speaks of something else
+            out.append(c.group(2))
+        elif not c and _ITEM.match(line):
+            out.append(line)
+        else:
+            break
+    return out
+
+
+_HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
+
+
+def scan(root: Path, folders: list[str], words: list[str]) -> Records:
+    """Read the deferral records and PR/sha citations under `folders` of the port root. One `git grep`
+    finds the candidate lines; only the files holding one are read (all files when the port is no git tree)."""
+    word_re = (
+        re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I)
+        if words
+        else None
+    )
+    present = [f for f in folders if (root / f).is_dir()]
+    out = Records()
+    if not present:
+        return out
+    alternatives = [r"#[0-9]{3,7}", "/pull/", "commit", *(re.escape(w).replace("\\ ", " ") for w in words)]
+    found = gitio.grep_lines(root, "|".join(alternatives), present)
+    if found is None:
+        found = {
+            p.relative_to(root).as_posix(): [] for f in present for p in sorted((root / f).rglob("*")) if p.is_file()
+        }
+    for rel in sorted(found):
+        p = root / rel
+        if p.suffix not in _TEXT_SUFFIXES or p.is_symlink() or not p.is_file():
+            continue
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        lines = text.splitlines()
+        for i in found[rel] or range(1, len(lines) + 1):
+            if i > len(lines):
+                continue
+            line = lines[i - 1]
+            m = word_re.search(line) if word_re else None
+            prs = {int(x) for x in _PR.findall(line)}
+            # a provenance header's `@ pin` states a sync point, not the triage of one commit
+            shas = set(_SHA.findall(line)) if "commit" in line.lower() and not _HEADER.search(line) else set()
+            if not m and not prs and not shas:
+                continue
+            # a deferral names what lies near its word: a long doc paragraph defers only its own clause
+            near = line[max(0, m.start() - WINDOW) : m.end() + WINDOW] if m else line
+            if m:
+                near += " " + " ".join(_block_after(lines, i))
+            rec = Record(
+                rel,
+                i,
+                near.strip()[:200],
+                {norm(t) for t in _IDENT.findall(near)},
+                {int(x) for x in _PR.findall(near)} if m else prs,
+                shas,
+                m.group(0) if m else "",
+            )
+            (out.deferrals if m else out.citations).append(rec)
+    return out

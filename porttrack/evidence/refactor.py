@@ -1,0 +1,239 @@
+"""Changed lines that carry no behaviour although they are code: moved code, reworded messages,
+renamed locals and removed parameters nothing read. audit's `no-op` rule counts them with the
+language-only constructs (docs/audit.md, "No-op").
+
+Each finder returns the lines it explains as (hunk index, side, line index) -> what it is, where
+side is "old" or "new"; `Texts` gives the upstream file before and after the change.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from porttrack.gitio import Hunk
+from porttrack.evidence.hunks import code_line_indices
+
+Line = tuple[int, str, int]  # (hunk index, "old" | "new", index in that side's lines)
+
+
+class Texts(NamedTuple):
+    before: Callable[[str], str | None]  # path -> the file before the change (None: absent or unreadable)
+    after: Callable[[str], str | None]
+
+
+MOVED = "moved code"
+MESSAGE = "message text"
+RENAME = "renamed local"
+UNUSED = "unused parameter"
+MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
+MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
+
+
+def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, messages: bool = True) -> dict[Line, str]:
+    """Every line of `hunks` that one of the finders explains. `every` is all the change's hunks
+    (default `hunks`): code moved out of a mirrored file may land in any file of the change.
+    `messages=False` leaves out the one finder that parses whole files."""
+    out: dict[Line, str] = {}
+    finders = (
+        (_moved, _messages, _renamed_locals, _unused_parameters)
+        if messages
+        else (_moved, _renamed_locals, _unused_parameters)
+    )
+    for finder in finders:
+        for line, what in finder(hunks, texts, every or hunks).items():
+            out.setdefault(line, what)
+    return out
+
+
+def _code(lines: list[str]) -> Iterable[tuple[int, str]]:
+    for i in code_line_indices(lines):
+        yield i, lines[i].strip()
+
+
+def _moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Lines of hunks whose code lines (nearly all) appear on the other side of the change, stripped
+    of their indent: the code moved, within a file or to another."""
+    removed = Counter(x for h in every for _, x in _code(h.old))
+    added = Counter(x for h in every for _, x in _code(h.new))
+    out: dict[Line, str] = {}
+    for k, h in enumerate(hunks):
+        for side, lines, other in (("old", h.old, added), ("new", h.new, removed)):
+            code = list(_code(lines))
+            found = [i for i, x in code if other[x] > 0]
+            # the lines not found (an import the new home needs) are left for the other finders
+            if len(code) >= MIN_MOVED and len(found) >= MOVED_SHARE * len(code):
+                out.update(((k, side, i), MOVED) for i in found)
+    return out
+
+
+@functools.lru_cache(maxsize=32)  # one file's text recurs: after one change, before the next
+def _message_lines(text: str | None) -> frozenset[int]:
+    """1-based lines inside a `raise` statement or a logging, `warnings.warn` or `print` call."""
+    if text is None:
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    out: set[int] = set()
+    # statements only (a message is a statement of its own): walking every expression node of a
+    # long file costs more than the parse
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(node, ast.Raise) or (isinstance(call, ast.Call) and _is_message_call(call.func)):
+            out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(x for x in getattr(node, name, []) or [] if isinstance(x, ast.AST))
+    return frozenset(out)
+
+
+def _is_message_call(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "print"
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id in ("logger", "logging", "warnings") or func.value.id.endswith("logger")
+    return False
+
+
+_MAYBE_MESSAGE = re.compile(r"[\"']|^raise\b|\b(logger|logging|warnings|print)\b")
+
+
+def maybe_message(line: str) -> bool:
+    """Could this line be part of a raise statement or a log call (a string, a raise, a logger)?"""
+    return bool(_MAYBE_MESSAGE.search(line.strip()))
+
+
+def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Lines inside a raise statement or a log call: the upstream's wording, not its behaviour."""
+    out: dict[Line, str] = {}
+    parsed: dict[tuple[str, str], frozenset[int]] = {}
+    for k, h in enumerate(hunks):
+        for side, lines, start, text in (
+            ("old", h.old, h.old_start, texts.before),
+            ("new", h.new, h.new_start, texts.after),
+        ):
+            # only a line with a string, a raise or a call can be part of a message: parse for those
+            if not any(_MAYBE_MESSAGE.search(x) for _, x in _code(lines)):
+                continue
+            if (side, h.path) not in parsed:
+                parsed[(side, h.path)] = _message_lines(text(h.path))
+            inside = parsed[(side, h.path)]
+            out.update(((k, side, i), MESSAGE) for i, _ in _code(lines) if start + i in inside)
+    return out
+
+
+# a string is one token: two lines that differ in a string differ in behaviour here (a message
+# inside a raise or a log call is `_messages`' to explain)
+_TOKEN = re.compile(r"[rRbBfFuU]{0,2}(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')|[A-Za-z_]\w*|\S")
+
+
+def _shape(line: str) -> list[str]:
+    return _TOKEN.findall(line)
+
+
+def _assigned(name: str, lines: Iterable[str]) -> bool:
+    n = re.escape(name)
+    rx = re.compile(rf"^\s*{n}\s*(?::[^=]*)?=[^=]|^\s*for\s+(?:\w+\s*,\s*)*{n}\b")
+    return any(rx.search(x) for x in lines)
+
+
+def _words(text: str | None) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text or ""))
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _pairs(old: list[str], new: list[str], known: dict[str, str]) -> dict[str, str] | None:
+    """The renames that turn `old` into `new` line for line (consistent with `known`), or None
+    when something else differs."""
+    if not old or len(old) != len(new):
+        return None
+    mine: dict[str, str] = {}
+    for a, b in zip(old, new, strict=True):
+        sa, sb = _shape(a), _shape(b)
+        if len(sa) != len(sb):
+            return None
+        for x, y in zip(sa, sb, strict=True):
+            if x == y:
+                continue
+            if not (_NAME.fullmatch(x) and _NAME.fullmatch(y)) or {**known, **mine}.setdefault(x, y) != y:
+                return None
+            mine[x] = y
+    return mine
+
+
+def _renamed_locals(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Hunks that rewrite lines one for one, the same but for local names renamed throughout: the
+    old name is assigned in the change and gone from the file after it, the new one unknown before."""
+    pairs: dict[str, str] = {}
+    where: dict[str, str] = {}  # old name -> the file it is renamed in
+    candidates: list[tuple[int, list[int], list[int]]] = []
+    for k, h in enumerate(hunks):
+        old, new = list(_code(h.old)), list(_code(h.new))
+        mine = _pairs([x for _, x in old], [x for _, x in new], pairs)
+        if mine is not None:
+            pairs.update(mine)
+            where.update((a, h.path) for a in mine)
+            candidates.append((k, [i for i, _ in old], [i for i, _ in new]))
+    if not pairs:
+        return {}
+    for a, b in pairs.items():
+        path = where[a]
+        removed = [x for h in hunks if h.path == path for x in h.old]
+        if not _assigned(a, removed) or a in _words(texts.after(path)) or b in _words(texts.before(path)):
+            return {}
+    out: dict[Line, str] = {}
+    for k, olds, news in candidates:
+        out.update(((k, "old", i), RENAME) for i in olds)
+        out.update(((k, "new", i), RENAME) for i in news)
+    return out
+
+
+_PARAM = re.compile(r"^\s*\*{0,2}([A-Za-z_]\w*)\s*(?::[^=]+)?(?:=.+)?,?$")
+
+
+def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Removed lines that declare a parameter (`name: type = default,`) whose name no other code
+    line of the file before the change mentions (comments and docstrings aside): nothing read it."""
+    out: dict[Line, str] = {}
+    declared: dict[tuple[str, str], set[int]] = {}  # (path, name) -> 1-based old lines removed that declare it
+    for h in every:
+        for i, line in _code(h.old):
+            m = _PARAM.match(line)
+            if m is not None:
+                declared.setdefault((h.path, m.group(1)), set()).add(h.old_start + i)
+    rows_of: dict[str, tuple[set[int], list[int]]] = {}  # path -> (its code rows, each row's start offset)
+    for k, h in enumerate(hunks):
+        if any(True for _ in _code(h.new)):
+            continue
+        before = texts.before(h.path)
+        if before is None:
+            continue
+        if h.path not in rows_of:
+            rows_of[h.path] = (
+                {i + 1 for i in code_line_indices(before.splitlines())},
+                [0, *(m.end() for m in re.finditer("\n", before))],
+            )
+        code_rows, starts = rows_of[h.path]
+        for i, line in _code(h.old):
+            m = _PARAM.match(line)
+            if m is None:
+                continue
+            own = declared.get((h.path, m.group(1)), set())
+            # unused unless some code row other than the removed declarations mentions the name
+            if not any(
+                (row := bisect.bisect_right(starts, w.start())) in code_rows and row not in own
+                for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
+            ):
+                out[(k, "old", i)] = UNUSED
+    return out
