@@ -68,4 +68,6 @@ def test_audit_and_check_read_gates_from_one_place():
         text = (src / mod).read_text()
         assert "gates.probe_state(" in text and "gates.entry_state(" in text, mod
     # nobody else decides what a gate kind means
-    assert not re.search(r'g\.kind == "absent" and c\.code > 0', (src / "outputs" / "check" / "gate_checks.py").read_text())
+    assert not re.search(
+        r'g\.kind == "absent" and c\.code > 0', (src / "outputs" / "check" / "gate_checks.py").read_text()
+    )

@@ -7,6 +7,9 @@ import io
 from rich.console import Console
 
 from porttrack import progress
+import re
+from pathlib import Path
+from conftest import commit_files, git, init_repo, run_cli
 
 
 def _plain() -> Console:
@@ -61,3 +64,93 @@ def test_close_takes_an_unfinished_bar_down():
     p.close()
     assert p._bar is None
     p.close()  # twice is harmless
+
+
+CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
+
+
+def mirror(tmp_path: Path) -> dict:
+    up = init_repo(tmp_path / "up")
+    s = {"up": up}
+    s["pin"] = commit_files(
+        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
+    )
+    # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
+    s["mixed"] = commit_files(
+        up,
+        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
+        "[Core] Add g, docs (#2)",
+    )
+    s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
+    s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
+    s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
+    s["target"] = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
+    port = init_repo(tmp_path / "port")
+    (port / "porttrack.toml").write_text(CONFIG)
+    # no provenance headers and no [[map]]: every mirrored file counts as having a counterpart
+    commit_files(port, {"src/a.cpp": "int f() { return 2; }\nint g() { return f(); }\n"}, "port")
+    s["port"] = port
+    return s
+
+
+def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monkeypatch):
+    s = mirror(tmp_path)
+    port = s["port"]
+    commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
+    run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
+    qpath = next((port / "queue").glob("*.toml"))
+    text = qpath.read_text()
+    last = text.rindex('verdict = "unclassified"')  # the last entry: deferred, so check re-runs its gate
+    qpath.write_text(text[:last] + 'verdict = "surface-absent"' + text[last + len('verdict = "unclassified"') :])
+    with qpath.open("a") as fh:  # a gate for check to re-run (it scans only for gates)
+        fh.write('\n[[entry.gate]]\nid = "b-absent"\nkind = "absent"\nprobe = "B"\nscope = ["src"]\ncontrol = "f"\n')
+    for i, args in enumerate((["audit"], ["report", "sync"], ["check"])):
+        monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(tmp_path / f"cold{i}"))  # a cold cache each time
+        proc = run_cli(*args, cwd=port)
+        assert proc.returncode in (0, 1), proc.stderr
+        lines = [ln for ln in proc.stderr.splitlines() if "indexed" in ln]
+        # grep-first: only files that hold a probed name are parsed, so the total is theirs, not 61
+        assert lines and re.fullmatch(r"probe: indexed (\d+)/\1 files \(first scan only\)", lines[-1]), (
+            args,
+            proc.stderr,
+        )
+        assert "\x1b[" not in proc.stderr  # plain lines, no terminal codes
+        warm = run_cli(*args, cwd=port)
+        assert "indexed" not in warm.stderr  # a warm scan reads no file: nothing to report
+
+
+def test_audit_shows_a_bar_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    s = mirror(tmp_path)
+    port = s["port"]
+    commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
+    run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
+    master, slave = pty.openpty()
+    env = dict(
+        os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TERM="xterm", PORTTRACK_CACHE_DIR=str(tmp_path / "cold-tty")
+    )
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porttrack", "audit"], cwd=port, env=env, stdin=slave, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 0
+    os.close(master)
+    text = seen.decode("utf-8", "replace")
+    assert "indexing files" in text  # the bar's label, drawn (and then cleared) on the terminal
+    assert "probe: indexed" not in text  # not the plain lines meant for logs

@@ -1,4 +1,4 @@
-"""Acceptance: validate kv / kvref vectors never show a traceback, whatever the harness or --out."""
+"""validate kv / kvref vectors never show a traceback, whatever the harness or --out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HELLO = (
     "import sys, json\n"

@@ -1,4 +1,4 @@
-"""Acceptance: odd scopes and regexes through the real CLI are one sentence and exit 2 (or a result)."""
+"""Odd scopes and regexes through the real CLI are one sentence and exit 2 (or a result)."""
 
 from __future__ import annotations
 

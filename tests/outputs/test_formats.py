@@ -139,3 +139,22 @@ def test_json_and_text():
     out = console.export_text()
     assert "gate-live" in out and "src/scheduler.cpp:88" in out and "FAIL" in out
     assert "New <thing>, 100% & more" in out  # user text is printed as written, never read as rich markup
+
+
+def test_junit_is_well_formed_when_queue_text_holds_control_characters():
+    r = result()
+    f = r.findings[0]
+    f.message = "entry 142 (Drain \x1b[31mids\x07 <b>&amp;) gate 'a\x00b' no longer holds."
+    f.gate = "a\x00b"
+    r.evidence[f.check] = "probe take_new_block_ids\x0b: code 1"
+    root = ET.fromstring(formats.junit(r))
+    failure = next(
+        c
+        for c in root.iter("testcase")
+        if c.find("failure") is not None and "Drain" in c.find("failure").get("message")
+    )
+    assert (
+        failure.find("failure").get("message")
+        == "entry 142 (Drain \\x1b[31mids\\x07 <b>&amp;) gate 'a\\x00b' no longer holds."
+    )
+    assert "\\x0b" in failure.find("system-out").text

@@ -13,6 +13,7 @@ from conftest import commit_files, init_repo, run_cli
 from porttrack import audit as audit_mod
 from porttrack.queue import file as queuefile
 from porttrack.errors import UserError
+from conftest import run_cli
 
 
 def sha(n: int) -> str:
@@ -486,3 +487,14 @@ def test_evidence_cites_at_most_the_hit_limit_and_counts_the_rest(tmp_path):
         assert more == (
             [f"  drain_all: {total - audit_mod.HIT_LIMIT} more hits"] if total > audit_mod.HIT_LIMIT else []
         )
+
+
+def test_dry_run_and_write_say_the_same_about_a_human_verdict(tmp_path):
+    port = build_port(tmp_path)
+    dry = run_cli("audit", "--json", cwd=port, check_rc=0).stdout
+    note = next(n for n in json.loads(dry)["disagreements"] if n.startswith("entry 61:"))
+    assert note.startswith("entry 61: audit would say real-gap (real-gap: ") and note.endswith(
+        "; the human verdict no-op stands."
+    )
+    wrote = run_cli("audit", "--write", "--json", cwd=port, check_rc=0).stdout
+    assert note in json.loads(wrote)["disagreements"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "kvref" / "harness"
 PY = f"{shlex.quote(sys.executable)} {shlex.quote(str(HARNESS / 'py_harness.py'))}"
 

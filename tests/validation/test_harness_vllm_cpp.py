@@ -25,7 +25,7 @@ pytest.importorskip("torch")  # kvref's answers (the zeroer) need it
 from kvref.semantics import SWITCHES
 
 BUILD = ROOT / "harnesses" / "vllm-cpp" / "build.sh"
-MINI = Path(__file__).parent / "harness_port"
+MINI = Path(__file__).parent.parent / "harness_port"
 BY_NAME = {s.name: s for s in SWITCHES}
 CASES = "40"
 

@@ -308,7 +308,7 @@ def test_docs_list_every_key_the_loader_accepts():
 
     from porttrack import model
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     docs = (root / "docs" / "queue.md").read_text() + (root / "docs" / "design.md").read_text()
     tables = {"gates": "gate", "parts": "part", "citations": "citation"}  # arrays of tables: [[entry.gate]]
     missing = []
