@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from porttrack.evidence import naming
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug
 from porttrack.audit.subject import Subject, _Ctx, _changed
@@ -67,7 +68,7 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
     cls = _owner_class(symbol)
     if cls and _code(ctx.probes.count(cls)) > 0:
         return cls, f"its class, defined at {_definition(ctx.probes.count(cls))}"
-    # the same upstream file first; then, where it has no counterpart, the nearest files of its folder
+    # the same upstream file first; then the nearest files of its folder that the port has
     for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
         counterparts = set(ctx.port_files(near))
         # classes and plain names first: a class is one definition, a bare member name many
@@ -75,9 +76,11 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
         for cand in dict.fromkeys([*(_owner_class(c) or c for c in names), *names]):
             if cand == symbol or _owner_class(symbol) == cand or _owner_class(cand) == symbol:
                 continue
-            hits = [h for h in _hits(ctx.probes.count(cand), ("definition",)) if h.path in counterparts]
-            if hits:
-                return cand, f"{how} from {near}, defined in its port counterpart at {hits[0].path}:{hits[0].line}"
+            for spelled in dict.fromkeys([cand, *naming.spellings(cand)]):  # as the port spells it, too
+                hits = [h for h in _hits(ctx.probes.count(spelled), ("definition",)) if h.path in counterparts]
+                if hits:
+                    where = f"{hits[0].path}:{hits[0].line}"
+                    return spelled, f"{how} from {near}, defined in its port counterpart at {where}"
     return None
 
 
@@ -85,13 +88,11 @@ _NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's f
 
 
 def _neighbours(s: Subject) -> list[str]:
-    """For an entry whose files have no port counterpart: the queue's files nearest to them in upstream's
-    tree (the same folder, else each parent in turn) that have one, where the port would put them."""
+    """The queue's files nearest to the entry's in upstream's tree (the same folder, else each parent in
+    turn) that have a port counterpart: where the port would put what the entry's own files lack."""
     ctx = s.ctx
     out: list[str] = []
     for up in s.mirrored:
-        if ctx.port_files(up):
-            continue
         folder = up
         while "/" in folder and not out:
             folder = folder.rsplit("/", 1)[0]

@@ -728,3 +728,28 @@ def test_prior_triage_is_cited_in_the_evidence(tmp_path):
     assert any(e.startswith("prior triage: the port cites #4321 at src/core/sched.cpp:4:") for e in got["evidence"]), (
         got["evidence"]
     )
+
+
+def test_a_neighbour_control_is_found_as_the_port_spells_it(tmp_path):
+    base = SCHED + "\n\ndef compute_budget(tokens, budget):\n    return min(tokens, budget)\n"
+    ops = "def fused_gemm(a, b):\n    return a * b\n"
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Core] Budget fix",
+                edit("    return min(tokens, budget)\n", "    return max(0, min(tokens, budget))\n", base),
+            ),
+            ("[Ops] Gemm fix", {"vllm/core/ops.py": ops.replace("a * b", "b * a")}),
+        ],
+        base_sched=base,
+        base_extra={"vllm/core/ops.py": ops},
+        port_extra={"src/aaa/first.cpp": "int FirstDefined() { return 0; }\n"},  # the scan's automatic control
+    )
+    gemm = r["[Ops] Gemm fix"]
+    # the only name the queue changes in the folder is compute_budget, which the port spells ComputeBudget
+    assert gemm["gates"][0]["control"] == "ComputeBudget", gemm
+    assert any(
+        e.startswith("control for fused_gemm: ComputeBudget, a neighbour from vllm/core/sched.py, defined in its port")
+        for e in gemm["evidence"]
+    ), gemm["evidence"]
