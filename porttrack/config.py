@@ -11,7 +11,7 @@ import tomlkit
 import tomllib
 from tomlkit.exceptions import ParseError, TOMLKitError
 
-from porttrack import cache, gitio
+from porttrack import cache, gitio, tomlmap
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import SEVERITIES
@@ -163,29 +163,9 @@ def find_config(start: Path) -> Path | None:
 
 
 def key_line(text: str, table: str | None, key: str, occurrence: int = 0) -> int | None:
-    """1-based line of `key = ...` inside `[table]` (or `[[table]]` number `occurrence`), by scanning text.
-
-    tomlkit keeps no line numbers, so errors find their line here.
-    """
-    current: str | None = None
-    seen: dict[str, int] = {}
-    header = re.compile(r"^\s*\[(\[)?\s*([^\]]+?)\s*\]")
-    keyre = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
-    for i, line in enumerate(text.splitlines(), 1):
-        h = header.match(line)
-        if h:
-            current = h.group(2)
-            if h.group(1):
-                seen[current] = seen.get(current, -1) + 1
-            continue
-        if current == table and (table is None or seen.get(table, 0) == occurrence) and keyre.match(line):
-            return i
-    if table is not None:
-        # `[a] b = ...` may also be written as a dotted key or inline table under [a]'s parent
-        for i, line in enumerate(text.splitlines(), 1):
-            if re.match(r"^\s*" + re.escape(table) + r"\s*\.\s*" + re.escape(key) + r"\s*=", line):
-                return i
-    return None
+    """1-based line of `key = ...` inside `[table]` (or `[[table]]` number `occurrence`): the text's
+    source map answers (tomlkit keeps no line numbers)."""
+    return tomlmap.source_map(text).key_line(table, key, occurrence)
 
 
 def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
@@ -202,8 +182,8 @@ def parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
             tomllib.loads(text)
             line = ""
         except tomllib.TOMLDecodeError as std:
-            m = re.search(r"\(at line (\d+), column \d+\)", str(std))
-            line = f":{m.group(1)}" if m else ""
+            at = tomlmap.error_line(std)
+            line = f":{at}" if at else ""
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
 
 

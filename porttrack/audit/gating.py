@@ -33,14 +33,15 @@ def _absent_gates(s: Subject, symbols: list[str]) -> None:
             )
             s.res.gates.append(gate)
             continue
-        sibling = _sibling_control(s, x)
+        sibling, at = _sibling_control(s, x), ""
         if sibling is not None:
             try:
                 p = ctx.probes.judge(x, sibling[0])
                 s.ev.append(f"control for {x}: {sibling[0]}, {sibling[1]}: a zero means not in the place it would be")
+                at = sibling[2]
             except ValueError:  # not part of this scan's words: keep the automatic control
                 pass
-        s.res.gates.append(_absent_gate(ctx, x, p))
+        s.res.gates.append(_absent_gate(ctx, x, p, at))
 
 
 def _member_gate(ctx: _Ctx, member: str, cls: str) -> Gate:
@@ -60,14 +61,16 @@ def _member_gate(ctx: _Ctx, member: str, cls: str) -> Gate:
     )
 
 
-def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
+def _sibling_control(s: Subject, symbol: str) -> tuple[str, str, str] | None:
     """A control for one absent probe, chosen for it: its class when the port has the class; else a
     sibling (a symbol of the same upstream file, from this queue) that the port defines in that
-    file's counterpart. None when neither is found: the scan's automatic control stands."""
+    file's counterpart; with where it is defined. None when neither is found: the scan's automatic
+    control stands."""
     ctx = s.ctx
     cls = _owner_class(symbol)
     if cls and _code(ctx.probes.count(cls)) > 0:
-        return cls, f"its class, defined at {_definition(ctx.probes.count(cls))}"
+        at = _definition(ctx.probes.count(cls))
+        return cls, f"its class, defined at {at}", at
     # the same upstream file first; then the nearest files of its folder that the port has
     for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
         counterparts = set(ctx.port_files(near))
@@ -80,7 +83,7 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str] | None:
                 hits = [h for h in _hits(ctx.probes.count(spelled), ("definition",)) if h.path in counterparts]
                 if hits:
                     where = f"{hits[0].path}:{hits[0].line}"
-                    return spelled, f"{how} from {near}, defined in its port counterpart at {where}"
+                    return spelled, f"{how} from {near}, defined in its port counterpart at {where}", where
     return None
 
 
@@ -116,8 +119,9 @@ def _holder(s: Subject) -> str | None:
     return None
 
 
-def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
-    """An absent gate cites where its control is defined: the proof that the scope holds code."""
+def _absent_gate(ctx: _Ctx, s: str, p, at: str = "") -> Gate:
+    """An absent gate cites where its control is defined (`at`, the definition it was chosen by, when
+    given): the proof that the scope holds code where the name would be."""
     control = p.control or ""
     c = p.control_count
     return Gate(
@@ -126,5 +130,5 @@ def _absent_gate(ctx: _Ctx, s: str, p) -> Gate:
         probe=s,
         scope=list(ctx.scope),
         control=control,
-        established_at=_definition(c),
+        established_at=at or _definition(c),
     )

@@ -7,7 +7,7 @@ from typing import Any
 from collections.abc import Callable
 from pathlib import Path
 
-from porttrack import gitio
+from porttrack import gitio, tomlmap
 from porttrack.queue import file as queuefile
 from porttrack import paths as pathrules
 from porttrack.config import Config, inside
@@ -73,12 +73,8 @@ class _Ctx:
         )
 
 
-_TABLE = re.compile(r"^\s*\[(\[)?\s*([A-Za-z0-9_.\s]+?)\s*\]")
-_KEYLINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=\s*(.*)")
-
-
 class _QueueIndex:
-    """Line numbers of every entry, part, rule, ack, key and gate id, from ONE pass over the queue text.
+    """Line numbers of every entry, part, rule, ack, key and gate id, from the queue text's one source map.
 
     Findings cite queue lines by the hundred; looking each one up from scratch would make
     check quadratic in the queue's size.
@@ -89,61 +85,28 @@ class _QueueIndex:
         self.keys: dict[tuple, dict[str, int]] = {}
         self.gates: dict[tuple, dict[str, int]] = {}
         self.citations: dict[int, list[int]] = {}  # entry n -> line of each [[entry.citation]]
-        counters = {"rule": -1, "ack": -1}
-        owner: tuple | None = None  # whose keys the following lines are
-        entry: tuple | None = None
-        in_gate = False
-        pending: list[tuple[int, str]] = []  # an entry's lines before its `n = ` is seen
-        for i, line in enumerate(text.splitlines(), 1):
-            m = _TABLE.match(line)
-            if m:
-                name = re.sub(r"\s+", "", m.group(2))
-                in_gate = name.endswith(".gate")
-                if name == "entry":
-                    entry = owner = ("entry", None, None)
-                    pending = [(i, "")]
-                elif name in counters:
-                    counters[name] += 1
-                    owner = (name, counters[name], None)
-                    self.keys[owner] = {"": i}
-                    entry = None
-                elif name == "entry.part" and entry is not None:
-                    owner = ("entry", entry[1], "\0part")
-                    self.keys.setdefault(owner, {})[""] = i
-                elif name == "entry.gate":
-                    owner = entry
-                elif name == "entry.citation" and entry is not None and entry[1] is not None:
-                    self.citations.setdefault(entry[1], []).append(i)
-                    owner = None
-                elif not in_gate:
-                    owner = None  # [entry.symbols] and friends: their keys are not the entry's
+        sm = tomlmap.source_map(text)
+        for kind in ("rule", "ack"):
+            for k, t in enumerate(sm.named(kind)):
+                self._add((kind, k, None), t)
+        for t in sm.named("entry"):
+            n = t.value("n")
+            if not isinstance(n, int) or isinstance(n, bool):
                 continue
-            k = _KEYLINE.match(line)
-            if not k or owner is None:
-                continue
-            key, value = k.group(1), k.group(2)
-            if in_gate:
-                gid = re.match(r"[\"']([^\"']*)[\"']", value) if key == "id" else None
-                if gid:
-                    self.gates.setdefault(owner, {}).setdefault(gid.group(1), i)
-                continue
-            if owner[0] == "entry" and owner[1] is None:
-                if key == "n" and value.strip().split("#")[0].strip().isdigit():
-                    n = int(value.strip().split("#")[0].strip())
-                    entry = owner = ("entry", n, None)
-                    self.keys.setdefault(owner, {})
-                    for pl, pk in [*pending, (i, "n")]:
-                        self.keys[owner].setdefault(pk, pl)
-                else:
-                    pending.append((i, key))
-                continue
-            if owner[2] == "\0part" and key == "name":
-                pname = re.match(r"[\"']((?:[^\"'\\]|\\.)*)[\"']", value.strip())
-                named = ("entry", owner[1], pname.group(1) if pname else "")
-                self.keys[named] = {**self.keys.pop(owner), "name": i}
-                owner = named
-                continue
-            self.keys.setdefault(owner, {}).setdefault(key, i)
+            self._add(("entry", n, None), t)
+            self.citations.setdefault(n, []).extend(c.line for c in t.named("citation"))
+            for part in t.named("part"):
+                name = part.value("name")
+                self._add(("entry", n, name if isinstance(name, str) else ""), part)
+
+    def _add(self, owner: tuple, t: tomlmap.Table) -> None:
+        keys = self.keys.setdefault(owner, {"": t.line})
+        for key, line in t.keys.items():
+            keys.setdefault(key, line)
+        for g in t.named("gate"):
+            gid = g.value("id")
+            if isinstance(gid, str) and "id" in g.keys:
+                self.gates.setdefault(owner, {}).setdefault(gid, g.keys["id"])
 
     def line(self, owner: tuple, key: str | None = None) -> int:
         keys = self.keys.get(owner) or self.keys.get((owner[0], owner[1], None)) or {"": 1}

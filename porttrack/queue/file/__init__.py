@@ -4,7 +4,8 @@ The tomlkit document is the source of truth: edits go into it key by key, so
 comments, spacing and key order elsewhere survive every rewrite. The dataclass
 model (`QueueFile.queue`) is rebuilt from the document after each edit.
 
-The package, by what it does to the file: `lines` (which line holds a key), `decode`
+The package, by what it does to the file: `lines` (which line holds a key, asked of the
+text's one source map in porttrack/tomlmap.py), `decode`
 (tables into the model, validated), `lock`, `document` (a file in memory), `encode` (the
 model into TOML) and `store` (atomic, locked saves).
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import Table
 
-from porttrack import paths as pathrules
+from porttrack import paths as pathrules, tomlmap
 from porttrack.config import parse_toml
 from porttrack.errors import UserError
 from porttrack.model import (
@@ -128,15 +128,15 @@ def _decode_toml(text: str, path: Path) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        at = tomlmap.error_line(e)
         reason = re.sub(r"\s*\(at (line|end of document).*", "", str(e))
-        if m is None and "end of document" in str(e):  # the file stops mid-value: say where, and why
+        if at is None and "end of document" in str(e):  # the file stops mid-value: say where, and why
             last = text.count("\n") + (0 if text.endswith("\n") else 1)
             raise UserError(
                 f"{path}:{last}: malformed TOML: {reason.lower()} at the end of the file; it looks truncated "
                 "(an interrupted copy or download?): restore it from git or a backup."
             ) from None
-        line = f":{m.group(1)}" if m else ""
+        line = f":{at}" if at else ""
         raise UserError(f"{path}{line}: malformed TOML: {reason}.") from None
     except RecursionError:
         raise UserError(
