@@ -93,6 +93,7 @@ def main() -> None:
     args = ap.parse_args()
     from porttrack.outputs import check
     from porttrack.queue import importer as reportimport
+    from porttrack.queue import file as queuefile
     from porttrack.config import load_config
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,7 +140,7 @@ def main() -> None:
             f"({again.added} new, {again.updated} updated, {again.unchanged} unchanged)"
         )
         print(
-            f"check of all {sum(len(e.citations) for e in check.queuefile.load(qpath).queue.entries)} citations, "
+            f"check of all {sum(len(e.citations) for e in queuefile.load(qpath).queue.entries)} citations, "
             f"{args.files // 2} of {args.files} files edited: {t_check:.3f} s wall, {c_check:.3f} s CPU  = {verdict(c_check)}"
         )
         print(

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from porttrack import audit  # noqa: E402
-from porttrack.queue import file as queuefile  # noqa: E402
+from porttrack.queue import file as queuefile, show  # noqa: E402
 from porttrack.config import queue_path, resolve_config  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def main() -> None:
     args = ap.parse_args()
     cfg = resolve_config(None, args.port.resolve())
     q = queuefile.load(queue_path(cfg, args.queue)).queue
-    chosen = audit.parse_entries(args.entries)
+    chosen = show.parse_entries(args.entries, q)
     with tempfile.TemporaryDirectory() as cache:
         os.environ["PORTTRACK_CACHE_DIR"] = cache
         cfg.cache_dir = ""

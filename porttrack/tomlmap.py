@@ -35,6 +35,8 @@ class Table:
         """A one-line scalar value (a string, a number), or None when it is absent or spans lines."""
         if key not in self.raw:
             return None
+        if self.raw[key].strip().isdigit():  # `n = 12`, on every entry: no parser for it
+            return int(self.raw[key].strip())
         try:
             return tomllib.loads(f"v = {self.raw[key]}")["v"]
         except tomllib.TOMLDecodeError:
@@ -57,6 +59,7 @@ class SourceMap:
     def __init__(self, text: str):
         self.root = Table("", False, 0)
         self.tables: list[Table] = []
+        self._by_name: dict[str, list[Table]] = {}
         last: dict[str, Table] = {}
         current = self.root
         self.lines = text.count("\n")
@@ -69,6 +72,7 @@ class SourceMap:
                 if parent is not None:
                     parent.children.append(current)
                 self.tables.append(current)
+                self._by_name.setdefault(name, []).append(current)
                 last[name] = current
                 continue
             k = _KEYLINE.match(line)
@@ -78,18 +82,19 @@ class SourceMap:
 
     def named(self, name: str) -> list[Table]:
         """The elements called `name`, in order (an array of tables' elements, or one table)."""
-        return [t for t in self.tables if t.name == name]
+        return self._by_name.get(name, [])
 
     def spans(self, name: str) -> list[tuple[int, int]]:
         """[first, end) lines of each element called `name`, its sub-tables included: up to the next
-        header that is not one of them."""
+        header that is not one of them. One pass, from the last table up."""
         out = []
-        for k, t in enumerate(self.tables):
-            if t.name != name:
-                continue
-            after = (u.line for u in self.tables[k + 1 :] if not u.name.startswith(name + "."))
-            out.append((t.line, next(after, self.lines + 2)))
-        return out
+        end = self.lines + 2
+        for t in reversed(self.tables):
+            if t.name == name:
+                out.append((t.line, end))
+            if not t.name.startswith(name + "."):
+                end = t.line
+        return out[::-1]
 
     def key_line(self, table: str | None, key: str, occurrence: int = 0) -> int | None:
         """The line of `key` in `[table]` (the `occurrence`-th `[[table]]`), or at the top when None;
