@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The README's "Use it on your port" path, end to end, on a real port and upstream:
+# The README's "Use it on your port" path, end to end, on a real port and upstream (one sync
+# cycle: init, build, audit --write, report sync, check, report deferral, and the re-import of
+# the sync report just written):
 #   scripts/try-real-pair.sh PORT UPSTREAM [PIN..TARGET] [-- EXTRA queue build OPTIONS]
 # PORT is copied to a temporary folder first (nothing is written into it); UPSTREAM is only read.
 # The range is the one `porttrack init` proposes, unless one is given (init's proposal needs a
@@ -59,6 +61,17 @@ mkdir -p .agents/sync
 step report report sync --out .agents/sync/try.md
 [ -f .agents/sync/try.md ] && { echo "  (report header)"; sed -n '1,8p' .agents/sync/try.md; }
 step check check
+mkdir -p .agents/deferral
+step deferral report deferral --out .agents/deferral/try.md
+# our own sync report imported back must change nothing, however often
+before=$(cksum < queue/try.toml)
+step reimport queue import .agents/sync/try.md --queue queue/try.toml
+if [ "$(cksum < queue/try.toml)" = "$before" ]; then
+  echo "  re-import: the queue is byte-identical"
+else
+  echo "  re-import: the queue CHANGED"
+  worst=$(( worst > 1 ? worst : 1 ))
+fi
 echo
 echo "done: $work/port (exit $worst)"
 exit "$worst"

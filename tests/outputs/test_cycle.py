@@ -74,6 +74,13 @@ def test_check_right_after_audit_write_finds_no_error(tmp_path):
     errors = [f for f in data["findings"] if f["severity"] == "error"]
     assert errors == [], [(f["code"], f["message"]) for f in errors]
 
+    # our own sync report, PORT-NOW entries filed under its carry-over too, imports back with counts that agree
+    (port / ".agents" / "sync").mkdir()
+    run_cli("report", "sync", "--out", ".agents/sync/2026-03-09-x.md", cwd=port, check_rc=0)
+    out = run_cli("queue", "import", ".agents/sync/2026-03-09-x.md", "--queue", "queue/c.toml", cwd=port, check_rc=0)
+    assert "### Deferred (1)" in (port / ".agents/sync/2026-03-09-x.md").read_text()
+    assert "PORT-NOW: imported" in out.stdout and "DIFFERS" not in out.stdout, out.stdout
+
     # the day the port gets a counterpart, the unmapped gate goes live, naming it
     (port / "src/parsers").mkdir()
     (port / "src/parsers/registry.cpp").write_text("// Ported from: vllm/parsers/registry.py @ 0000000000\nint P;\n")
@@ -101,6 +108,7 @@ def test_our_own_sync_report_re_imports_unchanged_and_a_persons_edit_is_theirs(t
             "queue", "import", ".agents/sync/2026-03-09-x.md", "--queue", "queue/c.toml", cwd=port, check_rc=0
         )
         assert "0 new entries, 0 updated" in out.stdout and queue.read_bytes() == before
+        assert "DIFFERS" not in out.stdout, out.stdout  # the report's own counts agree with what it holds
     report = port / ".agents" / "sync" / "2026-03-09-x.md"
     lines = report.read_text().splitlines()
     k = next(i for i, line in enumerate(lines) if "Step less" in line)

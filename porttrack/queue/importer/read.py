@@ -70,6 +70,9 @@ def parse(text: str, shown: str, resolver: PathResolver | None = None) -> Report
             count = re.search(r"\((\d+)\)\s*$", line)
             if section and count and section not in rep.summary:  # `## INVENTORY (94)`: the report's own count
                 rep.summary[section] = int(count.group(1))
+            elif ours and section == "PORT-NOW" and count and _OWN_SECTION.match(line):
+                # porttrack's own report files PORT-NOW-level entries under these too: its count is the sum
+                rep.summary[section] += int(count.group(1))
             i += 1
             continue
         if line.lstrip().startswith("|") and i + 1 < len(lines) and re.match(r"^\s*\|[\s:|-]+\|?\s*$", lines[i + 1]):
