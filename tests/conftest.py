@@ -57,6 +57,36 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
     return git(repo, "rev-parse", "HEAD")
 
 
+MIRROR_CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
+
+
+def small_mirror(tmp_path: Path) -> dict:
+    """An upstream of four commits (one also changing a docs page) and a port with a config but no
+    provenance headers or [[map]]: every mirrored file counts as having a counterpart. Returns the
+    repos and the commits and blobs by name."""
+    up = init_repo(tmp_path / "up")
+    s = {"up": up}
+    s["pin"] = commit_files(
+        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
+    )
+    # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
+    s["mixed"] = commit_files(
+        up,
+        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
+        "[Core] Add g, docs (#2)",
+    )
+    s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
+    s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
+    s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
+    s["target"] = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
+    port = init_repo(tmp_path / "port")
+    (port / "porttrack.toml").write_text(MIRROR_CONFIG)
+    # no provenance headers and no [[map]]: every mirrored file counts as having a counterpart
+    commit_files(port, {"src/a.cpp": "int f() { return 2; }\nint g() { return f(); }\n"}, "port")
+    s["port"] = port
+    return s
+
+
 CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 

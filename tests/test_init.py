@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from conftest import commit_files, init_repo, run_cli
+from conftest import commit_files, init_repo, run_cli, git
 
 from porttrack.config import load_config
 import re
 import tomllib
 from pathlib import Path
-from conftest import commit_files, git, init_repo, run_cli
 
 
 def test_init_writes_a_starter_from_the_tree(tmp_path):

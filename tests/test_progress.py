@@ -8,8 +8,7 @@ from rich.console import Console
 
 from porttrack import progress
 import re
-from pathlib import Path
-from conftest import commit_files, git, init_repo, run_cli
+from conftest import small_mirror, commit_files, run_cli
 
 
 def _plain() -> Console:
@@ -66,35 +65,8 @@ def test_close_takes_an_unfinished_bar_down():
     p.close()  # twice is harmless
 
 
-CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
-
-
-def mirror(tmp_path: Path) -> dict:
-    up = init_repo(tmp_path / "up")
-    s = {"up": up}
-    s["pin"] = commit_files(
-        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
-    )
-    # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
-    s["mixed"] = commit_files(
-        up,
-        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
-        "[Core] Add g, docs (#2)",
-    )
-    s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
-    s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
-    s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
-    s["target"] = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
-    port = init_repo(tmp_path / "port")
-    (port / "porttrack.toml").write_text(CONFIG)
-    # no provenance headers and no [[map]]: every mirrored file counts as having a counterpart
-    commit_files(port, {"src/a.cpp": "int f() { return 2; }\nint g() { return f(); }\n"}, "port")
-    s["port"] = port
-    return s
-
-
 def test_audit_report_and_check_show_scan_progress_off_a_terminal(tmp_path, monkeypatch):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     port = s["port"]
     commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
@@ -127,7 +99,7 @@ def test_audit_shows_a_bar_on_a_terminal(tmp_path):
 
     from conftest import ROOT
 
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     port = s["port"]
     commit_files(port, {f"src/gen{i}.cpp": f"int gen{i}();\n" for i in range(60)}, "more files")
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)

@@ -72,7 +72,10 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str, str] | None:
         at = _definition(ctx.probes.count(cls))
         return cls, f"its class, defined at {at}", at
     # the same upstream file first; then the nearest files of its folder that the port has
-    for near, how in [*((up, "a sibling") for up in s.mirrored), *((f, "a neighbour") for f in _neighbours(s))]:
+    for near, how in [
+        *((up, "a sibling") for up in s.mirrored),
+        *((f, "a neighbour") for f in ctx.neighbours(tuple(s.mirrored))),
+    ]:
         counterparts = set(ctx.port_files(near))
         # classes and plain names first: a class is one definition, a bare member name many
         names = ctx.siblings(near) if counterparts else []
@@ -85,23 +88,6 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str, str] | None:
                     where = f"{hits[0].path}:{hits[0].line}"
                     return spelled, f"{how} from {near}, defined in its port counterpart at {where}", where
     return None
-
-
-_NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's first few say where it lives
-
-
-def _neighbours(s: Subject) -> list[str]:
-    """The queue's files nearest to the entry's in upstream's tree (the same folder, else each parent in
-    turn) that have a port counterpart: where the port would put what the entry's own files lack."""
-    ctx = s.ctx
-    out: list[str] = []
-    for up in s.mirrored:
-        folder = up
-        while "/" in folder and not out:
-            folder = folder.rsplit("/", 1)[0]
-            near = [f for f in ctx.queue_files() if f != up and f.startswith(folder + "/")]
-            out = [f for f in sorted(near, key=lambda f: (f.count("/"), f)) if ctx.port_files(f)][:_NEIGHBOURS]
-    return out
 
 
 def _holder(s: Subject) -> str | None:

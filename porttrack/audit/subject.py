@@ -50,6 +50,7 @@ class _Ctx:
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._siblings: dict[str, list[str]] | None = None
+        self._neighbours: dict[tuple[str, ...], list[str]] = {}
         self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
         self._blobs: gitio.CatFile | None = None
         # the files of the last few entries, read for tokens, members and messages: bounded, since a
@@ -62,8 +63,8 @@ class _Ctx:
         self._all_tokens: set[str] | None = None
         self._tree = pathrules.Tree(cfg.port_root)
 
-    def siblings(self, upstream: str) -> list[str]:
-        """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
+    def _sibling_index(self) -> dict[str, list[str]]:
+        """Upstream file -> the symbols (and their classes) that entries of this queue add or change in it."""
         if self._siblings is None:
             idx: dict[str, set[str]] = {}
             for e in self.queue.entries:
@@ -72,12 +73,28 @@ class _Ctx:
                 for f in e.files:
                     idx.setdefault(f, set()).update(names)
             self._siblings = {f: sorted(v) for f, v in idx.items()}
-        return self._siblings.get(upstream, [])
+        return self._siblings
 
-    def queue_files(self) -> list[str]:
-        """Every upstream file an entry of this queue changes."""
-        self.siblings("")
-        return list(self._siblings or {})
+    def siblings(self, upstream: str) -> list[str]:
+        """Symbols (and their classes) that entries of this queue add or change in one upstream file."""
+        return self._sibling_index().get(upstream, [])
+
+    def neighbours(self, files: tuple[str, ...]) -> list[str]:
+        """The queue's files nearest to `files` in upstream's tree (the same folder, else each parent in
+        turn) that have a port counterpart: where the port would put what those files lack."""
+        if files not in self._neighbours:  # asked once per absent name; an entry's names share its files
+            self._neighbours[files] = self._nearest(files)
+        return self._neighbours[files]
+
+    def _nearest(self, files: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        for up in files:
+            folder = up
+            while "/" in folder and not out:
+                folder = folder.rsplit("/", 1)[0]
+                near = [f for f in self._sibling_index() if f != up and f.startswith(folder + "/")]
+                out = [f for f in sorted(near, key=lambda f: (f.count("/"), f)) if self.port_files(f)][:_NEIGHBOURS]
+        return out
 
     def _read_upstream(self, rev: str, path: str) -> str | None:
         """One upstream file at `rev`, through one `git cat-file --batch`; None when git cannot show it."""
@@ -196,6 +213,7 @@ class _Ctx:
         return self._port_files[upstream]
 
 
+_NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's first few say where it lives
 _GREPS_BEFORE_INDEX = 16  # past this, one read of the whole code scope is cheaper than a grep a name
 
 

@@ -171,12 +171,11 @@ def _surface_absent_section(absent: list[View]) -> list[str]:
 _SINGLES = 5  # one-entry surfaces listed a line each; more than this share one line
 
 
-def _series_section(queue: Queue, result: audit_mod.Audit) -> list[str]:
+def _series_section(queue: Queue, result: audit_mod.Audit, verdict: dict[int, str]) -> list[str]:
     chosen = set(result.entries)
     ser = {name: st for name, st in audit_mod.series(queue).items() if any(s.n in chosen for s in st)}
     if not ser:
         return []
-    verdict = {v.entry.n: v.verdict for v in views(queue, result) if v.part is None}
     audit_says = {r.n: r for r in result.results if r.part is None and r.disagrees}
     lines = ["", "## Series", ""]
     for name, stages in ser.items():
@@ -269,10 +268,11 @@ def _verification_section(vs: list[View], result: audit_mod.Audit, command: str)
 def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: str = "", name: str = "") -> str:
     """The deferral report of docs/design.md §9.4; `name` is `[upstream] name`."""
     queue, result, name = sanitized((queue, result, name))  # no value from a file starts a markdown line
-    vs = views(queue, result)
+    every = views(queue, result)
+    verdicts = {v.entry.n: v.verdict for v in every if v.part is None}  # each entry's own, parts aside
     repo = upstream_name(queue, name)
     # an entry split into parts is judged by its parts
-    vs = [v for v in vs if v.part is not None or not v.entry.parts]
+    vs = [v for v in every if v.part is not None or not v.entry.parts]
     deferred = [v for v in vs if v.verdict in DEFERRED]
     gated = [v for v in deferred if v.verdict not in ("owned", "surface-absent", "blocked")]
     blocked = [v for v in deferred if v.verdict == "blocked"]
@@ -288,13 +288,13 @@ def deferral(queue: Queue, result: audit_mod.Audit, *, command: str, queue_rel: 
     ]
     lines += _rows_section(deferred)
     lines += _inert_section(gated, repo)
-    lines += _blocked_section(blocked, queue, repo, {v.entry.n: v.verdict for v in views(queue, result) if not v.part})
+    lines += _blocked_section(blocked, queue, repo, verdicts)
     lines += _landing_section(deferred)
     lines += _one_read_section(queue, vs)
     lines += ["", "## Already owned (recorded so nobody re-files them)", ""]
     lines += [f"- {v.label} {_upstream_cell(v.entry, repo)} → {v.owner}" for v in owned] or ["None."]
     lines += _surface_absent_section(absent)
-    lines += _series_section(queue, result)
+    lines += _series_section(queue, result, verdicts)
     lines += _prepin_section(result)
     lines += ["", "## A row is owed", ""]
     lines += [f"- {g.key}: entries {', '.join(g.members)}; no matrix row owns any of them." for g in gaps(vs)] or [

@@ -13,7 +13,6 @@ from conftest import commit_files, init_repo, run_cli
 from porttrack import audit as audit_mod
 from porttrack.queue import file as queuefile
 from porttrack.errors import UserError
-from conftest import run_cli
 
 
 def sha(n: int) -> str:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from conftest import commit_files, init_repo, run_cli
 from porttrack.evidence.headers import comment_lines, headers_report, parse_header, scan_headers, upstream_map
 import os
-from porttrack.evidence.headers import headers_report, scan_headers
 
 
 def srcs(text: str, path: str = "src/x.cpp", **kw):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from porttrack.errors import UserError
 from porttrack.evidence.owners import (
@@ -19,7 +18,6 @@ from porttrack.evidence.owners import (
     parse_matrix,
     row_by_id,
 )
-from porttrack.evidence.owners import load_rows
 from test_check import cli, port  # noqa: F401  (port is a fixture)
 
 ID = r"[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)+"

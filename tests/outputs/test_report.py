@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
-from porttrack.model import Entry
-from porttrack.outputs.report import entry_line
+from conftest import MIRROR_CONFIG, small_mirror, git, run_cli
+from porttrack.model import Entry, Queue, QueueMeta
+from porttrack.outputs.report import entry_line, upstream_name
 from test_audit import build_port, queue_line, sha
-from porttrack.model import Queue, QueueMeta
-from porttrack.outputs.report import upstream_name
-from conftest import commit_files, git, init_repo, run_cli
 
 # The regex the team's tooling reads sync reports with: PR, subject with \` escapes, short sha, em dash, reason.
 ENTRY_RE = re.compile(
@@ -261,40 +258,15 @@ def test_an_entry_without_a_sha_prints_no_empty_code_span():
     assert entry_line(Entry(n=2, sha="", subject="x", pr=None), "y", "vllm") == "- vllm `x` — y."
 
 
-CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
-
-
-def mirror(tmp_path: Path) -> dict:
-    up = init_repo(tmp_path / "up")
-    s = {"up": up}
-    s["pin"] = commit_files(
-        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
-    )
-    # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
-    s["mixed"] = commit_files(
-        up,
-        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
-        "[Core] Add g, docs (#2)",
-    )
-    s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
-    s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
-    s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
-    s["target"] = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
-    port = init_repo(tmp_path / "port")
-    (port / "porttrack.toml").write_text(CONFIG)
-    # no provenance headers and no [[map]]: every mirrored file counts as having a counterpart
-    commit_files(port, {"src/a.cpp": "int f() { return 2; }\nint g() { return f(); }\n"}, "port")
-    s["port"] = port
-    return s
-
-
 def test_report_reads_upstream_name_from_the_config_now_and_counts_agree(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     port = s["port"]
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", cwd=port, check_rc=0)
     before = run_cli("report", "sync", cwd=port, check_rc=0).stdout
     assert "- up#2 " in before  # the queue recorded the folder's name at build time
-    (port / "porttrack.toml").write_text(CONFIG.replace('paths = ["vllm/"]', 'paths = ["vllm/"]\nname = "acme/vllm"'))
+    (port / "porttrack.toml").write_text(
+        MIRROR_CONFIG.replace('paths = ["vllm/"]', 'paths = ["vllm/"]\nname = "acme/vllm"')
+    )
     after = run_cli("report", "sync", cwd=port, check_rc=0).stdout
     assert "- vllm#2 " in after and "up#" not in after  # set afterwards, read at report time
     deferral = run_cli("report", "deferral", cwd=port, check_rc=0).stdout

@@ -4,11 +4,8 @@ an empty queue beside a full one."""
 from __future__ import annotations
 import json
 from pathlib import Path
-from conftest import commit_files, git, init_repo, run_cli
+from conftest import small_mirror, commit_files, run_cli
 from porttrack.queue import file as queuefile
-
-
-CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'
 
 
 def drop_object(repo: Path, sha: str) -> None:
@@ -16,32 +13,8 @@ def drop_object(repo: Path, sha: str) -> None:
     (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
 
 
-def mirror(tmp_path: Path) -> dict:
-    up = init_repo(tmp_path / "up")
-    s = {"up": up}
-    s["pin"] = commit_files(
-        up, {"vllm/a.py": "def f():\n    return 1\n", "docs/page.html": "<p>old</p>\n"}, "base (#1)"
-    )
-    # one commit changes a mirrored file and a docs page: the page's blob is not in the mirror
-    s["mixed"] = commit_files(
-        up,
-        {"vllm/a.py": "def f():\n    return 2\n\n\ndef g():\n    return f()\n", "docs/page.html": "<p>new</p>\n"},
-        "[Core] Add g, docs (#2)",
-    )
-    s["docs_blob"] = git(up, "rev-parse", "HEAD:docs/page.html")
-    s["lost"] = commit_files(up, {"vllm/lost.py": "class Lost:\n    pass\n"}, "[Core] Add Lost (#3)")
-    s["lost_blob"] = git(up, "rev-parse", "HEAD:vllm/lost.py")
-    s["target"] = commit_files(up, {"vllm/b.py": "class B:\n    def m(self):\n        pass\n"}, "[Core] Add B (#4)")
-    port = init_repo(tmp_path / "port")
-    (port / "porttrack.toml").write_text(CONFIG)
-    # no provenance headers and no [[map]]: every mirrored file counts as having a counterpart
-    commit_files(port, {"src/a.cpp": "int f() { return 2; }\nint g() { return f(); }\n"}, "port")
-    s["port"] = port
-    return s
-
-
 def test_a_blob_missing_outside_the_mirrored_paths_is_never_read(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     drop_object(s["up"], s["docs_blob"])
     proc = run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "q", cwd=s["port"], check_rc=0)
     assert "wrote" in proc.stdout and "3 entries" in proc.stdout
@@ -51,7 +24,7 @@ def test_a_blob_missing_outside_the_mirrored_paths_is_never_read(tmp_path):
 
 
 def test_a_blob_missing_inside_names_commit_file_path_rule_and_the_ways_out(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     drop_object(s["up"], s["lost_blob"])
     proc = run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "q", cwd=s["port"])
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
@@ -73,7 +46,7 @@ def test_a_blob_missing_inside_names_commit_file_path_rule_and_the_ways_out(tmp_
 
 
 def test_skip_missing_records_the_file_unreadable_and_audit_calls_it_untrusted(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     drop_object(s["up"], s["lost_blob"])
     drop_object(s["up"], s["docs_blob"])
     proc = run_cli(
@@ -103,7 +76,7 @@ def test_skip_missing_records_the_file_unreadable_and_audit_calls_it_untrusted(t
 
 
 def test_an_existing_queue_is_refused_before_any_walking(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     rng = f"{s['pin']}..{s['target']}"
     run_cli("queue", "build", "--range", rng, cwd=s["port"], check_rc=0)  # the default name, from the target
     again = run_cli("queue", "build", "--range", rng, cwd=s["port"])
@@ -114,7 +87,7 @@ def test_an_existing_queue_is_refused_before_any_walking(tmp_path):
 
 
 def test_an_empty_queue_does_not_make_the_full_one_ambiguous(tmp_path):
-    s = mirror(tmp_path)
+    s = small_mirror(tmp_path)
     run_cli("queue", "build", "--range", f"{s['pin']}..{s['target']}", "--name", "main", cwd=s["port"], check_rc=0)
     up = s["up"]
     docs_only = commit_files(up, {"docs/other.html": "<p>x</p>\n"}, "[Doc] only docs (#5)")

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_files, git, init_repo
+from conftest import commit_files, git, init_repo, run_cli
 from porttrack import cache as cache_mod
 from porttrack.errors import UserError
 from porttrack.queue.walk import pr_of, walk
-from conftest import commit_files, init_repo, run_cli
 
 A_V1 = """K = 1
 

@@ -4,7 +4,7 @@ Three formats are read, each into the same `Item` (one upstream commit as one re
 states it): enumeration lines (`` - `sha` vllm#N subject — PORT-NOW: reason `` with
 indented continuation paragraphs such as `**CORRECTED …**` notes), tranche tables
 (`| # | upstream | vllm# | label | holds? | evidence |`), and the entry lines that
-`porttrack report sync` writes. The vocabulary map below is the one place a report's
+`porttrack report sync` writes. The vocabulary map in `model` is the one place a report's
 words become porttrack's verdicts. Merging keeps every reading: the latest report's wins,
 the earlier ones go to the entry's `history`, and nothing is dropped for being unreadable.
 

@@ -1,13 +1,5 @@
-"""queue import: read a team's hand-written sync reports into a queue (docs/import.md).
-
-Three formats are read, each into the same `Item` (one upstream commit as one report
-states it): enumeration lines (`` - `sha` vllm#N subject — PORT-NOW: reason `` with
-indented continuation paragraphs such as `**CORRECTED …**` notes), tranche tables
-(`| # | upstream | vllm# | label | holds? | evidence |`), and the entry lines that
-`porttrack report sync` writes. The vocabulary map below is the one place a report's
-words become porttrack's verdicts. Merging keeps every reading: the latest report's wins,
-the earlier ones go to the entry's `history`, and nothing is dropped for being unreadable.
-"""
+"""Reports into a queue: each report's items merged into the entries they name, the latest reading
+winning and earlier ones kept in `history`, then the summary `queue import` prints."""
 
 from __future__ import annotations
 
