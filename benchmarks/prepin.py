@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 from porttrack import audit  # noqa: E402
 from porttrack.queue import file as queuefile, show  # noqa: E402
 from porttrack.config import queue_path, resolve_config  # noqa: E402
+from porttrack.stopwatch import Stopwatch  # noqa: E402
 
 
 def main() -> None:
@@ -38,15 +39,16 @@ def main() -> None:
         os.environ["PORTTRACK_CACHE_DIR"] = cache
         cfg.cache_dir = ""
         for label in ("cold", "warm"):
+            watch = Stopwatch()
             t0 = time.perf_counter()
-            result = audit.audit(cfg, q, entries=chosen)
+            result = audit.audit(cfg, q, entries=chosen, stage=watch)
             total = time.perf_counter() - t0
-            pp = result.prepin
+            pp, spent = result.prepin, watch.seconds["pre-pin"]
             if pp.note:
                 print(f"note: {pp.note}")
             print(
-                f"prepin {label}: {pp.seconds:.3f} s of audit {total:.3f} s ({100 * pp.seconds / total:.0f} %); "
-                f"baseline (the rest of the audit) {total - pp.seconds:.3f} s; {len(result.results)} results, "
+                f"prepin {label}: {spent:.3f} s of audit {total:.3f} s ({100 * spent / total:.0f} %); "
+                f"baseline (the rest of the audit) {total - spent:.3f} s; {len(result.results)} results, "
                 f"gaps {len(pp.gaps)} ({sum(1 for g in pp.gaps if not g.owner)} unowned), net-zero {len(pp.net_zero)}, "
                 f"tree listings {pp.trees}, blobs {pp.blobs}"
             )

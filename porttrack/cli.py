@@ -6,6 +6,7 @@ returns: a rich table for people, JSON for machines. Nothing here decides anythi
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -105,6 +106,13 @@ def _bare_as_of(argv: list[str]) -> list[str]:
     return out
 
 
+@functools.cache
+def _command() -> Any:
+    # Typer rebuilds its click command from the signatures on every `app()` call (about 20 ms); the
+    # tests run the CLI hundreds of times in one process, so it is built once per process.
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     # --debug may follow any command (`porttrack audit --debug`), so main takes it out itself
@@ -116,7 +124,7 @@ def main() -> None:
     # in progress leaves the old queue and removes its lock file.
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        rc = app(standalone_mode=False)
+        rc = _command()(standalone_mode=False)
     except UserError as e:
         err.print(f"porttrack: {visible(str(e))}", markup=False, soft_wrap=True)
         sys.exit(2)
@@ -607,7 +615,7 @@ def check(
         raise UserError("check --write rewrites re-anchored citations only; pass --reanchor --write.")
     cfg = config_mod.resolve_config(config)
     qpath = config_mod.queue_path(cfg, queue)
-    result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress())
+    result = _timed_check(cfg, qpath, base)
     if reanchor:
         moved = [r for r in result.reanchors if r.moved]
         for r in result.reanchors:
@@ -625,7 +633,7 @@ def check(
                 markup=False,
                 soft_wrap=True,
             )
-            result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress())
+            result = _timed_check(cfg, qpath, base)
         else:
             err.print(
                 f"{len(result.reanchors)} citation(s) would be re-anchored ({len(moved)} moved); "
@@ -638,6 +646,17 @@ def check(
     else:
         sys.stdout.write(formats.render(result, format))
     raise typer.Exit(result.exit_code)
+
+
+def _timed_check(cfg: Any, qpath: Path, base: str | None) -> Any:
+    """check's result with what it took, for the summary line and junit's `time`."""
+    from porttrack.outputs import check as check_mod
+    from porttrack.stopwatch import Stopwatch
+
+    watch = Stopwatch()
+    result = check_mod.run(cfg, qpath, base=base, progress=_scan_progress(), stage=watch)
+    result.stats["seconds"] = round(watch.total, 3)
+    return result
 
 
 @app.command()

@@ -367,7 +367,8 @@ def _confine(cfg: Config, doc: dict, base: Path, where: Callable[[str | None, st
 
     if not cfg.port_root.is_relative_to(home):
         raise refuse("port", "root", f"lies outside the repository the config lives in ({home})")
-    if checkout is not None and gitio.toplevel(cfg.port_root) != checkout:
+    same = cfg.port_root.resolve() == base.resolve()  # the usual `root = "."`: no second git process
+    if checkout is not None and not same and gitio.toplevel(cfg.port_root) != checkout:
         raise refuse(
             "port", "root", f"is not inside the working tree of the repository the config lives in ({checkout})"
         )

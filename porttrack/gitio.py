@@ -136,9 +136,7 @@ def require_repo(path: Path, what: str) -> Path:
         if not is_git_repo(path):
             raise UserError(f"{what} {path} is not a git repository.")
         return path
-    if not is_git_repo(path):
-        raise UserError(f"{what} {path} is not a git repository.")
-    top = toplevel(path)
+    top = toplevel(path)  # fails outside a work tree: one git process answers both questions
     if top is None:
         raise UserError(f"{what} {path} is not a git repository.")
     return top

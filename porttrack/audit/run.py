@@ -10,6 +10,7 @@ from collections.abc import Callable
 from porttrack import gitio
 from porttrack.evidence import headers as headers_mod
 from porttrack.evidence import naming
+from porttrack.stopwatch import Stage, untimed
 from porttrack.evidence import owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
@@ -54,11 +55,13 @@ def audit(
     entries: set[int] | None = None,
     where: Callable[[int], str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stage: Stage = untimed,
 ) -> Audit:
     """Judge the chosen entries (all by default) and each of their parts.
 
     `where(n)` gives the queue path:line of entry n, cited by entry-ported gates; `progress(done,
-    total)` hears about the files a cold probe scan indexes (the long part of a first audit).
+    total)` hears about the files a cold probe scan indexes (the long part of a first audit);
+    `stage(name)` wraps the pre-pin pass ("pre-pin"), for a caller that times it (porttrack/stopwatch.py).
     """
     if entries is not None:
         missing = sorted(entries - {e.n for e in queue.entries})
@@ -90,7 +93,8 @@ def audit(
             counts.setdefault(k, v)
     judged = [p for _, p in sorted(probes.judged.items(), key=lambda kv: (kv[0][0] != ctx.scope, kv[0]))]
     out = Audit(results, ctx.tree, list(ctx.scope), judged, counts, rows, [e.n for e in chosen])
-    out.prepin = _prepin(cfg, queue, out, ctx)
+    with stage("pre-pin"):
+        out.prepin = _prepin(cfg, queue, out, ctx)
     out.notices = unplaced_pins(ctx)
     return out
 

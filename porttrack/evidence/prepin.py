@@ -15,7 +15,6 @@ added to the evidence and the gaps are returned as records (docs/audit.md "Pre-p
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +187,6 @@ class Outcome:
     net_zero: list[NetZero] = field(default_factory=list)
     candidates: dict[str, list[str]] = field(default_factory=dict)  # feature path -> open rows citing the path
     note: str = ""  # why the check could not run, said once ("" when it ran)
-    seconds: float = 0.0  # what the pass cost, for benchmarks/prepin.py
     trees: int = 0  # tree listings read
     blobs: int = 0  # blobs whose definitions were needed (parsed or from the cache)
 
@@ -472,7 +470,6 @@ def run(
     `pins_for(upstream_path)` gives the provenance pins of the port files that map it;
     `absent(symbol)` says whether the audit's probe found it missing from the port, with a working control.
     """
-    t0 = time.perf_counter()
     out = Outcome()
     repo = cfg.upstream_repo
     if repo is None or not Path(repo).is_dir() or not gitio.is_git_repo(Path(repo)):
@@ -520,7 +517,6 @@ def run(
         out.blobs = len(up.blobs)
     finally:
         up.close()
-    out.seconds = time.perf_counter() - t0
     return out
 
 

@@ -11,6 +11,8 @@ from conftest import run_cli
 
 from porttrack.outputs import check
 from porttrack.config import load_config
+from porttrack.outputs.check.run import PRODUCERS
+from porttrack.stopwatch import Stopwatch
 
 CONFIG = """\
 [port]
@@ -196,6 +198,14 @@ def test_clean_queue_passes(port):
     proc = cli(port)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok" in proc.stdout
+
+
+def test_the_caller_times_each_stage_and_the_summary_says_the_total(port):
+    watch = Stopwatch()
+    result = run(port, stage=watch)
+    assert set(watch.seconds) == {"load", *(p.name for p in PRODUCERS)}
+    assert "seconds" not in result.stats  # the engine reads no clock
+    assert json.loads(cli(port, "--format", "json").stdout)["stats"]["seconds"] > 0  # the CLI's stopwatch
 
 
 def test_new_consumer_makes_gate_live_naming_the_entry(port):

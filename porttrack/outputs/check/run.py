@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from dataclasses import dataclass
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from porttrack.queue import file as queuefile
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import SEVERITIES
+from porttrack.stopwatch import Stage, untimed
 from porttrack.outputs.check.findings import CheckResult, Finding
 from porttrack.outputs.check.context import _Ctx, _rel, _subject_order, _toplevel
 from porttrack.outputs.check.verdicts import _base_queue, untriaged_findings, verdict_findings
@@ -60,11 +59,12 @@ def run(
     base: str | None = None,
     today: dt.date | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stage: Stage = untimed,
 ) -> CheckResult:
     """Check the queue at `queue_path` against the port tree at `cfg.port_root`; `progress(done, total)`
-    hears about the files a cold probe scan indexes."""
-    seconds: dict[str, float] = {}
-    with _timed(seconds, "load"):
+    hears about the files a cold probe scan indexes, and `stage(name)` wraps the queue's load
+    ("load") and each producer (by its name), for a caller that times them (porttrack/stopwatch.py)."""
+    with stage("load"):
         qf = queuefile.load(queue_path)
     root = cfg.port_root.resolve()
     ctx = _Ctx(cfg, root, qf, _rel(root, queue_path))
@@ -81,7 +81,7 @@ def run(
         ctx.base = _base_queue(toplevel, root, queue_path, base)
     ctx.jobs = _gate_jobs(ctx.q, ctx)
     for p in PRODUCERS:
-        with _timed(seconds, p.name):
+        with stage(p.name):
             ctx.found += p.produce(ctx)
     kept, acked, ack_out = apply_acks(ctx, ctx.found, today or dt.date.today())
     shown, ignored = filter_findings(kept + ack_out, cfg.check_ignore, cfg.check_min_severity)
@@ -102,20 +102,7 @@ def run(
             "entries": len(ctx.q.entries),
             "gates": len(ctx.jobs),
             "scans": ctx.scans_run,
-            "seconds": round(sum(seconds.values()), 3),
-            "load_seconds": round(seconds["load"], 3),  # reading and validating the queue file
-            "scan_seconds": round(seconds["gates"], 3),  # the probe scans and gate judgements
         },
         repo_prefix=root.relative_to(toplevel).as_posix() if toplevel is not None and toplevel != root else "",
         reanchors=ctx.reanchors,
     )
-
-
-@contextlib.contextmanager
-def _timed(seconds: dict[str, float], stage: str):
-    """What each stage cost, for the result's stats: the one place check reads a clock."""
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        seconds[stage] = time.perf_counter() - t0
