@@ -5,6 +5,8 @@ keeps the true entry point for the few tests that need a real process)."""
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import io
 import os
 import subprocess
@@ -55,6 +57,32 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message, date=date)
     return git(repo, "rev-parse", "HEAD")
+
+
+class Lazy:
+    """A module, or one name in it, imported when a test first uses it, not when pytest collects the
+    file: importing torch costs every xdist worker about 3 s, and most workers run no torch test."""
+
+    def __init__(self, module: str, name: str | None = None):
+        self._module, self._name = module, name
+
+    def _target(self):
+        found = importlib.import_module(self._module)
+        return getattr(found, self._name) if self._name else found
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_") or attr == "pytestmark":  # pytest's probes while collecting import nothing
+            raise AttributeError(attr)
+        return getattr(self._target(), attr)
+
+    def __call__(self, *args, **kwargs):
+        return self._target()(*args, **kwargs)
+
+
+# the kvref extra: without torch, the tests that need it skip
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="the kvref extra (torch) is not installed"
+)
 
 
 MIRROR_CONFIG = '[upstream]\nrepo = "../up"\npaths = ["vllm/"]\n\n[port]\nroot = "."\nscopes = { code = ["src"], tests = ["tests"] }\n'

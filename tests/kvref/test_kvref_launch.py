@@ -10,11 +10,11 @@ never the caller's tensor. Segment offsets: built once per zeroer and device.
 from __future__ import annotations
 
 import pytest
+from conftest import Lazy, needs_torch
 
-torch = pytest.importorskip("torch")  # the kvref extra; without it these tests skip
-
-from kvref import KVBlockZeroer, KVLayer  # noqa: E402 -- after the skip
-from kvref.zeroer import GRID_X_MAX, GRID_Y_MAX, device_guard, plan_launches, stage_ids  # noqa: E402
+pytestmark = needs_torch
+torch, zeroer = Lazy("torch"), Lazy("kvref.zeroer")
+KVBlockZeroer, KVLayer = Lazy("kvref", "KVBlockZeroer"), Lazy("kvref", "KVLayer")
 
 
 def covered(launches):
@@ -28,36 +28,39 @@ def covered(launches):
     [(7, 5000, 1024, 3, 2), (1, 1, 1024, 1, 1), (12, 4096, 1024, 12, 4), (13, 4097, 1024, 4, 3)],
 )
 def test_launches_cover_every_program_once_within_the_limits(rows, page_words, chunk, max_x, max_y):
-    launches = plan_launches(rows, page_words, chunk, max_x, max_y)
+    launches = zeroer.plan_launches(rows, page_words, chunk, max_x, max_y)
     chunks = -(-page_words // chunk)
     assert covered(launches) == [(r, c) for r in range(rows) for c in range(chunks)]
     assert all(0 < la.rows <= max_x and 0 < la.cols <= max_y for la in launches)
 
 
 def test_real_limits_split_only_what_passes_them():
-    assert len(plan_launches(4 * 8192 * 2, 32 * 1024 // 4, 1024)) == 1  # an ordinary step: one launch
+    assert len(zeroer.plan_launches(4 * 8192 * 2, 32 * 1024 // 4, 1024)) == 1  # an ordinary step: one launch
     rows = 4 * 2**30  # segments x ids x ratio past 2**31 - 1
-    xs = plan_launches(rows, 1024, 1024)
-    assert [la.rows for la in xs] == [GRID_X_MAX, GRID_X_MAX, rows - 2 * GRID_X_MAX]
-    ys = plan_launches(2, 300 * 2**20 // 4, 1024)  # a 300 MiB page: 76,800 chunks
-    assert [(la.rows, la.col0, la.cols) for la in ys] == [(2, 0, GRID_Y_MAX), (2, GRID_Y_MAX, 76_800 - GRID_Y_MAX)]
-    assert plan_launches(0, 1024, 1024) == []
+    xs = zeroer.plan_launches(rows, 1024, 1024)
+    assert [la.rows for la in xs] == [zeroer.GRID_X_MAX, zeroer.GRID_X_MAX, rows - 2 * zeroer.GRID_X_MAX]
+    ys = zeroer.plan_launches(2, 300 * 2**20 // 4, 1024)  # a 300 MiB page: 76,800 chunks
+    assert [(la.rows, la.col0, la.cols) for la in ys] == [
+        (2, 0, zeroer.GRID_Y_MAX),
+        (2, zeroer.GRID_Y_MAX, 76_800 - zeroer.GRID_Y_MAX),
+    ]
+    assert zeroer.plan_launches(0, 1024, 1024) == []
 
 
 def test_each_launch_runs_under_the_tensors_device():
-    g = device_guard(torch.device("cuda", 1))  # building the guard needs no GPU; entering it does
+    g = zeroer.device_guard(torch.device("cuda", 1))  # building the guard needs no GPU; entering it does
     assert isinstance(g, torch.cuda.device) and g.idx == 1
-    with device_guard(torch.device("cpu")):
+    with zeroer.device_guard(torch.device("cpu")):
         pass
 
 
 def test_ids_are_staged_in_a_fresh_buffer_even_when_already_int64():
     mine = torch.tensor([3, 1, 2], dtype=torch.int64)
-    staged = stage_ids(mine, pin=False)
+    staged = zeroer.stage_ids(mine, pin=False)
     assert staged.data_ptr() != mine.data_ptr() and staged.tolist() == [3, 1, 2]
     mine[0] = 9  # the caller reuses its buffer for the next step: the staged ids do not change
     assert staged.tolist() == [3, 1, 2]
-    assert stage_ids(torch.tensor([[4], [5]], dtype=torch.int32), pin=False).dtype == torch.int64
+    assert zeroer.stage_ids(torch.tensor([[4], [5]], dtype=torch.int32), pin=False).dtype == torch.int64
 
 
 def test_segment_offsets_are_built_once_per_device_and_match_the_segments():
@@ -71,7 +74,7 @@ def test_segment_offsets_are_built_once_per_device_and_match_the_segments():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif("not torch.cuda.is_available()", reason="needs a CUDA device")
 def test_cuda_chunked_launches_are_exact(monkeypatch):
     pytest.importorskip("triton")
     from kvref import triton_zero
@@ -89,7 +92,7 @@ def test_cuda_chunked_launches_are_exact(monkeypatch):
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+@pytest.mark.skipif("torch.cuda.device_count() < 2", reason="needs two CUDA devices")
 @pytest.mark.parametrize("use_triton", [False, None])
 def test_cuda_tensor_on_another_device_than_the_current_one(use_triton):
     torch.cuda.set_device(0)

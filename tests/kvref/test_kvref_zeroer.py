@@ -6,12 +6,12 @@ an oracle that zeroes the same elements by plain advanced indexing.
 """
 
 import pytest
+from conftest import Lazy, needs_torch
 
-torch = pytest.importorskip("torch")  # the kvref extra; without it these tests skip
-
-from kvref import KVBlockZeroer, KVLayer  # noqa: E402 -- after the skip
-
-DTYPES = {1: torch.int8, 2: torch.bfloat16, 4: torch.float32}
+pytestmark = needs_torch
+torch = Lazy("torch")
+KVBlockZeroer, KVLayer = Lazy("kvref", "KVBlockZeroer"), Lazy("kvref", "KVLayer")
+DTYPES = {1: "int8", 2: "bfloat16", 4: "float32"}  # bytes per element: torch's dtype of that name
 
 
 def filled(nbytes, device="cpu"):
@@ -19,7 +19,7 @@ def filled(nbytes, device="cpu"):
 
 
 def view(buf, offset, shape, strides, el=2):
-    dtype = DTYPES[el]
+    dtype = getattr(torch, DTYPES[el])
     return buf.view(dtype).as_strided(shape, strides, offset // el)
 
 
@@ -157,7 +157,7 @@ def test_ids_as_a_tensor_and_repeated_ids():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif("not torch.cuda.is_available()", reason="needs a CUDA device")
 @pytest.mark.parametrize("use_triton", [False, None])
 def test_cuda_exactness_on_every_layout(use_triton):
     a, b = [2, 10, 4, 8], [10, 16]

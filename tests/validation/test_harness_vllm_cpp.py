@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, commit_files, git, init_repo, run_cli
+from tests.conftest import ROOT, commit_files, git, init_repo, needs_torch, run_cli
 
-pytest.importorskip("torch")  # kvref's answers (the zeroer) need it
 from kvref.semantics import SWITCHES
+
+pytestmark = needs_torch  # kvref's answers (the zeroer) need torch
 
 BUILD = ROOT / "harnesses" / "vllm-cpp" / "build.sh"
 MINI = Path(__file__).parent.parent / "harness_port"
