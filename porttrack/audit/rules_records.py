@@ -146,7 +146,8 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         cls = _owner_class(x)
         if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
             continue
-        if x in s.present:  # an omission is of something the port lacks; a name it has is another thing
+        # an omission is of something the port lacks; a name it has (even as another file's code) is another thing
+        if x in s.present or x in s.namesakes:
             continue
         names.append(bare)
     if not s.ctx.records.deferrals:
@@ -157,7 +158,7 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     qualified = [
         x
         for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
-        if _owner_class(x) and not x.endswith("__") and x not in s.present
+        if _owner_class(x) and not x.endswith("__") and x not in s.present and x not in s.namesakes
     ]
     found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified)
     if found is None:

@@ -45,6 +45,7 @@ class _Ctx:
         self.series_edges = series_edges(queue)
         self.graph = blocked_graph(queue)
         self._provs: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
+        self._cites: dict[str, set[str]] = {}
         self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
         self._records: records_mod.Records | None = None
@@ -192,7 +193,14 @@ class _Ctx:
             scopes = sorted({s for paths in self.cfg.scopes.values() for s in paths})
             provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines, scopes=scopes)
             self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
+            self._cites = headers_mod.cites(provs)
         return self._provs
+
+    def cites(self, port_path: str) -> set[str]:
+        """The upstream files a port file's provenance names anywhere in it (its header, the header it
+        inherits, body-level `Ported from:` lines): what that file is the counterpart of."""
+        self.provenance()
+        return self._cites.get(port_path, set())
 
     def maps_to_port(self, upstream: str) -> bool:
         """Has the upstream file a port counterpart: a [[map]] template, or a header naming it?
@@ -242,6 +250,7 @@ class Subject:
     judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
     counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
+    namesakes: set[str] = field(default_factory=set)  # probed symbols whose port hits are another file's code
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
     spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
@@ -280,7 +289,12 @@ class Subject:
             self.ev.append(probe_line(spelled, self.judged[x], self.counts[x], ctx.scope, ctx.tree))
             self.ev.extend(hit_lines(spelled, self.counts[x]))
             if _code(self.counts[x]) > 0 and (spelled != x or self._in_place(x, self.counts[x], say=True)):
-                self.present.add(x)
+                namesake = self._namesake(x, spelled)
+                if namesake:
+                    self.ev.append(namesake)
+                    self.namesakes.add(x)
+                else:
+                    self.present.add(x)
 
     def _in_place(self, symbol: str, count, say: bool = False) -> bool:
         """A `Class.member` counts where the class is: in a file that also names the class (its
@@ -312,6 +326,44 @@ class Subject:
             self.ev.append(
                 f"{symbol}: its {len(files)} file(s) with code hits are none of {how}, so it counts as absent"
             )
+        return False
+
+    def _namesake(self, symbol: str, spelled: str) -> str | None:
+        """Why the port's `symbol` is another upstream file's code of that name (a twin implementation,
+        a helper called the same), else None: every port file defining it names its upstream sources,
+        none of them is a file in which the entry has it, and one of them defines the same name."""
+        defining = [f for f in self.mirrored if self._defines(f, symbol)]
+        ports = sorted({h.path for h in _hits(self.counts[symbol], ("definition",))})
+        cls = _owner_class(symbol)
+        if cls is not None:  # a member's definitions count where its class is named
+            ccount = self.ctx.probes.count(cls)
+            ports = [p for p in ports if ccount is not None and p in {h.path for h in _hits(ccount, _CODE_KINDS)}]
+        if not defining or not ports or any(not self.ctx.cites(p) for p in ports):
+            return None
+        cited = set().union(*(self.ctx.cites(p) for p in ports))
+        if cited & set(defining):
+            return None
+        # only where upstream itself has a second definition the port names as its source: a port
+        # file that cites too little is not evidence of a namesake
+        twins = sorted(f for f in cited if self._defines(f, symbol))
+        if not twins:
+            return None
+        return (
+            f"{symbol}: the entry changes it in {', '.join(defining)}; the port's {spelled} ({', '.join(ports)}) "
+            f"is the counterpart of upstream's other {symbol} in {', '.join(twins[:3])}, so it counts as absent"
+        )
+
+    def _defines(self, path: str, symbol: str) -> bool:
+        """Does the upstream file define `symbol` (a class member, or a top-level def, class or name)
+        before or after the entry?"""
+        cls, bare = _owner_class(symbol), symbol.rsplit(".", 1)[-1]
+        top = re.compile(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(bare)}\b|^{re.escape(bare)}\s*[:=]", re.M)
+        for rev in (self.e.sha, f"{self.e.sha}^"):
+            if cls is not None and cls in self.ctx.upstream_members(rev, path).get(bare, set()):
+                return True
+            text = self.ctx.upstream_text(rev, path) if cls is None else None
+            if text is not None and top.search(text):
+                return True
         return False
 
     def _other_owner(self, symbol: str, cls: str) -> str | None:

@@ -323,6 +323,19 @@ def upstream_map(provs: Iterable[Provenance]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
+def cites(provs: Iterable[Provenance]) -> dict[str, set[str]]:
+    """port path -> every upstream path its provenance names: header sources (inherited ones included)
+    and body-level `Ported from:` lines."""
+    provs = list(provs)
+    by_path = {p.path: p for p in provs}
+    out: dict[str, set[str]] = {}
+    for prov in provs:
+        named = {s.upstream for s in [*effective_sources(prov, by_path), *prov.symbol_lines]}
+        if named:
+            out[prov.path] = named
+    return out
+
+
 def counterparts(cfg, umap: dict[str, list[str]], upstream: str) -> list[str]:
     """Port files for an upstream path: provenance headers first (`umap`, from upstream_map), then the
     config's [[map]] templates that exist. Audit's path rules and check's unmapped gates both ask here."""

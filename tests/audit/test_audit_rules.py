@@ -753,3 +753,39 @@ def test_a_neighbour_control_is_found_as_the_port_spells_it(tmp_path):
         e.startswith("control for fused_gemm: ComputeBudget, a neighbour from vllm/core/sched.py, defined in its port")
         for e in gemm["evidence"]
     ), gemm["evidence"]
+
+
+def test_a_twin_the_port_took_from_another_upstream_file_is_not_the_code_changed(tmp_path):
+    """Upstream defines `clamp_tokens` in two files; the port's cites the other one, so a change to
+    this one's is to code the port lacks. A name only one upstream file defines stays the port's."""
+    ops = "def clamp_tokens(tokens, cap):\n    return min(tokens, cap)\n"
+    legacy = ops + "\n\ndef pad_tokens(tokens):\n    return tokens + 1\n"
+    port_ops = (
+        "// Ported from: vllm/core/ops.py @ {pin}\n"
+        "int clamp_tokens(int tokens, int cap) {{ return tokens < cap ? tokens : cap; }}\n"
+        "int pad_tokens(int tokens) {{ return tokens + 1; }}\n"
+        "int Use(int t) {{ return clamp_tokens(t, 4) + pad_tokens(t); }}\n"
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Legacy] Clamp at zero",
+                {"vllm/legacy/ops.py": legacy.replace("min(tokens, cap)", "max(0, min(tokens, cap))")},
+            ),
+            ("[Legacy] Pad by two", {"vllm/legacy/ops.py": legacy.replace("tokens + 1", "tokens + 2")}),
+            ("[Core] Clamp at zero", {"vllm/core/ops.py": ops.replace("min(tokens, cap)", "max(0, min(tokens, cap))")}),
+        ],
+        base_extra={"vllm/core/ops.py": ops, "vllm/legacy/ops.py": legacy},
+        port_extra={"src/core/ops.cpp": port_ops.format(pin="0" * 10)},
+    )
+    twin = r["[Legacy] Clamp at zero"]
+    assert (twin["verdict"], twin["rule"]) == ("surface-absent", "unmapped"), [twin["reason"], twin["evidence"]]
+    assert any(
+        "the port's clamp_tokens (src/core/ops.cpp) is the counterpart of upstream's other clamp_tokens in vllm/core/ops.py"
+        in ev
+        for ev in twin["evidence"]
+    ), twin["evidence"]
+    # the port's pad_tokens cites a file that has none: nothing says it is another file's code
+    assert r["[Legacy] Pad by two"]["verdict"] == "real-gap", r["[Legacy] Pad by two"]["reason"]
+    assert r["[Core] Clamp at zero"]["verdict"] == "real-gap", r["[Core] Clamp at zero"]["reason"]
