@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 from porttrack.evidence import hunks as hunks_mod
 from porttrack.model import Gate
@@ -42,7 +44,8 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
 def _content_states(s: Subject) -> list[Judged]:
     """Hunk by hunk (once per subject), the change's telling tokens (identifiers in any spelling,
     literals) against the port files that map its file and the files defining its symbols; each
-    hunk's state goes into the evidence. Neutral hunks (nothing telling) are left out."""
+    hunk's state goes into the evidence. Neutral hunks (nothing telling) are left out, unless each of
+    their changed lines names something the port lacks (`reaching`)."""
     if s.content is not None:
         return s.content
     s.content = []
@@ -62,6 +65,13 @@ def _content_states(s: Subject) -> list[Judged]:
         st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))
+        elif lacking := _every_line_lacks(s, h):
+            # nothing new to tell by, but each changed line reaches for something the port lacks
+            s.content.append(Judged(h, "reaching", st._replace(new_missing=lacking), bool(files)))
+            s.ev.append(
+                f"hunk {h.path}:{h.new_start} changes only lines that each name something the port's code names "
+                f"nowhere ({', '.join(lacking[:6])}): they serve what the port lacks"
+            )
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
         s.ev.append(
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
@@ -122,6 +132,43 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
     return out
 
 
+# what a line names that a port has under some spelling when it has the feature: attributes, calls
+# and capitalised names; a bare lowercase name is a local, which a port may call anything
+_FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")
+_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def _every_line_lacks(s: Subject, h) -> list[str]:
+    """The names the port lacks when every changed code line of a hunk (either side) names at least
+    one of them, else []: such lines serve something the port lacks, whatever function holds them.
+    Names an entry of the queue adds, or the change defines on a surface the port has, do not count;
+    nor do Python's builtins and what the file imports from outside its package."""
+    ctx, lacking, seen = s.ctx, [], False
+    before, after = ctx.upstream_text(f"{s.e.sha}^", h.path) or "", ctx.upstream_text(s.e.sha, h.path) or ""
+    package = h.path.split("/", 1)[0]
+    outside = hunks_mod.outside_names(before, package) | hunks_mod.outside_names(after, package)
+    code = [
+        (h.old, h.old_start, hunks_mod.code_line_numbers(before)),
+        (h.new, h.new_start, hunks_mod.code_line_numbers(after)),
+    ]
+    for line in [x for side, start, keep in code for i, x in enumerate(side) if start + i in keep]:
+        names = [
+            n
+            for n in dict.fromkeys(_FEATURE_NAME.findall(_STRING.sub('""', line.split(" #", 1)[0])))
+            if n not in outside and n not in hunks_mod.STDLIB and n not in hunks_mod.BUILTINS
+        ]
+        if not names:
+            continue
+        seen = True
+        missing = [
+            n for n in names if n not in s.ctx.adders and s.ctx.port_lacks(n) and not _defined_on_port_surface(s, n)
+        ]
+        if not missing:
+            return []
+        lacking += [n for n in missing if n not in lacking]
+    return lacking if seen else []
+
+
 def _names(tokens: list[str]) -> list[str]:
     """The identifiers among a hunk's telling tokens (a literal is a value a name takes)."""
     return [t for t in tokens if t[0].isalpha() or t[0] == "_"]
@@ -158,7 +205,8 @@ def _defined_on_port_surface(s: Subject, name: str) -> bool:
 
 def _content_ported(s: Subject) -> bool:
     """Every telling hunk is ported, with enough telling tokens over the whole change."""
-    states = _content_states(s)
+    # a hunk with nothing telling that only reaches for what the port lacks says nothing against the rest
+    states = [j for j in _content_states(s) if j.kind != "reaching"]
     telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
     # an old side gone alone is also what a port that never had the code shows: some new side must be there
     found = any(j.state.new_found for j in states)
@@ -168,7 +216,7 @@ def _content_ported(s: Subject) -> bool:
 def _content_absent(s: Subject) -> bool:
     """No hunk leaves work, and at least one is absent or guarded (see `_guards`)."""
     kinds = {j.kind for j in _content_states(s)}
-    return bool(kinds & {"absent", "guarded", "foreign"}) and "gap" not in kinds and not _content_ported(s)
+    return bool(kinds & {"absent", "guarded", "foreign", "reaching"}) and "gap" not in kinds and not _content_ported(s)
 
 
 def _content(rule: AuditRule, s: Subject) -> bool:
@@ -194,6 +242,7 @@ def _content(rule: AuditRule, s: Subject) -> bool:
         ("absent", "the port has neither side of {n} hunk(s) in {files}"),
         ("guarded", "{n} hunk(s) in {files} can never run here"),
         ("foreign", "{n} hunk(s) in {files} change only lines that serve what the port lacks"),
+        ("reaching", "{n} hunk(s) in {files} change only lines that each name something the port lacks"),
     ):
         files = sorted({j.hunk.path for j in states if j.kind == kind})
         if files:
@@ -215,7 +264,7 @@ def _lacking_gates(s: Subject, states: list[Judged]) -> None:
     for j in states:
         if j.kind == "guarded":
             names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
-        elif j.kind in ("foreign", "absent"):
+        elif j.kind in ("foreign", "absent", "reaching"):
             names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
     holder = _holder(s)
     count = (s.counts.get(holder) or ctx.probes.count(holder)) if holder is not None else None

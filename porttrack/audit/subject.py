@@ -404,8 +404,8 @@ def _changed(s: Subject) -> list[str]:
 
 
 class Judged(NamedTuple):
-    """One hunk of a change against the port: its kind (hunks.compare's state, or `guarded` /
-    `plumbing`, see `_guards`) and what compare found."""
+    """One hunk of a change against the port: its kind (hunks.compare's state; `guarded`, `plumbing`
+    or `foreign`, see `_guards`; `reaching`, see `_every_line_lacks`) and what compare found."""
 
     hunk: gitio.Hunk
     kind: str

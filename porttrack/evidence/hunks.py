@@ -4,6 +4,7 @@ that tell its new side from its old side (for content evidence against the port)
 from __future__ import annotations
 
 import functools
+import builtins
 import re
 import sys
 from typing import NamedTuple
@@ -177,7 +178,35 @@ def _brackets(line: str) -> int:
 
 # Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so
 # the module's name tells nothing about the port.
-_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+BUILTINS = frozenset(dir(builtins))  # min, len, isinstance: the language's words
+
+
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^#\n]+)", re.M)
+
+
+def outside_names(text: str, package: str) -> set[str]:
+    """The names a Python file binds by importing from outside `package` (the standard library, torch,
+    typing...): the language's and the libraries' words, which a port in another language spells its
+    own way, never a feature it lacks."""
+    out: set[str] = set()
+    for src, names in _IMPORT.findall(text):
+        for part in names.strip("() \t").replace("\n", " ").split(","):
+            bits = part.split()
+            if not bits:
+                continue
+            module = src or bits[0]
+            if module.startswith(".") or module.split(".")[0] == package:
+                continue
+            out.add(bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0].split(".")[0])
+    return out
+
+
+def code_line_numbers(text: str) -> set[int]:
+    """1-based numbers of a Python file's lines that carry code: no comment, blank or docstring line."""
+    lines = text.splitlines()
+    doc = _docstring_lines(lines)
+    return {i + 1 for i, raw in enumerate(lines) if i not in doc and raw.strip() and not _COMMENT.match(raw.strip())}
 
 
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)")
@@ -251,7 +280,7 @@ def distinctive(
             return len(t) > 4
         if t[0].isdigit():
             return t not in ("0", "1", "2")
-        if t in _STDLIB:
+        if t in STDLIB:
             return False
         return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
 
@@ -279,7 +308,7 @@ def _if_block_names(lines: list[str]) -> set[str] | None:
     # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
     # and the object that carries it is plumbing
     leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
-    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
+    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in STDLIB}
 
 
 def guard_names(hunk: Hunk) -> list[str]:

@@ -773,7 +773,14 @@ def test_a_twin_the_port_took_from_another_upstream_file_is_not_the_code_changed
                 "[Legacy] Clamp at zero",
                 {"vllm/legacy/ops.py": legacy.replace("min(tokens, cap)", "max(0, min(tokens, cap))")},
             ),
-            ("[Legacy] Pad by two", {"vllm/legacy/ops.py": legacy.replace("tokens + 1", "tokens + 2")}),
+            (
+                "[Legacy] Pad by two",
+                {
+                    "vllm/legacy/ops.py": legacy.replace("min(tokens, cap)", "max(0, min(tokens, cap))").replace(
+                        "+ 1", "+ 2"
+                    )
+                },
+            ),
             ("[Core] Clamp at zero", {"vllm/core/ops.py": ops.replace("min(tokens, cap)", "max(0, min(tokens, cap))")}),
         ],
         base_extra={"vllm/core/ops.py": ops, "vllm/legacy/ops.py": legacy},
@@ -789,3 +796,35 @@ def test_a_twin_the_port_took_from_another_upstream_file_is_not_the_code_changed
     # the port's pad_tokens cites a file that has none: nothing says it is another file's code
     assert r["[Legacy] Pad by two"]["verdict"] == "real-gap", r["[Legacy] Pad by two"]["reason"]
     assert r["[Core] Clamp at zero"]["verdict"] == "real-gap", r["[Core] Clamp at zero"]["reason"]
+
+
+def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_nothing_new(tmp_path):
+    """Moving a call the port lacks from one method to another adds no new token, yet every changed
+    line names something the port's code names nowhere: no work. Reordering names the port has is
+    still work, and a name imported from a library (typing, torch...) is never what the port lacks."""
+    base = SCHED.replace("import logging\n", "import logging\nfrom typing import Any, cast\n").replace(
+        "        return request\n", "        self.audit_trail.record_free(request)\n        return cast(Any, request)\n"
+    )
+    moved = base.replace("        self.audit_trail.record_free(request)\n", "").replace(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        self.audit_trail.record_free(tokens)\n        return compute_budget(tokens, self.budget)\n",
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Metrics] Record on step instead", {"vllm/core/sched.py": moved}),
+            (
+                "[Core] Budget first",
+                edit("compute_budget(tokens, self.budget)", "compute_budget(self.budget, tokens)", moved),
+            ),
+            ("[Core] Typed free", edit("cast(Any, request)", "cast(Any, (request))", moved)),
+        ],
+        base_sched=base,
+    )
+    move = r["[Metrics] Record on step instead"]
+    assert (move["verdict"], move["rule"]) == ("surface-absent", "content-absent"), [move["reason"], move["evidence"]]
+    assert "change only lines that each name something the port lacks" in move["reason"]
+    assert any("audit_trail" in ev and "names nowhere" in ev for ev in move["evidence"]), move["evidence"]
+    assert any(g["probe"] == "audit_trail" and g["kind"] == "absent" for g in move["gates"]), move["gates"]
+    for work in ("[Core] Budget first", "[Core] Typed free"):
+        assert r[work]["verdict"] in ("real-gap", "owned", "blocked"), [work, r[work]["reason"], r[work]["evidence"]]
