@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 
 from porttrack.evidence import hunks as hunks_mod
 from porttrack.model import Gate
@@ -132,12 +130,6 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
     return out
 
 
-# what a line names that a port has under some spelling when it has the feature: attributes, calls
-# and capitalised names; a bare lowercase name is a local, which a port may call anything
-_FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")
-_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
-
-
 def _every_line_lacks(s: Subject, h) -> list[str]:
     """The names the port lacks when every changed code line of a hunk (either side) names at least
     one of them, else []: such lines serve something the port lacks, whatever function holds them.
@@ -147,22 +139,15 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     before, after = ctx.upstream_text(f"{s.e.sha}^", h.path) or "", ctx.upstream_text(s.e.sha, h.path) or ""
     package = h.path.split("/", 1)[0]
     outside = hunks_mod.outside_names(before, package) | hunks_mod.outside_names(after, package)
-    code = [
-        (h.old, h.old_start, hunks_mod.code_line_numbers(before)),
-        (h.new, h.new_start, hunks_mod.code_line_numbers(after)),
-    ]
-    for line in [x for side, start, keep in code for i, x in enumerate(side) if start + i in keep]:
-        names = [
-            n
-            for n in dict.fromkeys(_FEATURE_NAME.findall(_STRING.sub('""', line.split(" #", 1)[0])))
-            if n not in outside and n not in hunks_mod.STDLIB and n not in hunks_mod.BUILTINS
-        ]
+    sides = [(h.old, h.old_start, before), (h.new, h.new_start, after)]
+    for line in [
+        x for side, start, text in sides for i, x in enumerate(side) if hunks_mod.is_code_line(text, start + i)
+    ]:
+        names = hunks_mod.feature_names(line, outside)
         if not names:
             continue
         seen = True
-        missing = [
-            n for n in names if n not in s.ctx.adders and s.ctx.port_lacks(n) and not _defined_on_port_surface(s, n)
-        ]
+        missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
         if not missing:
             return []
         lacking += [n for n in missing if n not in lacking]

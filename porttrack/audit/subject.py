@@ -331,22 +331,27 @@ class Subject:
     def _namesake(self, symbol: str, spelled: str) -> str | None:
         """Why the port's `symbol` is another upstream file's code of that name (a twin implementation,
         a helper called the same), else None: every port file defining it names its upstream sources,
-        none of them is a file in which the entry has it, and one of them defines the same name."""
-        defining = [f for f in self.mirrored if self._defines(f, symbol)]
+        none of them is a file the entry changes, one of them defines the same name, and so does a
+        file the entry changes."""
         ports = sorted({h.path for h in _hits(self.counts[symbol], ("definition",))})
         cls = _owner_class(symbol)
         if cls is not None:  # a member's definitions count where its class is named
             ccount = self.ctx.probes.count(cls)
-            ports = [p for p in ports if ccount is not None and p in {h.path for h in _hits(ccount, _CODE_KINDS)}]
-        if not defining or not ports or any(not self.ctx.cites(p) for p in ports):
-            return None
-        cited = set().union(*(self.ctx.cites(p) for p in ports))
-        if cited & set(defining):
+            named = {h.path for h in _hits(ccount, _CODE_KINDS)} if ccount is not None else set()
+            ports = [p for p in ports if p in named]
+        # the cheap questions first: most port files cite nothing, and then no upstream file is read
+        if not ports or any(not self.ctx.cites(p) for p in ports):
             return None
         # only where upstream itself has a second definition the port names as its source: a port
         # file that cites too little is not evidence of a namesake
+        cited = set().union(*(self.ctx.cites(p) for p in ports))
+        if cited & set(self.mirrored):  # the port follows a file this entry changes: this code
+            return None
         twins = sorted(f for f in cited if self._defines(f, symbol))
         if not twins:
+            return None
+        defining = [f for f in self.mirrored if self._defines(f, symbol)]
+        if not defining:
             return None
         return (
             f"{symbol}: the entry changes it in {', '.join(defining)}; the port's {spelled} ({', '.join(ports)}) "
@@ -359,10 +364,12 @@ class Subject:
         cls, bare = _owner_class(symbol), symbol.rsplit(".", 1)[-1]
         top = re.compile(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(bare)}\b|^{re.escape(bare)}\s*[:=]", re.M)
         for rev in (self.e.sha, f"{self.e.sha}^"):
-            if cls is not None and cls in self.ctx.upstream_members(rev, path).get(bare, set()):
+            text = self.ctx.upstream_text(rev, path)
+            if text is None or bare not in text:  # a substring test spares most files their parse
+                continue
+            if cls is None and top.search(text):
                 return True
-            text = self.ctx.upstream_text(rev, path) if cls is None else None
-            if text is not None and top.search(text):
+            if cls is not None and cls in text and cls in self.ctx.upstream_members(rev, path).get(bare, set()):
                 return True
         return False
 

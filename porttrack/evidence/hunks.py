@@ -3,8 +3,9 @@ that tell its new side from its old side (for content evidence against the port)
 
 from __future__ import annotations
 
-import functools
 import builtins
+import functools
+import itertools
 import re
 import sys
 from typing import NamedTuple
@@ -178,14 +179,15 @@ def _brackets(line: str) -> int:
 
 # Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so
 # the module's name tells nothing about the port.
-STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
-BUILTINS = frozenset(dir(builtins))  # min, len, isinstance: the language's words
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+_BUILTINS = frozenset(dir(builtins))  # min, len, isinstance, None: the language's words
 
 
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^#\n]+)", re.M)
 
 
-def outside_names(text: str, package: str) -> set[str]:
+@functools.lru_cache(maxsize=64)  # asked once per hunk of a file; the file's text is the key
+def outside_names(text: str, package: str) -> frozenset[str]:
     """The names a Python file binds by importing from outside `package` (the standard library, torch,
     typing...): the language's and the libraries' words, which a port in another language spells its
     own way, never a feature it lacks."""
@@ -199,14 +201,43 @@ def outside_names(text: str, package: str) -> set[str]:
             if module.startswith(".") or module.split(".")[0] == package:
                 continue
             out.add(bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0].split(".")[0])
-    return out
+    return frozenset(out)
 
 
-def code_line_numbers(text: str) -> set[int]:
-    """1-based numbers of a Python file's lines that carry code: no comment, blank or docstring line."""
-    lines = text.splitlines()
-    doc = _docstring_lines(lines)
-    return {i + 1 for i, raw in enumerate(lines) if i not in doc and raw.strip() and not _COMMENT.match(raw.strip())}
+@functools.lru_cache(maxsize=64)
+def _line_ends(text: str) -> list[int]:
+    """The offset just past each line of `text` (keeping its newline), in order."""
+    return list(itertools.accumulate(map(len, text.splitlines(keepends=True))))
+
+
+def is_code_line(text: str, number: int) -> bool:
+    """Does line `number` (1-based) of a Python file carry code: not blank, not a comment, not a
+    line that starts a string, and not inside a triple-quoted string (by the parity of the triple
+    quotes before it, counted at C speed rather than line by line)?"""
+    ends = _line_ends(text)
+    if not 0 < number <= len(ends):
+        return False
+    start = ends[number - 2] if number > 1 else 0
+    line = text[start : ends[number - 1]].strip()
+    if not line or _COMMENT.match(line) or _STRING_ONLY.match(line):
+        return False
+    return (text.count('"""', 0, start) + text.count("'''", 0, start)) % 2 == 0
+
+
+# what a line names that a port has, in some spelling, when it has the feature: attributes, calls
+# and capitalised names; a bare lowercase name is a local, which a port may call anything
+_FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")
+
+
+def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]:
+    """The feature names of one code line (strings and a trailing comment left out), less the
+    language's words and the names in `outside` (see `outside_names`)."""
+    code = _STRING.sub('""', line.split(" #", 1)[0])
+    return [
+        n
+        for n in dict.fromkeys(_FEATURE_NAME.findall(code))
+        if n not in outside and n not in _STDLIB and n not in _BUILTINS
+    ]
 
 
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)")
@@ -214,9 +245,12 @@ _MEMBER = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*(\w+)\s*(?::[^=]|=[^=])"
 _SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=]*)?=[^=]")
 
 
+# keyed by the text: a file unchanged across many entries is read at each entry's revision, parsed once
+@functools.lru_cache(maxsize=64)
 def class_members(text: str) -> dict[str, set[str]]:
     """Member name -> the classes of a Python file that define it (methods, class-level fields and
-    `self.x = ...` attributes), read by indentation: enough to tell whose `shutdown` a port has."""
+    `self.x = ...` attributes), read by indentation: enough to tell whose `shutdown` a port has.
+    The answer is shared between callers: read it, never change it."""
     out: dict[str, set[str]] = {}
     stack: list[tuple[int, str]] = []  # (indent of the class line, class name)
     depth = 0  # brackets still open: the line continues a statement, its indent says nothing
@@ -280,7 +314,7 @@ def distinctive(
             return len(t) > 4
         if t[0].isdigit():
             return t not in ("0", "1", "2")
-        if t in STDLIB:
+        if t in _STDLIB:
             return False
         return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
 
@@ -308,7 +342,7 @@ def _if_block_names(lines: list[str]) -> set[str] | None:
     # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
     # and the object that carries it is plumbing
     leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
-    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in STDLIB}
+    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
 
 
 def guard_names(hunk: Hunk) -> list[str]:
