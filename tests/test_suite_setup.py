@@ -13,3 +13,20 @@ def test_xdist_groups_keep_a_build_on_one_worker(request):
         f"pytest-xdist ignored this test's xdist_group ({request.node.nodeid}): this pytest breaks "
         "--dist loadgroup (pytest-dev/pytest-xdist#1386), see the test extra in pyproject.toml"
     )
+
+
+def test_scratch_goes_to_memory_only_where_nobody_chose_and_there_is_room(tmp_path):
+    import os
+
+    from conftest import scratch_root
+
+    assert scratch_root({}, shm=tmp_path) == tmp_path  # a roomy, writable folder
+    assert scratch_root({"TMPDIR": "/somewhere"}, shm=tmp_path) is None  # the user's choice stands
+    assert scratch_root({}, shm=tmp_path / "missing") is None
+    assert scratch_root({}, shm=tmp_path, needed=2**62) is None  # too small
+    (tmp_path / "ro").mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere
+        assert scratch_root({}, shm=tmp_path / "ro") is None
+    root = scratch_root(dict(os.environ))
+    if root is not None:
+        assert tmp_path.is_relative_to(root), f"{tmp_path} is not under {root}"

@@ -93,6 +93,7 @@ for f in "${sources[@]}" "$here/kv_harness.cpp"; do
   objects+=("$(objname "$f")")
   compile "$f" & pids+=($!)
   if (( ${#pids[@]} >= jobs )); then wait "${pids[0]}" || fail=1; pids=("${pids[@]:1}"); fi
+  (( fail == 0 )) || break  # the first unit that does not compile ends the build: start no more
 done
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 (( fail == 0 )) || exit 1

@@ -7,6 +7,9 @@ import numpy as np
 
 from kvref import cases
 from kvref.semantics import SWITCHES
+from tests.conftest import torch_worker
+
+pytestmark = torch_worker  # this module imports torch (see conftest)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,3 +65,15 @@ def test_every_switch_is_in_the_docs():
     text = (ROOT / "docs" / "kvref.md").read_text()
     for s in SWITCHES:
         assert f"`{s.name}`" in text and (not s.sha or f"`{s.sha}`" in text), s.name
+
+
+def test_a_repeated_question_gets_the_same_answer_and_its_own_copy():
+    case = next(c for c in cases.generate(20, 0) if c["op"] == "zero_blocks")
+    first = cases.answer(case, "G2")
+    first["result"]["blocks"].append("tampered")  # a caller's edit stays with that caller
+    cases._answer.cache_clear()
+    fresh = cases.answer(case, "G2")
+    again = cases.answer(case, "G2")
+    assert again == fresh and again is not fresh and "tampered" not in again["result"]["blocks"]
+    # the switches on decide, not the name they were asked by
+    assert cases.answer(case, "g2") == fresh

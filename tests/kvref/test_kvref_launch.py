@@ -10,9 +10,9 @@ never the caller's tensor. Segment offsets: built once per zeroer and device.
 from __future__ import annotations
 
 import pytest
-from conftest import Lazy, needs_torch
+from conftest import Lazy, needs_torch, torch_worker
 
-pytestmark = needs_torch
+pytestmark = [needs_torch, torch_worker]
 torch, zeroer = Lazy("torch"), Lazy("kvref.zeroer")
 KVBlockZeroer, KVLayer = Lazy("kvref", "KVBlockZeroer"), Lazy("kvref", "KVLayer")
 

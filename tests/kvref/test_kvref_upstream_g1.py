@@ -17,6 +17,9 @@ import random
 import pytest
 
 from kvref import cases
+from tests.conftest import torch_worker
+
+pytestmark = torch_worker  # this module imports torch (see conftest)
 
 
 class Refused(Exception):

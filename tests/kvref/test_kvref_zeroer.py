@@ -6,9 +6,9 @@ an oracle that zeroes the same elements by plain advanced indexing.
 """
 
 import pytest
-from conftest import Lazy, needs_torch
+from conftest import Lazy, needs_torch, torch_worker
 
-pytestmark = needs_torch
+pytestmark = [needs_torch, torch_worker]
 torch = Lazy("torch")
 KVBlockZeroer, KVLayer = Lazy("kvref", "KVBlockZeroer"), Lazy("kvref", "KVLayer")
 DTYPES = {1: "int8", 2: "bfloat16", 4: "float32"}  # bytes per element: torch's dtype of that name

@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import torch_worker
+
+pytestmark = torch_worker  # this module imports torch (see conftest)
+
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "kvref" / "harness" / "doc_harness.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))

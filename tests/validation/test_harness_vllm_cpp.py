@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,8 +37,11 @@ def _needs_gxx() -> None:
         pytest.skip("no C++ compiler (g++) on this machine")
 
 
-def _build(port: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(BUILD), str(port), str(out)], check=False, capture_output=True, text=True)
+def _build(port: Path, out: Path, jobs: int | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "JOBS": str(jobs)} if jobs else None
+    return subprocess.run(
+        ["bash", str(BUILD), str(port), str(out)], check=False, capture_output=True, text=True, env=env
+    )
 
 
 def _upstream(tmp: Path) -> dict[str, str]:
@@ -232,8 +236,10 @@ def _drop_coordinator(port: Path) -> None:
 def test_build_names_what_moved(harness, tmp_path, move, said):
     port, out = _copy_of_the_build(harness, tmp_path)  # only what the move touches compiles again
     move(port)
-    proc = _build(port, out)
+    proc = _build(port, out, jobs=1)
     assert proc.returncode == 1 and said in proc.stderr, proc.stderr
+    # the first unit that fails ends the build: the harness's own unit, after it, is not started
+    assert (out.parent / f".{out.name}.o" / "harness_kv_harness.cpp.o.stamp").is_file()
 
 
 def _copy_of_the_build(harness: Path, tmp: Path) -> tuple[Path, Path]:
