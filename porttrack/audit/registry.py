@@ -19,108 +19,171 @@ from porttrack.audit.rules_content import (
 from porttrack.audit.rules_records import _behaviour, _deferred, _ignore, _no_op, _path_rule, _unmapped, _untrusted
 
 
-# The rules in the order they are tried. docs/audit.md lists them in this order (a test checks).
+# The rules in the order they are tried; docs/audit.md's table is rendered from this (`rules_table`).
 RULES: tuple[AuditRule, ...] = (
     AuditRule(
         "behaviour",
         "ported or real-gap",
         _behaviour,
-        "the entry's commit is a kvref switch and `validate kv --record` saw the port's harness answer as "
-        "with it (ported) or as without it (real-gap); above every static probe",
-        "the harness, the run that repeats it, the case counts and the case that decides",
+        "the entry carries `[entry.behaviour]` (written by `validate kv --record`: its commit is a kvref "
+        "semantics switch, docs/harness.md) and the port's harness answered the cases that tell the switch "
+        "apart only as with it (`matches`) or only as without it (`lacks`); `mixed` decides nothing. It comes"
+        " first because it is what the port's own code did, which no static probe can overrule",
+        "the harness and its command, the `validate kv` run that repeats it (`--as-of`, `--cases`, `--seed`),"
+        " the counts as with / without / neither, and the case that decides (for `lacks`: the field, expected"
+        " and got)",
+        says="`ported` for `matches`, `real-gap` for `lacks`",
     ),
     AuditRule(
         "ignore",
         "ignore",
         _ignore,
-        "no file of the entry lies under the mirrored paths, or those that do have no port counterpart and are no code",
+        "no file of the entry lies under `[upstream] paths` (or the queue's `paths`), or every file that does"
+        " has no port counterpart (no `[[map]]` matches it, no provenance header names it) **and is no "
+        "code**: it matches `[audit] non_code` (tests, docs, CI, benchmarks by default) or lacks a `[audit] "
+        "source_suffixes` suffix. A port with neither maps nor headers maps everything under its paths",
         "the files and the mirrored paths",
     ),
     AuditRule(
         "path-rule",
         "(the rule's)",
         _path_rule,
-        "every mirrored file matches a `[[rule]]` glob and all of the rule's gates hold",
-        "the rule's gates, each with its probe line",
+        "every mirrored file matches a `[[rule]]`'s `upstream` glob and all of the rule's gates hold "
+        "(recorded as `path-rule GLOB`)",
+        "the rule's gates, each with its probe line; a rule with a live gate is skipped, and the evidence says so",
+        says="the rule's verdict",
     ),
     AuditRule(
         "no-op",
         "no-op",
         _no_op,
-        "every changed line of the mirrored code is a comment, a docstring or a construct of `[audit] language_only`",
-        "the constructs met",
+        "the upstream diff can be read, and every changed line of the mirrored code is blank, a comment, a "
+        "docstring, or one of the constructs of `[audit] language_only` (decorators, `__slots__`, imports, "
+        "typing, log text, `torch.compile`, `pin_memory`, device asserts, garbage collector calls by "
+        "default), or code that carries no behaviour (see No-op below: moved code, message text, renamed "
+        "locals, unused parameters)",
+        "the constructs met, by name",
     ),
     AuditRule(
         "untrusted",
         "untrusted",
         _untrusted,
-        "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete, "
-        "or queue build --skip-missing could not read one of its files",
-        "the probe's reason",
+        "a probe of the entry (or a gate of a matching path rule) is untrusted or incomplete: its positive "
+        "control failed, the scope is missing, a file could not be read; or `queue build --skip-missing` "
+        "recorded one of the entry's files as `unreadable` (its blob is missing from the upstream clone, so "
+        "its symbols are unknown)",
+        "the probe's reason, or the unreadable files",
     ),
     AuditRule(
         "unmapped",
         "surface-absent",
         _unmapped,
-        "every mirrored code file lacks a port counterpart and none of the entry's symbols is in the port",
-        "the files and an `absent` gate per symbol",
+        "every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port",
+        "the files, and an `absent` gate per symbol (one per class the port lacks); where the entry names no "
+        "symbol, an `unmapped` gate per file, live once a header or `[[map]]` gives it a counterpart",
     ),
     AuditRule(
         "surface-absent",
         "surface-absent",
         _surface_absent,
-        "none of the changed/removed symbols has a code hit where it would be and content evidence does not find "
-        "the change ported; or the entry only adds members to classes the port lacks",
-        "an `absent` gate per symbol (one per class the port lacks)",
+        "none of the changed/removed symbols has a code hit where it would be (a member inside its class, see"
+        " Naming), the entry adds no member to a class the port has, and content evidence does not find the "
+        "change ported; or the entry changes nothing and only adds members to classes the port lacks",
+        "an `absent` gate per symbol, citing where its positive control is defined; members of a class the "
+        "port lacks as a whole share one gate on the class, since the class is what appears first",
     ),
     AuditRule(
         "deferred",
         "real-gap",
         _deferred,
-        "a deferral record (a comment or doc line with a deferral word) names one of the entry's symbols, a class the port lacks, or its PR; "
-        "unless content evidence finds the port has none of what the change edits",
-        "the record, by path:line",
+        "the port has the surface, and a deferral record names one of the entry's symbols (a member only when"
+        " the port has its class) or its PR: a comment in the counterpart files or the files defining the "
+        "symbols, or a line of the port's `docs/`, carrying a word of `[audit] deferral_words`; unless "
+        "content evidence finds the port has none of what the change edits (`content-absent`, below), which "
+        "makes it `surface-absent`",
+        "the record, by path:line, and the name it matched",
     ),
     AuditRule(
         "content",
         "ported or surface-absent",
         _content,
-        "hunk by hunk, the new side's telling tokens are in the port files that map it and the old side's are gone (`content-ported`), or a hunk has neither side there, is guarded by a name the port lacks, or changes only lines that serve what the port lacks (`content-absent`); no hunk leaves work",
-        "each hunk's state with the tokens found and missing, and the port files compared",
+        "the upstream diff can be read, and hunk by hunk the telling tokens (identifiers in any spelling, "
+        "numbers, strings) of the new side are in the port files that map it (or define the entry's symbols) "
+        "and the old side's are gone: recorded as `content-ported`; or at least one hunk has neither side in "
+        "the port, is guarded by a name the port lacks, or changes only lines that serve what the port lacks "
+        "(see Content evidence), and none leaves work: `content-absent`",
+        "each hunk's state, the tokens found and missing, and the port files compared",
+        says="`ported` / `surface-absent`",
     ),
     AuditRule(
         "ported",
         "ported",
         _ported,
-        "every added symbol exists and the mapped port files' pins are at or past the entry",
+        "every added symbol exists, and the provenance pins of the port files that map the entry's paths are "
+        "at or past the entry",
         "each pin and where it stands",
     ),
     AuditRule(
-        "inert", "inert", _inert, "the changed symbols that exist have no consumers", "a `no-consumer` gate per symbol"
+        "inert",
+        "inert",
+        _inert,
+        "the changed symbols that exist have no consumers (only definitions, tests and delegations read them)",
+        "a `no-consumer` gate per symbol, citing its definition (plus `absent` gates for changed symbols the "
+        "port lacks)",
     ),
     AuditRule(
         "absent-blockers",
         "surface-absent",
         _absent_blockers,
-        "every entry it would be blocked on is surface-absent",
-        "the blockers and their `absent` gates",
+        "the entry would be blocked, and every entry it waits on is `surface-absent` (in this run, or as recorded)",
+        "the blockers, and a copy of their `absent` gates",
     ),
     AuditRule(
         "blocked",
         "blocked",
         _blocked,
-        "the entry needs a symbol an earlier unported entry adds and the port lacks, or an earlier series stage is not ported",
-        "`blocked_by` and an `entry-ported` gate per blocker",
+        "the entry uses or changes (not removes) a symbol that an earlier entry *adds* (an added "
+        "`Class.member` is also matched by its bare `member`), names it in code on its added lines (not only "
+        "in a comment or docstring), the port lacks it, and that entry is not `ported`; or an earlier stage "
+        "of its series is in the queue and not `ported`. The candidates come from `blocked_graph`",
+        "`blocked_by`, and an `entry-ported` gate per blocker citing the blocker's line in the queue",
     ),
     AuditRule(
         "owned",
         "owned",
         _owned,
-        "an open matrix row cites the entry's PR, one of its symbols, or a line range overlapping the change",
-        "`owner` and what the row cites",
+        "an open matrix row (state in neither `done_states` nor `parked_states`) cites, in its upstream cell,"
+        " the entry's PR, one of its symbols, or a line range of one of its files that overlaps the change's "
+        "lines (`path:396,640-707`, `path#L12-L20`, `path::Symbol`); a row naming only the whole file owns "
+        "nothing. Without an upstream checkout to read the diff, a path citation is enough, as the evidence "
+        "says",
+        '`owner = "ROW-ID (matrix.md:line)"` and what the row cites',
     ),
-    AuditRule("real-gap", "real-gap", _real_gap, "otherwise", "the consumers that make it real"),
+    AuditRule(
+        "real-gap",
+        "real-gap",
+        _real_gap,
+        "otherwise",
+        "the consumers that make it real",
+    ),
 )
+
+
+TABLE_START = "<!-- the rules table: scripts/update-rule-docs.py writes it from audit.RULES -->"
+TABLE_END = "<!-- end of the rules table -->"
+
+
+def rules_table() -> str:
+    """docs/audit.md's table of the rules, from RULES: the docs cannot drift from the code."""
+    rows = ["| rule | fires when | verdict | what is recorded |", "|---|---|---|---|"]
+    rows += [f"| `{r.id}` | {r.when} | {r.says or f'`{r.verdict}`'} | {r.records} |" for r in RULES]
+    return "\n".join([TABLE_START, *rows, TABLE_END])
+
+
+def write_rules_table(doc: str) -> str:
+    """`doc` with the text between the table's markers replaced by `rules_table()`."""
+    head, rest = doc.split(TABLE_START, 1)
+    return head + rules_table() + rest.split(TABLE_END, 1)[1]
 
 
 def rule_by_id(rule_id: str) -> AuditRule:

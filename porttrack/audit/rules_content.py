@@ -140,12 +140,15 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     package = h.path.split("/", 1)[0]
     outside = hunks_mod.outside_names(before, package) | hunks_mod.outside_names(after, package)
     sides = [(h.old, h.old_start, before), (h.new, h.new_start, after)]
-    for line in [
-        x for side, start, text in sides for i, x in enumerate(side) if hunks_mod.is_code_line(text, start + i)
-    ]:
+    lines = [(x, text, start + i) for side, start, text in sides for i, x in enumerate(side)]
+    for line, text, number in [x for x in lines if hunks_mod.is_code_line(x[1], x[2])]:
         names = hunks_mod.feature_names(line, outside)
         if not names:
-            continue
+            if hunks_mod.continues_statement(text, number) or not any(
+                t[0].isalnum() or t[0] == "_" for t in hunks_mod.tokens([line])
+            ):
+                continue  # an argument of a call that spans lines, `)`, `else:`, `pass`: part of another line
+            return []  # `return n + 1`: behaviour of its own, on no feature at all
         seen = True
         missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
         if not missing:

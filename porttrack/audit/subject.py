@@ -396,7 +396,8 @@ class AuditRule:
     """One first-pass rule: tried in table order, the first whose predicate fires decides.
 
     `fires(rule, subject)` returns True when it applies, after filling the subject's result
-    (verdict, reason, evidence, gates); `when` and `records` are what docs/audit.md says of it.
+    (verdict, reason, evidence, gates); `when`, `records` and `says` are docs/audit.md's row for
+    it (`registry.rules_table`).
     """
 
     id: str
@@ -404,6 +405,7 @@ class AuditRule:
     fires: Callable[[AuditRule, Subject], bool]
     when: str
     records: str
+    says: str = ""  # the docs' verdict column, where more than the verdict
 
 
 def _changed(s: Subject) -> list[str]:

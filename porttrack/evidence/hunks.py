@@ -224,6 +224,24 @@ def is_code_line(text: str, number: int) -> bool:
     return (text.count('"""', 0, start) + text.count("'''", 0, start)) % 2 == 0
 
 
+@functools.lru_cache(maxsize=64)
+def _open_at(text: str) -> tuple[int, ...]:
+    """Per line (0-based), the brackets still open where it starts (strings and comments left out)."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        out.append(depth)
+        code = line.split("#", 1)[0] if "#" in line and '"' not in line and "'" not in line else line
+        depth = max(0, depth + _brackets(code))
+    return tuple(out)
+
+
+def continues_statement(text: str, number: int) -> bool:
+    """Does line `number` (1-based) sit inside brackets a line before it opened (an argument of a
+    call that spans lines), so that it is part of a statement and not one of its own?"""
+    depths = _open_at(text)
+    return 0 < number <= len(depths) and depths[number - 1] > 0
+
+
 # what a line names that a port has, in some spelling, when it has the feature: attributes, calls
 # and capitalised names; a bare lowercase name is a local, which a port may call anything
 _FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")

@@ -458,11 +458,16 @@ def test_path_rule_with_a_regex_gate(tmp_path):
     assert any("gate offload-worker-half (absent) is LIVE" in e for e in r["evidence"])
 
 
-def test_docs_list_every_audit_rule_in_order():
+def test_docs_show_the_rules_table_rendered_from_the_registry():
+    from porttrack.audit import registry
+
     doc = (Path(audit_mod.__file__).parents[2] / "docs/audit.md").read_text()
-    section = doc.split("## The rules", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.M)
+    assert registry.rules_table() in doc, "stale: run scripts/update-rule-docs.py"
+    listed = re.findall(r"^\| `([a-z-]+)` \|", registry.rules_table(), flags=re.M)
     assert listed == [r.id for r in audit_mod.RULES]
+    # the maintainer's command replaces what lies between the markers, and only that
+    stale = f"# a\n\n{registry.TABLE_START}\n| old |\n{registry.TABLE_END}\n\ntail\n"
+    assert registry.write_rules_table(stale) == f"# a\n\n{registry.rules_table()}\n\ntail\n"
     # and the design, the project's contract, in the same order
     design = (Path(audit_mod.__file__).parents[2] / "docs/design.md").read_text()
     eight = design.split("## 8. audit: first-pass rules", 1)[1].split("\n## ", 1)[0]

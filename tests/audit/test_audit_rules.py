@@ -798,6 +798,18 @@ def test_a_twin_the_port_took_from_another_upstream_file_is_not_the_code_changed
     assert r["[Core] Clamp at zero"]["verdict"] == "real-gap", r["[Core] Clamp at zero"]["reason"]
 
 
+def test_a_log_line_beside_plain_behaviour_does_not_make_a_hunk_reach_for_what_the_port_lacks(tmp_path):
+    # the port has no logger: the log line names something it lacks, but it carries no behaviour,
+    # and `return request + 1` in a function the port has and calls is work
+    change = edit(
+        "    def free(self, request):\n        return request\n",
+        '    def free(self, request):\n        logger.debug("free %s", request)\n        return request + 1\n',
+    )
+    _, r = pair(tmp_path, [("[Core] Free one more", change)])
+    got = r["[Core] Free one more"]
+    assert (got["verdict"], got["rule"]) == ("real-gap", "real-gap"), got
+
+
 def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_nothing_new(tmp_path):
     """Moving a call the port lacks from one method to another adds no new token, yet every changed
     line names something the port's code names nowhere: no work. Reordering names the port has is
@@ -818,9 +830,20 @@ def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_not
                 edit("compute_budget(tokens, self.budget)", "compute_budget(self.budget, tokens)", moved),
             ),
             ("[Core] Typed free", edit("cast(Any, request)", "cast(Any, (request))", moved)),
+            (
+                "[Metrics] Record one more",
+                edit(
+                    "        self.audit_trail.record_free(tokens)\n",
+                    "        self.audit_trail.record_free(\n            tokens,\n            1,\n        )\n",
+                    moved,
+                ),
+            ),
         ],
         base_sched=base,
     )
+    # the argument lines of a call that spans lines belong to the line that names the call
+    more = r["[Metrics] Record one more"]
+    assert (more["verdict"], more["rule"]) == ("surface-absent", "content-absent"), [more["reason"], more["evidence"]]
     move = r["[Metrics] Record on step instead"]
     assert (move["verdict"], move["rule"]) == ("surface-absent", "content-absent"), [move["reason"], move["evidence"]]
     assert "change only lines that each name something the port lacks" in move["reason"]
