@@ -1,0 +1,91 @@
+"""evidence/hunks: how one changed hunk reads against the port, as pure functions over text.
+
+These run in milliseconds: no repository, no CLI. tests/audit/test_audit_rules.py runs the same
+facts end to end through audit on real repositories.
+"""
+
+from __future__ import annotations
+
+from porttrack.evidence import hunks
+from porttrack.gitio import Hunk
+
+
+def hunk(old: list[str], new: list[str], start: int = 10) -> Hunk:
+    return Hunk("vllm/core/sched.py", start, len(old), start, len(new), old, new)
+
+
+def test_a_hunk_is_ported_absent_gap_or_neutral_by_where_its_telling_tokens_are():
+    h = hunk(["        return self.old_budget_rule(tokens)"], ["        return self.new_budget_rule(tokens)"])
+    # the port's text, in its own spelling (comments never count)
+    state = lambda port: hunks.compare(h, hunks.port_tokens(port)).state  # noqa: E731
+    assert state("int x = NewBudgetRule(tokens);") == "ported"  # the new side is there, the old side gone
+    assert state("int x = OldBudgetRule(tokens);") == "gap"  # the old side is still there
+    assert state("int x = Other(tokens); // new_budget_rule") == "absent"  # neither side in code
+    # a reorder of names the file already had tells nothing
+    moved = hunk(["        a = first_call()"], ["        a = second_call()"])
+    before = frozenset({"first_call", "second_call", "a"})
+    assert hunks.compare(moved, hunks.port_tokens("FirstCall();"), before=before, after=before).state == "neutral"
+
+
+def test_comments_docstrings_and_raise_lines_are_no_telling_tokens():
+    h = hunk(
+        [],
+        [
+            "        # mentions_a_comment_name",
+            '        """Docstring_name_here."""',
+            '        raise ValueError("message_text_here")',
+            "        return real_code_name",
+        ],
+    )
+    new, old = hunks.distinctive(h)
+    assert new == {"real_code_name"} and old == set()
+
+
+def test_guard_names_are_the_condition_leaves_of_an_added_if_block():
+    added = hunk([], ["        if self.config.uses_canvas and self.canvas_ready:", "            self.paint()"])
+    assert hunks.guard_names(added) == ["canvas_ready", "uses_canvas"]
+    # a rewritten block: what the old and new conditions share
+    rewritten = hunk(
+        ["        if self.uses_canvas:", "            self.paint()"],
+        ["        if self.uses_canvas:", "            self.paint(fast=True)"],
+    )
+    assert hunks.guard_names(rewritten) == ["uses_canvas"]
+    assert hunks.guard_names(hunk([], ["        self.paint()"])) == []  # no if block: no guard
+
+
+def test_feature_names_are_attributes_calls_and_capitalised_names_not_locals_or_imports():
+    line = "        total = helper(self.pool.free_blocks, count) + Budget.LIMIT + torch.zeros(n)"
+    names = hunks.feature_names(line, outside=frozenset({"torch", "zeros"}))
+    assert set(names) == {"helper", "pool", "free_blocks", "Budget", "LIMIT"}
+    assert "total" not in names and "count" not in names
+
+
+def test_a_line_inside_brackets_an_earlier_line_opened_continues_that_statement():
+    text = "\n".join(
+        [
+            "def f(a, b):",  # 1
+            "    call(",  # 2
+            "        a,",  # 3
+            '        ")",  # a bracket in a string',  # 4
+            "        b,",  # 5
+            "    )",  # 6
+            "    return a + 1  # (",  # 7: a bracket in a comment opens nothing
+            "    x = 2",  # 8
+        ]
+    )
+    assert [hunks.continues_statement(text, n) for n in range(1, 9)] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert not hunks.continues_statement(text, 99)
+
+
+def test_code_lines_leave_out_comments_blank_lines_and_docstrings():
+    text = 'def f():\n    """Doc\n    still doc\n    """\n    # note\n\n    return 1\n'
+    assert [hunks.is_code_line(text, n) for n in range(1, 8)] == [True, False, False, False, False, False, True]
