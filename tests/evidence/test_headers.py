@@ -144,6 +144,24 @@ def test_body_level_lines_are_symbol_provenance():
     ]
 
 
+def test_every_label_form_is_found_in_the_body_whatever_its_case():
+    # the body is read only when the text holds a word every label needs: each form must still be found
+    forms = [
+        "Ported from: vllm/b.py",
+        "PORTED  FROM vllm/b.py",
+        "Faithful 1:1 port of vllm/b.py",
+        "faithful ports of vllm/b.py",
+        "Upstream: vllm/b.py",
+        "Grounding: vllm/b.py @ e24d1b24",
+        "Ports vllm/b.py",
+        "REIMPLEMENTED-FROM-WIRE-FORMAT of vllm/b.py",
+    ]
+    for form in forms:
+        text = "int x;\n" * 45 + f"/* {form} */\n"
+        assert [s.upstream for s in parse_header("src/p.cpp", text).symbol_lines] == ["vllm/b.py"], form
+    assert parse_header("src/p.cpp", "int x;\n" * 45 + "// nothing here names a source\n").symbol_lines == []
+
+
 def test_hash_comments_and_scan_limit():
     assert srcs("#!/bin/sh\n# Ported from: tools/x.sh @ abcdef12\n", "scripts/x.sh") == [("tools/x.sh", "abcdef12", "")]
     assert srcs("# Ported from: vllm/a.py @ abcdef12\n", "kvref/a.py") == [("vllm/a.py", "abcdef12", "")]
