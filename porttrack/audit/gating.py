@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 
+from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence import naming
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug
-from porttrack.audit.subject import Subject, _Ctx, _changed
+from porttrack.audit.subject import Judged, Subject, _Ctx, _changed
+from porttrack.audit.facts import _names
 
 
 def _absent_gates(s: Subject, symbols: list[str]) -> None:
@@ -118,3 +120,29 @@ def _absent_gate(ctx: _Ctx, s: str, p, at: str = "") -> Gate:
         control=control,
         established_at=at or _definition(c),
     )
+
+
+def _lacking_gates(s: Subject, states: list[Judged]) -> None:
+    """An `absent` gate per name the port lacks that made a hunk absent, guarded or foreign (at most
+    three), controlled by a symbol the entry names that the port has (else the scan's automatic
+    control): the day the port names one, check says the entry is real."""
+    ctx = s.ctx
+    names: list[str] = []
+    for j in states:
+        if j.kind == "guarded":
+            names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]
+        elif j.kind in ("foreign", "absent", "reaching"):
+            names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
+    holder = _holder(s)
+    count = (s.counts.get(holder) or ctx.probes.count(holder)) if holder is not None else None
+    for n in list(dict.fromkeys(names))[:3]:
+        s.res.gates.append(
+            Gate(
+                id=f"{_slug(n)}-absent",
+                kind="absent",
+                probe=n,
+                scope=list(ctx.scope),
+                control=holder or "",
+                established_at=_definition(count) if count is not None else "",
+            )
+        )

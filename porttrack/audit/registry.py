@@ -7,15 +7,9 @@ from porttrack.model import NEEDS_GATE, Entry, Part
 from porttrack.audit.results import EntrySymbols, Result
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.rules_blocked import _absent_blockers, _blocked, _owned
-from porttrack.audit.rules_content import (
-    _content,
-    _content_states,
-    _inert,
-    _lacking_gates,
-    _ported,
-    _real_gap,
-    _surface_absent,
-)
+from porttrack.audit.facts import _content_states
+from porttrack.audit.gating import _lacking_gates
+from porttrack.audit.rules_content import _content, _inert, _ported, _real_gap, _surface_absent
 from porttrack.audit.rules_records import _behaviour, _deferred, _ignore, _no_op, _path_rule, _unmapped, _untrusted
 
 

@@ -2,63 +2,11 @@
 
 from __future__ import annotations
 
-import re
 
 from porttrack.evidence import owners as owners_mod
 from porttrack.model import Gate
-from porttrack.audit.subject import AuditRule, Subject, _Ctx, _changed_lines, _what_row_cites
-
-
-_CODE_ONLY = re.compile(r"#.*$" r'|"{3}.*?"{3}' r"|'{3}.*?'{3}" r'|"(?:[^"\\]|\\.)*"' r"|'(?:[^'\\]|\\.)*'")
-
-
-def _named_in_code(s: Subject, symbol: str) -> bool:
-    """Do the entry's added lines name `symbol` in code, not only in a comment or a docstring?
-    True when the diff cannot be read: then the queue's `uses` stands."""
-    hunks = s.ctx.hunks(s.e, s.mirrored)
-    if hunks is None:
-        return True
-    bare = re.split(r"\.|::", symbol)[-1]
-    word = re.compile(r"(?<![\w])" + re.escape(bare) + r"(?![\w])")
-    in_doc = False
-    for h in hunks:
-        for line in h.new:
-            quotes = line.count('"""') + line.count("'''")
-            if in_doc or (quotes == 1):
-                if quotes % 2 == 1:
-                    in_doc = not in_doc
-                continue
-            if word.search(_CODE_ONLY.sub("", line)):
-                return True
-    return False
-
-
-def _blockers(s: Subject) -> dict[int, list[str]]:
-    """The entries this one waits on, from `blocked_graph` (symbol adders and earlier series stages
-    not ported), kept where the port lacks the symbol and the entry names it in code."""
-    if s.blockers is not None:
-        return s.blockers
-    ctx, e = s.ctx, s.e
-    s.probe()
-    waits = set(ctx.graph.get(e.n, []))
-    out: dict[int, list[str]] = {}
-    for sym, a in s.linked.items():
-        if a in waits and sym not in s.present and (sym in s.syms.changed or _named_in_code(s, sym)):
-            out.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
-    for b, stage in ctx.series_edges.get(e.n, {}).items():
-        if b in waits:
-            out.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
-    s.blockers = out
-    return out
-
-
-def _verdict_of(ctx: _Ctx, n: int) -> tuple[str, list[Gate]]:
-    """An entry's verdict as this run judged it (else as recorded), with its gates."""
-    r = ctx.results.get(n)
-    if r is not None:
-        return r.verdict, r.gates
-    other = ctx.queue.entry(n)
-    return (other.verdict, other.gates) if other is not None else ("", [])
+from porttrack.audit.subject import AuditRule, Subject, _changed_lines, _what_row_cites
+from porttrack.audit.facts import _blockers, _verdict_of
 
 
 def _absent_blockers(rule: AuditRule, s: Subject) -> bool:

@@ -15,7 +15,7 @@ from porttrack.audit.results import _code, _definition, _hits, _owner_class, _sl
 from porttrack.audit.graph import _mirrored, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
-from porttrack.audit.rules_content import _content_absent
+from porttrack.audit.facts import _content_absent
 
 
 def _gate_for_rule(g: Gate, p) -> Gate:
