@@ -36,7 +36,9 @@ def _content_states(s: Subject) -> list[Judged]:
         # a file the change adds or deletes has no other side: its every token is new (or gone)
         before = s.ctx.upstream_tokens(f"{s.e.sha}^", h.path) or frozenset()
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or frozenset()
-        st = hunks_mod.compare(h, port, s.ctx.cfg.language_only, before, after)
+        texts = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", s.ctx.upstream_text(s.e.sha, h.path) or ""
+        read = hunks_mod.without_string_lines(h, *texts)
+        st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))
         elif lacking := _every_line_lacks(s, h):

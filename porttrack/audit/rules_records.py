@@ -107,6 +107,17 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"touches no mirrored path ({paths})")
 
 
+def _docstring_lines(s: Subject, hunks) -> frozenset[tuple[int, str, int]]:
+    """(hunk index, side, line index) of the changed lines inside a docstring opened above the hunk."""
+    ctx, sha = s.ctx, s.e.sha
+    out = set()
+    for k, h in enumerate(hunks):
+        before, after = ctx.upstream_text(f"{sha}^", h.path) or "", ctx.upstream_text(sha, h.path) or ""
+        out |= {(k, "old", i) for i in hunks_mod.string_lines(h.old, h.old_start, before)}
+        out |= {(k, "new", i) for i in hunks_mod.string_lines(h.new, h.new_start, after)}
+    return frozenset(out)
+
+
 def _no_op(rule: AuditRule, s: Subject) -> bool:
     """Every changed line of the mirrored code is a comment, a docstring, a language-only construct,
     or code that carries no behaviour (porttrack/evidence/refactor.py: moved, reworded, renamed, unused)."""
@@ -116,9 +127,12 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     ctx, sha = s.ctx, s.e.sha
     texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
     every = ctx.hunks(s.e, s.e.files) or hunks
-    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False))
+    strings = _docstring_lines(s, hunks)
+    lo = hunks_mod.language_only(
+        hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False), strings
+    )
     if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every))
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every), strings)
     if not lo.only:
         return False
     what = ", ".join(lo.constructs) or "comments and docstrings"

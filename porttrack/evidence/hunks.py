@@ -3,6 +3,7 @@ that tell its new side from its old side (for content evidence against the port)
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import functools
 import itertools
@@ -40,11 +41,15 @@ def _docstring_lines(lines: list[str]) -> set[int]:
 
 
 def language_only(
-    hunks: list[Hunk], constructs: dict[str, str], explained: dict[tuple[int, str, int], str] | None = None
+    hunks: list[Hunk],
+    constructs: dict[str, str],
+    explained: dict[tuple[int, str, int], str] | None = None,
+    strings: frozenset[tuple[int, str, int]] = frozenset(),
 ) -> LanguageOnly:
     """Is the change made of comments, docstrings and the named constructs alone? Lines in
     `explained` ((hunk index, "old" | "new", line index) -> a name, see porttrack/evidence/refactor.py)
-    count as constructs of that name."""
+    count as constructs of that name; lines in `strings` (the same keys: inside a docstring that
+    opens above the hunk, see `string_lines`) count as docstring."""
     compiled = [(name, re.compile(rx)) for name, rx in constructs.items()]
     explained = explained or {}
     met: list[str] = []
@@ -63,7 +68,7 @@ def language_only(
                     in_import = line != ")"
                     continue
                 in_import = False
-                if _COMMENT.match(line) or i in doc:
+                if _COMMENT.match(line) or i in doc or (k, side_name, i) in strings:
                     continue
                 name = next((n for n, rx in compiled if rx.search(line)), None) or explained.get((k, side_name, i))
                 if name is None:
@@ -208,6 +213,65 @@ def outside_names(text: str, package: str) -> frozenset[str]:
 def _line_ends(text: str) -> list[int]:
     """The offset just past each line of `text` (keeping its newline), in order."""
     return list(itertools.accumulate(map(len, text.splitlines(keepends=True))))
+
+
+# A Python file's strings and comments, in order, in one C-speed scan: a quote inside a comment or
+# inside another string opens nothing, which counting quotes line by line gets wrong.
+_STRINGS_AND_COMMENTS = re.compile(
+    r"""(\"\"\"|''')(?:\\.|.)*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
+)
+
+
+class _Strings(NamedTuple):
+    inside: tuple[bool, ...]  # per line (0-based): it starts inside a triple-quoted string
+    opens: tuple[int, ...]  # per line: the column where a string that runs past the line opens, else -1
+
+
+@functools.lru_cache(maxsize=64)
+def _strings(text: str) -> _Strings:
+    """Where a Python file's triple-quoted strings that span lines lie, line by line."""
+    starts = [0, *itertools.accumulate(map(len, text.splitlines(keepends=True)))]
+    inside, opens = [False] * (len(starts) - 1), [-1] * (len(starts) - 1)
+    for m in _STRINGS_AND_COMMENTS.finditer(text):
+        if m.group(1) is None:
+            continue  # a one-line string, or a comment
+        first = bisect.bisect_right(starts, m.start())  # the line after the one that opens it
+        if first < len(starts) and starts[first] < m.end():  # it runs past its first line
+            opens[first - 1] = m.start() - starts[first - 1]
+        for k in range(first, len(inside)):
+            if starts[k] >= m.end():
+                break
+            inside[k] = True
+    return _Strings(tuple(inside), tuple(opens))
+
+
+def string_lines(lines: list[str], start: int, text: str) -> set[int]:
+    """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that sit inside a
+    docstring or another triple-quoted string which opens above the line: read alone, such lines
+    look like code and their words like names."""
+    inside = _strings(text).inside if text else ()
+    return {i for i in range(len(lines)) if 0 <= start + i - 1 < len(inside) and inside[start + i - 1]}
+
+
+def without_string_lines(hunk: Hunk, before: str, after: str) -> Hunk:
+    """The hunk's code alone, each side read against the whole file it comes from: lines inside a
+    string that spans lines are dropped, and a line that opens one keeps only what precedes it (so
+    no quote is left open for the lines that follow)."""
+
+    def code(lines: list[str], start: int, text: str) -> list[str]:
+        found = _strings(text) if text else _Strings((), ())
+        out = []
+        for i, line in enumerate(lines):
+            at = start + i - 1
+            if 0 <= at < len(found.inside):
+                if found.inside[at]:
+                    continue
+                if found.opens[at] >= 0:
+                    line = line[: found.opens[at]]
+            out.append(line)
+        return out
+
+    return hunk._replace(old=code(hunk.old, hunk.old_start, before), new=code(hunk.new, hunk.new_start, after))
 
 
 def is_code_line(text: str, number: int) -> bool:

@@ -810,6 +810,38 @@ def test_a_log_line_beside_plain_behaviour_does_not_make_a_hunk_reach_for_what_t
     assert (got["verdict"], got["rule"]) == ("real-gap", "real-gap"), got
 
 
+def test_lines_inside_a_docstring_that_opens_above_the_hunk_are_no_names(tmp_path):
+    # the hunk edits a line in the middle of a docstring: read alone it looks like code, and its
+    # words like names the port lacks; read against the whole file it is text
+    base = SCHED.replace(
+        "    def free(self, request):\n        return request\n",
+        '    def free(self, request):\n        """Free a request.\n\n        Its blocks go back to the pool.\n        """\n'
+        "        return request\n",
+    )
+    change = edit(
+        '        Its blocks go back to the pool.\n        """\n        return request\n',
+        '        Its blocks go back to the pool, oldest evictable first.\n        """\n'
+        "        return release_pool_blocks(request)\n",
+        base,
+    )
+    port = PORT_SCHED.replace(
+        "int free(int request) {{ return request; }}", "int free(int request) {{ return ReleasePoolBlocks(request); }}"
+    )
+    reword = edit("        Its blocks go back to the pool.\n", "        Its blocks go back to the shared pool.\n", base)
+    _, r = pair(
+        tmp_path,
+        [("[Doc] Say which pool", reword), ("[Core] Free releases its blocks", change)],
+        base_sched=base,
+        port_sched=port,
+    )
+    got = r["[Core] Free releases its blocks"]
+    assert not any("evictable" in ev for ev in got["evidence"]), got["evidence"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    # a change to those lines alone changes text, not behaviour
+    doc = r["[Doc] Say which pool"]
+    assert (doc["verdict"], doc["rule"]) == ("no-op", "no-op"), [doc["reason"], doc["evidence"]]
+
+
 def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_nothing_new(tmp_path):
     """Moving a call the port lacks from one method to another adds no new token, yet every changed
     line names something the port's code names nowhere: no work. Reordering names the port has is
