@@ -249,8 +249,21 @@ def string_lines(lines: list[str], start: int, text: str) -> set[int]:
     """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that sit inside a
     docstring or another triple-quoted string which opens above the line: read alone, such lines
     look like code and their words like names."""
-    inside = _strings(text).inside if text else ()
+    if not _may_start_inside(text, start):
+        return set()
+    inside = _strings(text).inside
     return {i for i in range(len(lines)) if 0 <= start + i - 1 < len(inside) and inside[start + i - 1]}
+
+
+def _may_start_inside(text: str, number: int) -> bool:
+    """Can line `number` (1-based) start inside a triple-quoted string? Only when the triple quotes
+    before it are odd in number (counted at C speed); then `_strings` scans the file to be sure. A
+    string that opens on a line of the hunk itself is the hunk's own to read (`_docstring_lines`)."""
+    if not text or number < 2:
+        return False
+    ends = _line_ends(text)
+    at = ends[min(number, len(ends)) - 2] if len(ends) >= 2 else 0
+    return (text.count('"""', 0, at) + text.count("'''", 0, at)) % 2 == 1
 
 
 def without_string_lines(hunk: Hunk, before: str, after: str) -> Hunk:
@@ -259,7 +272,9 @@ def without_string_lines(hunk: Hunk, before: str, after: str) -> Hunk:
     no quote is left open for the lines that follow)."""
 
     def code(lines: list[str], start: int, text: str) -> list[str]:
-        found = _strings(text) if text else _Strings((), ())
+        if not _may_start_inside(text, start):
+            return lines
+        found = _strings(text)
         out = []
         for i, line in enumerate(lines):
             at = start + i - 1

@@ -94,30 +94,24 @@ def test_code_lines_leave_out_comments_blank_lines_and_docstrings():
 def test_lines_inside_a_triple_quoted_string_opened_above_are_found_against_the_whole_file():
     text = "\n".join(
         [
-            'x = "a \\"\\"\\" b"  # """ a quote in a string and in a comment opens nothing',  # 1
-            "def f():",  # 2
-            '    """Doc',  # 3
-            "    more doc",  # 4
-            '    """',  # 5
-            "    y = '''",  # 6
-            "    text'''",  # 7
-            "    return 1",  # 8
+            "def f():",  # 1
+            '    """Doc',  # 2
+            "    more doc",  # 3
+            '    """',  # 4
+            "    return 1",  # 5
         ]
     )
-    # a hunk that starts at line 4 and runs to line 8
-    assert hunks.string_lines(["    more doc", '    """', "    y = '''", "    text'''", "    return 1"], 4, text) == {
-        0,
-        1,
-        3,
-    }
-    h = Hunk("a.py", 4, 1, 4, 1, ["    more doc"], ["    more text, reworded"])
-    assert hunks.without_string_lines(h, text, text.replace("more doc", "more text, reworded")) == h._replace(
-        old=[], new=[]
-    )
+    # a hunk that starts at line 3 and runs to line 5
+    assert hunks.string_lines(["    more doc", '    """', "    return 1"], 3, text) == {0, 1}
+    h = Hunk("a.py", 3, 1, 3, 1, ["    more doc"], ["    more text, reworded"])
+    reworded = text.replace("more doc", "more text, reworded")
+    assert hunks.without_string_lines(h, text, reworded) == h._replace(old=[], new=[])
+    # a quote in a comment or in a string opens nothing: the lines after it are code
+    stray = '# a """ in a comment\nx = "a \\"\\"\\" b"\ny = compute_total(x)\n'
+    assert hunks.string_lines(["y = compute_total(x)"], 3, stray) == set()
 
 
-def test_a_line_that_opens_a_long_string_keeps_only_its_code_so_the_lines_after_the_string_stay_code():
+def test_a_hunk_that_opens_a_docstring_itself_reads_it_on_its_own():
     text = 'def f():\n    """Doc\n    more\n    """\n    return compute_total(x)\n'
     h = Hunk("a.py", 1, 0, 2, 4, [], ['    """Doc', "    more", '    """', "    return compute_total(x)"])
-    assert hunks.without_string_lines(h, "", text).new == ["    ", "    return compute_total(x)"]
     assert hunks.distinctive(hunks.without_string_lines(h, "", text))[0] == {"compute_total"}
