@@ -107,7 +107,7 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"touches no mirrored path ({paths})")
 
 
-def _docstring_lines(s: Subject, hunks) -> frozenset[tuple[int, str, int]]:
+def _string_line_keys(s: Subject, hunks) -> frozenset[tuple[int, str, int]]:
     """(hunk index, side, line index) of the changed lines inside a docstring opened above the hunk."""
     ctx, sha = s.ctx, s.e.sha
     out = set()
@@ -127,7 +127,7 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     ctx, sha = s.ctx, s.e.sha
     texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
     every = ctx.hunks(s.e, s.e.files) or hunks
-    strings = _docstring_lines(s, hunks)
+    strings = _string_line_keys(s, hunks)
     lo = hunks_mod.language_only(
         hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False), strings
     )

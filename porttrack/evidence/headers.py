@@ -107,13 +107,7 @@ def comment_lines(text: str, suffix: str, limit: int | None) -> list[tuple[int, 
     out: list[tuple[int, str]] = []
     in_block = False
     if limit is not None:  # split only the head: it ends at the limit-th "\n", a line break to splitlines too
-        cut = -1
-        for _ in range(limit):
-            cut = text.find("\n", cut + 1)
-            if cut < 0:
-                break
-        if cut >= 0:
-            text = text[: cut + 1]
+        text = text[: _offset_of_line(text, limit + 1)]
     for i, raw in enumerate(text.splitlines(), 1):
         if limit is not None and i > limit:
             break

@@ -216,9 +216,11 @@ def _line_ends(text: str) -> list[int]:
 
 
 # A Python file's strings and comments, in order, in one C-speed scan: a quote inside a comment or
-# inside another string opens nothing, which counting quotes line by line gets wrong.
+# inside another string opens nothing, which counting quotes line by line gets wrong. A backslash
+# is read one way only (`\\.`, never also as a plain character): a run of them in an unclosed string
+# would otherwise cost time exponential in its length.
 _STRINGS_AND_COMMENTS = re.compile(
-    r"""(\"\"\"|''')(?:\\.|.)*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
+    r"""(\"\"\"|''')(?:\\.|[^\\])*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
 )
 
 
@@ -230,7 +232,7 @@ class _Strings(NamedTuple):
 @functools.lru_cache(maxsize=64)
 def _strings(text: str) -> _Strings:
     """Where a Python file's triple-quoted strings that span lines lie, line by line."""
-    starts = [0, *itertools.accumulate(map(len, text.splitlines(keepends=True)))]
+    starts = [0, *_line_ends(text)]
     inside, opens = [False] * (len(starts) - 1), [-1] * (len(starts) - 1)
     for m in _STRINGS_AND_COMMENTS.finditer(text):
         if m.group(1) is None:
@@ -249,16 +251,16 @@ def string_lines(lines: list[str], start: int, text: str) -> set[int]:
     """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that sit inside a
     docstring or another triple-quoted string which opens above the line: read alone, such lines
     look like code and their words like names."""
-    if not _may_start_inside(text, start):
+    if not _odd_quotes_before(text, start):
         return set()
     inside = _strings(text).inside
     return {i for i in range(len(lines)) if 0 <= start + i - 1 < len(inside) and inside[start + i - 1]}
 
 
-def _may_start_inside(text: str, number: int) -> bool:
-    """Can line `number` (1-based) start inside a triple-quoted string? Only when the triple quotes
-    before it are odd in number (counted at C speed); then `_strings` scans the file to be sure. A
-    string that opens on a line of the hunk itself is the hunk's own to read (`_docstring_lines`)."""
+def _odd_quotes_before(text: str, number: int) -> bool:
+    """Are the triple quotes before line `number` (1-based) odd in number (counted at C speed)? Only
+    then can the line start inside a triple-quoted string, and `_strings` scans the file to be sure.
+    A string that opens on a line of the hunk itself is the hunk's own to read (`_docstring_lines`)."""
     if not text or number < 2:
         return False
     ends = _line_ends(text)
@@ -272,7 +274,7 @@ def without_string_lines(hunk: Hunk, before: str, after: str) -> Hunk:
     no quote is left open for the lines that follow)."""
 
     def code(lines: list[str], start: int, text: str) -> list[str]:
-        if not _may_start_inside(text, start):
+        if not _odd_quotes_before(text, start):
             return lines
         found = _strings(text)
         out = []
@@ -300,7 +302,7 @@ def is_code_line(text: str, number: int) -> bool:
     line = text[start : ends[number - 1]].strip()
     if not line or _COMMENT.match(line) or _STRING_ONLY.match(line):
         return False
-    return (text.count('"""', 0, start) + text.count("'''", 0, start)) % 2 == 0
+    return not _odd_quotes_before(text, number)
 
 
 @functools.lru_cache(maxsize=64)

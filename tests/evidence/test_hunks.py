@@ -115,3 +115,10 @@ def test_a_hunk_that_opens_a_docstring_itself_reads_it_on_its_own():
     text = 'def f():\n    """Doc\n    more\n    """\n    return compute_total(x)\n'
     h = Hunk("a.py", 1, 0, 2, 4, [], ['    """Doc', "    more", '    """', "    return compute_total(x)"])
     assert hunks.distinctive(hunks.without_string_lines(h, "", text))[0] == {"compute_total"}
+
+
+def test_a_run_of_backslashes_in_an_unclosed_string_is_read_in_linear_time():
+    # a hostile upstream file: with a backslash readable two ways this took hours, not a blink
+    text = '"""' + "\\" * 60 + "x\nmore = 2\n"  # the string never closes: no line is inside one
+    h = Hunk("a.py", 2, 1, 2, 1, ["more = 1"], ["more = 2"])
+    assert hunks.without_string_lines(h, text, text) == h
