@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from porttrack.evidence import hunks as hunks_mod
+from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
 from porttrack.audit.results import _definition, _hits
 from porttrack.audit.subject import Judged, Subject, _changed, _Ctx, spelling_pattern
@@ -32,7 +32,7 @@ def _content_states(s: Subject) -> list[Judged]:
         if not s.ctx.is_code(h.path):
             continue
         files = sorted(set(s.ctx.port_files(h.path)) | defining) if h.path not in s.unmapped else []
-        port: set[str] = set().union(*(s.ctx.port_tokens(f) for f in files)) if files else set()
+        port = s.ctx.port_tokens_of(tuple(files))
         # a file the change adds or deletes has no other side: its every token is new (or gone)
         before = s.ctx.upstream_tokens(f"{s.e.sha}^", h.path) or frozenset()
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or frozenset()
@@ -197,7 +197,7 @@ def _named_in_code(s: Subject, symbol: str) -> bool:
     hunks = s.ctx.hunks(s.e, s.mirrored)
     if hunks is None:
         return True
-    bare = re.split(r"\.|::", symbol)[-1]
+    bare = naming.parts(symbol)[-1]
     word = re.compile(r"(?<![\w])" + re.escape(bare) + r"(?![\w])")
     in_doc = False
     for h in hunks:

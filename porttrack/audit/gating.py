@@ -6,7 +6,7 @@ from __future__ import annotations
 from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence import naming
 from porttrack.model import Gate
-from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug
+from porttrack.audit.results import _code, _definition, _owner_class, _slug
 from porttrack.audit.subject import Judged, Subject, _Ctx, _changed
 from porttrack.audit.facts import _names
 
@@ -85,7 +85,7 @@ def _sibling_control(s: Subject, symbol: str) -> tuple[str, str, str] | None:
             if cand == symbol or _owner_class(symbol) == cand or _owner_class(cand) == symbol:
                 continue
             for spelled in dict.fromkeys([cand, *naming.spellings(cand)]):  # as the port spells it, too
-                hits = [h for h in _hits(ctx.probes.count(spelled), ("definition",)) if h.path in counterparts]
+                hits = [h for h in ctx.probes.definitions(spelled) if h.path in counterparts]
                 if hits:
                     where = f"{hits[0].path}:{hits[0].line}"
                     return spelled, f"{how} from {near}, defined in its port counterpart at {where}", where

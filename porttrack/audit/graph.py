@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porttrack import gitio, globs
-from porttrack.evidence import headers as headers_mod
+from porttrack.evidence import headers as headers_mod, naming
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.model import Entry, Queue, Rule
@@ -75,7 +75,7 @@ def adders(queue: Queue) -> dict[str, int]:
     # so `Class.member` is also found under `member`; dunders are too common to link anything
     for e in queue.entries:
         for s in e.symbols.added:
-            bare = re.split(r"\.|::", s)[-1]
+            bare = naming.parts(s)[-1]
             if bare != s and not bare.startswith("__"):
                 out.setdefault(bare, e.n)
     return out

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from porttrack.evidence import owners as owners_mod
+from porttrack.evidence import naming, owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, Part
@@ -133,6 +133,7 @@ class _Probes:
         self.cfg = cfg
         self.scans = {}
         self.judged: dict[tuple[tuple[str, ...], str, str], Any] = {}
+        self._defined: dict[str, list] = {}
         for scope, (symbols, regexes) in scans.items():
             try:
                 self.scans[scope] = probe.scan(
@@ -156,6 +157,13 @@ class _Probes:
     def count(self, symbol: str, scope: tuple[str, ...] | None = None):
         scan = self.scans[scope or tuple(self.cfg.code_scope)]
         return scan.counts.get(symbol)
+
+    def definitions(self, symbol: str) -> list:
+        """The definition hits of `symbol` in the code scope: controls are chosen among the same few
+        candidates for every absent name, so each is filtered once."""
+        if symbol not in self._defined:
+            self._defined[symbol] = _hits(self.count(symbol), ("definition",))
+        return self._defined[symbol]
 
     @property
     def tree(self) -> str:
@@ -194,5 +202,5 @@ def hit_lines(symbol: str, c) -> list[str]:
 
 def _owner_class(symbol: str) -> str | None:
     """`KVBlockZeroer` for `KVBlockZeroer.zero_block_ids` (or `A::b`), None for a bare name."""
-    parts = re.split(r"\.|::", symbol)
+    parts = naming.parts(symbol)
     return parts[-2] if len(parts) > 1 else None

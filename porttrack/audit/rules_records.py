@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from porttrack import gates
-from porttrack.evidence import hunks as hunks_mod
+from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.evidence import refactor
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
@@ -156,7 +155,7 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     s.probe()
     names: list[str] = []
     for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed)):
-        bare = re.split(r"\.|::", x)[-1]
+        bare = naming.parts(x)[-1]
         cls = _owner_class(x)
         if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
             continue

@@ -59,6 +59,8 @@ class _Ctx:
         self.upstream_text = functools.lru_cache(maxsize=64)(self._read_upstream)
         self.upstream_tokens = functools.lru_cache(maxsize=64)(self._read_tokens)
         self.upstream_members = functools.lru_cache(maxsize=64)(self._read_members)
+        # the hunks of one entry, and of the entries after it, mostly compare against the same files
+        self.port_tokens_of = functools.lru_cache(maxsize=4)(self._union_tokens)
         self._lacks: dict[str, bool] = {}
         self._greps = 0
         self._all_tokens: set[str] | None = None
@@ -139,6 +141,8 @@ class _Ctx:
     def close(self) -> None:
         if self._blobs is not None:
             self._blobs.close()
+        hunks_mod.forget()  # the write-back after an audit needs the memory
+        naming.parts.cache_clear()
 
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
@@ -150,6 +154,10 @@ class _Ctx:
                 raw = b""
             self._port_tokens[rel] = hunks_mod.port_tokens(raw.decode("utf-8", "replace"))
         return self._port_tokens[rel]
+
+    def _union_tokens(self, files: tuple[str, ...]) -> frozenset[str]:
+        """The port tokens of several port files together (`port_tokens` of each)."""
+        return frozenset().union(*(self.port_tokens(f) for f in files))
 
     def _code_tokens(self) -> set[str] | None:
         """Every code token of every file in the code scope (built once, after the first few greps have
@@ -377,7 +385,7 @@ class Subject:
         """Another class of the entry's upstream files that defines the same member and that the
         port's counterpart of that file names in code: then a port hit on the bare member there is
         that class's, not the absent one's."""
-        bare = re.split(r"\.|::", symbol)[-1]
+        bare = naming.parts(symbol)[-1]
         ctx = self.ctx
         for up in self.mirrored:
             named = set().union(*(ctx.port_tokens(pf) for pf in ctx.port_files(up)))

@@ -7,9 +7,16 @@ underscore); the spellings here add the case conventions a port may have switche
 
 from __future__ import annotations
 
+import functools
 import re
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@functools.lru_cache(maxsize=65536)  # asked for the same few thousand names all through an audit
+def parts(symbol: str) -> tuple[str, ...]:
+    """The parts of a qualified name: `A.b` and `A::b` -> ("A", "b"); a bare name is one part."""
+    return tuple(re.split(r"\.|::", symbol))
 
 
 def words(name: str) -> list[str]:
@@ -40,6 +47,6 @@ def spellings(symbol: str) -> list[str]:
 def norm(name: str) -> str:
     """One spelling for all of those: `apply_top_k_top_p`, `ApplyTopKTopP` and `kApplyTopKTopP` all
     become `applytopktopp` (the last part of a qualified name)."""
-    bare = re.split(r"\.|::", name)[-1]
+    bare = parts(name)[-1]
     bare = re.sub(r"^k(?=[A-Z])", "", bare)
     return bare.replace("_", "").lower()

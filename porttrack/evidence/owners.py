@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack.config import inside
+from porttrack.evidence import naming
 from porttrack.errors import UserError
 
 
@@ -201,7 +202,7 @@ def _overlaps(spans: list[tuple[int, int]], changed: list[tuple[int, int]]) -> b
 
 
 def _bare(name: str) -> str:
-    return re.split(r"\.|::", name)[-1]
+    return naming.parts(name)[-1]
 
 
 def cites_change(cell: str, path: str, changed: list[tuple[int, int]], symbols: list[str]) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import gitio, globs
-from porttrack.evidence import owners as owners_mod
+from porttrack.evidence import naming, owners as owners_mod
 from porttrack.errors import UserError
 from porttrack.model import Entry, Queue
 from porttrack.parse import language_for
@@ -230,7 +230,7 @@ class Outcome:
 
 def owner_class(symbol: str) -> str | None:
     """`C` for `C.m` (or `A::b`), None for a bare name."""
-    parts = re.split(r"\.|::", symbol)
+    parts = naming.parts(symbol)
     return ".".join(parts[:-1]) if len(parts) > 1 else None
 
 
@@ -323,7 +323,7 @@ class Upstream:
 
 def _dunder(symbol: str) -> bool:
     """`__repr__`, `C.__init__`: Python's own protocol, which a port in another language has no name for."""
-    last = re.split(r"\.|::", symbol)[-1]
+    last = naming.parts(symbol)[-1]
     return last.startswith("__") and last.endswith("__")
 
 
@@ -448,7 +448,7 @@ def _owned_gaps(
         site = sites[key]
         if not is_feature(key, site.path, non_code):
             continue
-        last = re.split(r"\.|::", key)[-1]  # every form a row may cite contains it: a cheap filter first
+        last = naming.parts(key)[-1]  # every form a row may cite contains it: a cheap filter first
         row = next(
             (row for row in open_rows if last in row.upstream and owners_mod.cites_symbol(row.upstream, key)), None
         )

@@ -122,3 +122,18 @@ def test_a_run_of_backslashes_in_an_unclosed_string_is_read_in_linear_time():
     text = '"""' + "\\" * 60 + "x\nmore = 2\n"  # the string never closes: no line is inside one
     h = Hunk("a.py", 2, 1, 2, 1, ["more = 1"], ["more = 2"])
     assert hunks.without_string_lines(h, text, text) == h
+
+
+def test_a_file_version_read_once_is_read_from_memory_until_the_audit_forgets_it():
+    text = "class Pool:\n    def take(self, n):\n        return n + 1\n"
+    hunks.forget()
+    first = hunks.file_tokens(text)
+    # an equal text read again (another revision with the same content) is the same reading
+    assert hunks.file_tokens("".join(list(text))) is first
+    assert hunks.class_members(text) == {"take": {"Pool"}}
+    assert hunks.file_tokens.cache_info().currsize == 1
+    hunks.forget()  # what an audit does when it ends: the write-back after it needs the memory
+    cached = (hunks.file_tokens, hunks.class_members, hunks.outside_names, hunks._open_at, hunks._strings)
+    assert all(f.cache_info().currsize == 0 for f in cached)
+    # the tokens ignore Python's own words, whatever the order the scan meets them in
+    assert first == {"Pool", "take", "n", "+", "1"}

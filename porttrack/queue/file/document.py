@@ -16,7 +16,7 @@ from porttrack.model import (
     Queue,
     QueueMeta,
 )
-from porttrack.queue.file.lines import _spans
+from porttrack.queue.file.lines import _spans, position
 from porttrack.queue.file.decode import _to_model
 from porttrack.queue.file.lock import _Held, _lock, _unlock
 
@@ -43,6 +43,9 @@ class QueueFile:
         # entry index -> (first line, end line, its own tomlkit document): entries edited without
         # parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5 entries written)
         self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument]] = {}
+        # what `edit_entry` cuts chunks by, worked out once per text and data: audit edits every entry
+        self._cut: tuple[str, list[tuple[int, int]], list[str]] | None = None
+        self._index: tuple[dict, dict[int, int]] | None = None
 
     @property
     def doc(self) -> tomlkit.TOMLDocument:
@@ -58,23 +61,18 @@ def edit_entry(qf: QueueFile, n: int) -> Table | None:
     else parsed alone from its own lines, so editing a few entries costs what they hold."""
     if qf._doc is not None or qf.pending is not None:  # appended text: edit the whole document
         return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
-    index = _entry_index(qf.data).get(n)
+    index = position(qf, n)
     if index is None:
         return None
     if index not in qf._chunks:
-        spans = _spans(qf.text, "entry")
+        if qf._cut is None or qf._cut[0] is not qf.text:
+            qf._cut = (qf.text, _spans(qf.text, "entry"), qf.text.splitlines(keepends=True))
+        _, spans, lines = qf._cut
         if index >= len(spans):
             return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
         start, end = spans[index]
-        lines = qf.text.splitlines(keepends=True)
         qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1 : end - 1])))
     return qf._chunks[index][2]["entry"][0]
-
-
-def _entry_index(data: dict) -> dict[int, int]:
-    return {
-        e["n"]: i for i, e in enumerate(data.get("entry", [])) if isinstance(e, dict) and isinstance(e.get("n"), int)
-    }
 
 
 def _spliced(qf: QueueFile) -> str:

@@ -23,10 +23,19 @@ def _spans(text: str, name: str) -> list[tuple[int, int]]:
     return source_map(text).spans(name)
 
 
+def position(qf: QueueFile, n: int) -> int | None:
+    """Where entry `n` stands among the file's `[[entry]]` tables (0-based), None when none has it.
+    The index is built once per decoded data: audit asks for every entry, and for every gate."""
+    if qf._index is None or qf._index[0] is not qf.data:
+        entries = qf.data.get("entry", [])
+        index = {e["n"]: i for i, e in enumerate(entries) if isinstance(e, dict) and isinstance(e.get("n"), int)}
+        qf._index = (qf.data, index)
+    return qf._index[1].get(n)
+
+
 def line_of(qf: QueueFile, n: int, key: str | None = None, part: str | None = None) -> int:
     """1-based line of entry `n`'s header, or of `key` inside it (or inside its part named `part`)."""
-    entries = qf.data.get("entry", [])
-    index = next((i for i, e in enumerate(entries) if e.get("n") == n), None)
+    index = position(qf, n)
     elements = source_map(qf.text).named("entry")
     if index is None or index >= len(elements):
         return 1
