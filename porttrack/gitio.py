@@ -294,12 +294,51 @@ def diff_hunks(repo: Path, sha: str, paths: list[str]) -> list[Hunk] | None:
         "--end-of-options", f"{sha}^!", "--", *paths,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    return _hunks(proc.stdout) if proc.returncode == 0 else None
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def diff_hunks_many(repo: Path, shas: list[str], paths: list[str]) -> dict[str, list[Hunk]]:
+    """`diff_hunks` of many commits (full ids) to `paths`, from one `git diff-tree --stdin`: a
+    process per commit costs more than the diff. A commit git cannot show, a root commit and a
+    merge are left out (ask `diff_hunks`); so is every commit when git fails."""
+    wanted = {x for x in shas if _FULL_SHA.fullmatch(x)}
+    if not wanted or not paths:
+        return {}
+    ask = "".join(f"{x}\n" for x in sorted(wanted)).encode()
+    listed = run(repo, "rev-list", "--no-walk=unsorted", "--parents", "--stdin", input=ask, stderr=subprocess.DEVNULL)
+    if listed.returncode != 0:
+        return {}
+    # a merge is left out too: `sha^!` of a merge is its combined diff, which no parent pair gives
+    pairs = [line.split() for line in listed.stdout.decode("ascii", "replace").splitlines()]
+    pairs = [p for p in pairs if len(p) == 2 and p[0] in wanted]
+    proc = run(
+        repo,
+        "diff-tree", "--stdin", "-p", "--no-color", "--no-ext-diff", "--no-textconv", "-U0", "--no-renames",
+        "--", *paths,
+        input="".join(f"{c} {parent}\n" for c, parent in pairs).encode(),
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     if proc.returncode != 0:
-        return None
+        return {}
+    out: dict[str, list[Hunk]] = {c: [] for c, _ in pairs}
+    # each commit's diff follows a line holding its id alone (no diff line is bare hex)
+    marks = list(re.finditer(rb"^([0-9a-f]{40}|[0-9a-f]{64})(?: \(from [0-9a-f]+\))?$", proc.stdout, re.M))
+    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
+        commit = m[1].decode("ascii")
+        if commit in out:
+            out[commit] = _hunks(proc.stdout[m.end() : nxt.start() if nxt else len(proc.stdout)])
+    return out
+
+
+def _hunks(diff: bytes) -> list[Hunk]:
+    """The hunks of a `-U0` patch's text."""
     out: list[Hunk] = []
     path = ""
     cur: list | None = None
-    for raw in proc.stdout.split(b"\n"):
+    for raw in diff.split(b"\n"):
         if raw.startswith(b"+++ "):
             name = raw[4:].decode("utf-8", "replace")
             path = name[2:] if name.startswith("b/") else path  # /dev/null: a deletion keeps the old path

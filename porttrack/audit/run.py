@@ -70,7 +70,7 @@ def audit(
     chosen = [e for e in queue.entries if entries is None or e.n in entries]
     rows = owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
     probes = _Probes(cfg, _plan(cfg, queue, chosen), progress)
-    ctx = _Ctx(cfg, queue, probes, rows, where)
+    ctx = _Ctx(cfg, queue, probes, rows, where, chosen)
     results: list[Result] = []
     try:
         for e in chosen:

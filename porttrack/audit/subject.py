@@ -33,9 +33,20 @@ from porttrack.audit.graph import _needs, _pin_position, adders, blocked_graph, 
 
 
 class _Ctx:
-    def __init__(self, cfg: Config, queue: Queue, probes: _Probes, rows, where: Callable[[int], str] | None):
+    def __init__(
+        self,
+        cfg: Config,
+        queue: Queue,
+        probes: _Probes,
+        rows,
+        where: Callable[[int], str] | None,
+        chosen: list[Entry] | None = None,
+    ):
         self.cfg = cfg
         self.queue = queue
+        self.chosen = chosen if chosen is not None else []  # the entries this run judges: diffed in one go
+        self._diffs: dict[str, list] | None = None  # gitio.diff_hunks_many of them, on the first need
+        self._diffed: set[str] = set()  # the paths that diff covers
         self.probes = probes
         self.rows = rows
         self.where = functools.lru_cache(maxsize=None)(where) if where else None  # line_of rescans the file
@@ -187,8 +198,25 @@ class _Ctx:
         if key not in self._hunks:
             repo = self.cfg.upstream_repo
             ok = repo is not None and Path(repo).is_dir() and bool(e.sha)
-            self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths)) if ok and repo is not None else None
+            if not ok or repo is None:
+                self._hunks[key] = None
+            elif (batch := self._batch(Path(repo), e, paths)) is not None:
+                self._hunks[key] = batch
+            else:
+                self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths))
         return self._hunks[key]
+
+    def _batch(self, repo: Path, e: Entry, paths: list[str]) -> list | None:
+        """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first
+        need), or None when that diff does not hold them (then the entry is diffed alone)."""
+        if self._diffs is None:
+            files = sorted({f for x in self.chosen for f in x.files})
+            self._diffs = gitio.diff_hunks_many(repo, [x.sha for x in self.chosen], files) if files else {}
+            self._diffed = set(files)
+        if e.sha not in self._diffs or not set(paths) <= self._diffed:
+            return None
+        want = set(paths)
+        return [h for h in self._diffs[e.sha] if h.path in want]
 
     def is_code(self, upstream: str) -> bool:
         """A source file that is not a test, doc, CI or benchmark file (`[audit] non_code`)."""

@@ -1,0 +1,40 @@
+"""gitio: the one module that starts git. These cover what it reads back from git's output."""
+
+from __future__ import annotations
+
+from porttrack import gitio
+from conftest import commit_files, git, init_repo
+
+HEX = "0123456789abcdef" * 2 + "01234567"  # a changed line that looks like a commit id
+
+
+def test_many_commits_diffed_in_one_go_give_each_commit_the_hunks_it_gives_alone(tmp_path):
+    repo = init_repo(tmp_path / "up")
+    root = commit_files(repo, {"a.py": "x = 1\ny = 2\n", "b.py": "z = 3\n", "notes.txt": "n\n"}, "base")
+    edit = commit_files(repo, {"a.py": f"x = 10\ny = 2\n# {HEX}\n{HEX} = 4\n", "b.py": "z = 30\n"}, "edit")
+    moved = commit_files(repo, {"b.py": None, "c.py": "z = 30\nw = 5\n"}, "move")
+    elsewhere = commit_files(repo, {"notes.txt": "m\n"}, "notes only")
+    git(repo, "checkout", "-q", "-b", "side", root)
+    commit_files(repo, {"d.py": "d = 1\n"}, "side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    merge = git(repo, "rev-parse", "HEAD")
+    paths = ["a.py", "b.py", "c.py", "d.py"]
+
+    many = gitio.diff_hunks_many(repo, [edit, moved, elsewhere, merge, root], paths)
+
+    # a root commit (no parent) and a merge (`sha^!` is its combined diff) are left to diff_hunks
+    assert set(many) == {edit, moved, elsewhere}
+    for sha in (edit, moved, elsewhere):
+        assert many[sha] == gitio.diff_hunks(repo, sha, paths), sha
+    assert [h.path for h in many[edit]] == ["a.py", "a.py", "b.py"]
+    assert f"{HEX} = 4" in many[edit][1].new  # a changed line of bare hex is content, not a commit's start
+    assert [(h.path, h.old, h.new) for h in many[moved]] == [
+        ("b.py", ["z = 30"], []),
+        ("c.py", [], ["z = 30", "w = 5"]),
+    ]
+    assert many[elsewhere] == []  # nothing under the paths
+    # one commit git does not know, or no paths: nothing from the batch, each is asked alone
+    assert gitio.diff_hunks_many(repo, [edit, "f" * 40], paths) == {}
+    assert gitio.diff_hunks_many(repo, [edit, "--output=x"], paths).keys() == {edit}
+    assert gitio.diff_hunks_many(repo, [edit], []) == {}
