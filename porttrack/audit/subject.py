@@ -153,7 +153,6 @@ class _Ctx:
         if self._blobs is not None:
             self._blobs.close()
         hunks_mod.forget()  # the write-back after an audit needs the memory
-        naming.parts.cache_clear()
 
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
@@ -213,9 +212,9 @@ class _Ctx:
             files = sorted({f for x in self.chosen for f in x.files})
             self._diffs = gitio.diff_hunks_many(repo, [x.sha for x in self.chosen], files) if files else {}
             self._diffed = set(files)
-        if e.sha not in self._diffs or not set(paths) <= self._diffed:
-            return None
         want = set(paths)
+        if e.sha not in self._diffs or not want <= self._diffed:
+            return None
         return [h for h in self._diffs[e.sha] if h.path in want]
 
     def is_code(self, upstream: str) -> bool:
@@ -416,7 +415,7 @@ class Subject:
         bare = naming.parts(symbol)[-1]
         ctx = self.ctx
         for up in self.mirrored:
-            named = set().union(*(ctx.port_tokens(pf) for pf in ctx.port_files(up)))
+            named = ctx.port_tokens_of(tuple(ctx.port_files(up)))
             for other in sorted(ctx.upstream_members(self.e.sha, up).get(bare, set()) - {cls}):
                 if naming.norm(other) in named:
                     return f"{other}.{bare}"

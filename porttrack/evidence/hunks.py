@@ -354,8 +354,9 @@ _MEMBER = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*(\w+)\s*(?::[^=]|=[^=])"
 _SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=]*)?=[^=]")
 
 
-# keyed by the text: a file unchanged across many entries is read at each entry's revision, parsed once
-@functools.lru_cache(maxsize=64)  # its versions seldom recur past the entry that reads them
+# keyed by the text: a file unchanged between the revisions one entry reads is parsed once; its
+# versions seldom recur past that entry, so only the last few are kept
+@functools.lru_cache(maxsize=64)
 def class_members(text: str) -> dict[str, set[str]]:
     """Member name -> the classes of a Python file that define it (methods, class-level fields and
     `self.x = ...` attributes), read by indentation: enough to tell whose `shutdown` a port has.

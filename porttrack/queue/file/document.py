@@ -16,7 +16,7 @@ from porttrack.model import (
     Queue,
     QueueMeta,
 )
-from porttrack.queue.file.lines import _spans, position
+from porttrack.queue.file.lines import _kept_lines, _spans, position
 from porttrack.queue.file.decode import _to_model
 from porttrack.queue.file.lock import _Held, _lock, _unlock
 
@@ -43,8 +43,6 @@ class QueueFile:
         # entry index -> (first line, end line, its own tomlkit document): entries edited without
         # parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5 entries written)
         self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument]] = {}
-        # what `edit_entry` cuts chunks by, worked out once per text and data: audit edits every entry
-        self._cut: tuple[str, list[tuple[int, int]], list[str]] | None = None
         self._index: tuple[dict, dict[int, int]] | None = None
 
     @property
@@ -65,12 +63,11 @@ def edit_entry(qf: QueueFile, n: int) -> Table | None:
     if index is None:
         return None
     if index not in qf._chunks:
-        if qf._cut is None or qf._cut[0] is not qf.text:
-            qf._cut = (qf.text, _spans(qf.text, "entry"), qf.text.splitlines(keepends=True))
-        _, spans, lines = qf._cut
+        spans = _spans(qf.text, "entry")
         if index >= len(spans):
             return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
         start, end = spans[index]
+        lines = _kept_lines(qf.text)
         qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1 : end - 1])))
     return qf._chunks[index][2]["entry"][0]
 

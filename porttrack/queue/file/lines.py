@@ -18,6 +18,13 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
+@lru_cache(maxsize=2)
+def _kept_lines(text: str) -> list[str]:
+    # memoised: audit --write cuts every entry's chunk out of the same text
+    return text.splitlines(keepends=True)
+
+
+@lru_cache(maxsize=8)
 def _spans(text: str, name: str) -> list[tuple[int, int]]:
     """[start, end) line spans of each `[[name]]` element, children included."""
     return source_map(text).spans(name)
