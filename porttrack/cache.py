@@ -16,7 +16,7 @@ from pathlib import Path
 
 from porttrack.errors import UserError
 
-SCHEMA = 8  # bump when a table's meaning changes (codemask's output included); other versions are removed
+SCHEMA = 9  # bump when a table's meaning changes (codemask's output included); other versions are removed
 DB_FILE = f"cache-v{SCHEMA}.sqlite"
 
 _TABLES = (
@@ -37,6 +37,8 @@ _TABLES = (
     "sym_blob (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "sym_pair (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "sym_lines (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # headers: one port file's provenance (JSON) by parser, blob id, header length and path
+    "header (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 MEMORY = ":memory:"  # a `[cache] dir` refused by `confine`: this run keeps its cache in memory

@@ -669,8 +669,7 @@ def headers(
     from porttrack.evidence import headers as headers_mod
 
     cfg = config_mod.resolve_config(config)
-    scopes = sorted({s for paths in cfg.scopes.values() for s in paths})
-    rep = headers_mod.headers_report(cfg.port_root, scan_lines=cfg.header_scan_lines, scopes=scopes)
+    rep = headers_mod.headers_report(cfg.port_root, scan_lines=cfg.header_scan_lines, scopes=cfg.all_scopes)
     if as_json:
         print_json(rep.as_json())
         return

@@ -67,6 +67,11 @@ class Config:
     def tests_scope(self) -> list[str]:
         return self.scopes.get("tests", ["tests"])
 
+    @property
+    def all_scopes(self) -> list[str]:
+        """Every scope's folders together, sorted: where provenance headers are read."""
+        return sorted({s for paths in self.scopes.values() for s in paths})
+
     def map_upstream(self, upstream_path: str) -> list[str]:
         """Port paths for an upstream path by the first `[[map]]` that matches (headers come first, elsewhere)."""
         for m in self.maps:

@@ -225,8 +225,7 @@ class _Ctx:
 
     def provenance(self):
         if self._provs is None:
-            scopes = sorted({s for paths in self.cfg.scopes.values() for s in paths})
-            provs = headers_mod.scan_headers(self.cfg.port_root, scan_lines=self.cfg.header_scan_lines, scopes=scopes)
+            provs = headers_mod.scan_port(self.cfg)
             self._provs = (headers_mod.upstream_map(provs), headers_mod.pins_of(provs))
             self._cites = headers_mod.cites(provs)
         return self._provs

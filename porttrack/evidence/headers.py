@@ -7,13 +7,24 @@ the whole file for body-level `Ported from: path:NN (Symbol)` lines.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from porttrack import cache as cache_mod
 from porttrack import gitio
 from porttrack import paths as pathrules
+
+if TYPE_CHECKING:
+    from porttrack.config import Config
 
 # Files whose comments we read; `#` comments for scripts, `//` and `/* */` for the C family.
 _HASH = {".py", ".sh", ".cmake", ".pyi", ".bash"}
@@ -272,12 +283,15 @@ def scan_headers(
     scan_lines: int = 40,
     scopes: list[str] | None = None,
     skipped: list[str] | None = None,
+    cached: bool = False,
+    cache_dir: str | None = None,
 ) -> list[Provenance]:
     """Provenance of every commentable file under `root` (or of `paths`; or under `scopes`), sorted by path.
 
     Unreadable and non-UTF-8 files are skipped: they carry no header we could read. So are
     symlinks that point outside the port root: nothing outside it is read. Skipped paths are
-    appended to `skipped` when a list is given.
+    appended to `skipped` when a list is given. With `cached`, each clean file's parse is kept by
+    blob id in porttrack's cache (`cache_dir` as configured; None for the default folder).
     """
     root = Path(root)
     tree = pathrules.Tree(root)
@@ -285,17 +299,101 @@ def scan_headers(
     if scopes:
         prefixes = pathrules.norm_all(scopes)
         names = [n for n in names if pathrules.under(n, prefixes)]
+    where = pathrules.norm_all(scopes) if scopes else [""]
+    store = _Stored(root, where, names, scan_lines, cache_dir) if cached else None
     provs = []
     for name in names:
-        try:
-            text = tree.read_text(name)
-        except (OSError, UnicodeDecodeError, pathrules.Outside):
-            if skipped is not None:
-                skipped.append(name)
-            continue
-        provs.append(parse_header(name, text, scan_lines=scan_lines))
+        prov = store.get(name) if store is not None else None
+        if prov is None:
+            try:
+                text = tree.read_text(name)
+            except (OSError, UnicodeDecodeError, pathrules.Outside):
+                if skipped is not None:
+                    skipped.append(name)
+                continue
+            prov = parse_header(name, text, scan_lines=scan_lines)
+            if store is not None:
+                store.put(prov)
+        provs.append(prov)
+    if store is not None:
+        store.close()
     _resolve_inherits(provs)
     return provs
+
+
+def scan_port(cfg: Config) -> list[Provenance]:
+    """`scan_headers` of the configured port under every scope, through the cache."""
+    return scan_headers(
+        cfg.port_root,
+        scan_lines=cfg.header_scan_lines,
+        scopes=cfg.all_scopes,
+        cached=True,
+        cache_dir=cfg.cache_dir or None,
+    )
+
+
+@functools.cache
+def _parser_id() -> str:
+    """This module's own text, hashed: a cached header parsed by another version of the parser is never read."""
+    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+class _Stored:
+    """Parsed headers kept in porttrack's cache by the file's git blob id, for the files whose index
+    entry vouches for their working-tree content (`listing.list_worktree`): a clean file is parsed
+    once per version, not once per run. Anything else is read, and nothing here stops a run: a cache
+    that fails to read or write is a parse."""
+
+    def __init__(self, root: Path, where: list[str], names: list[str], scan_lines: int, cache_dir: str | None):
+        from porttrack.probe import listing
+
+        self.db: sqlite3.Connection | None = None
+        self.keys: dict[str, str] = {}
+        self.found: dict[str, str] = {}
+        self.new: list[tuple[str, str]] = []
+        if not names or not gitio.is_git_repo(root):
+            return
+        blobs = listing.list_worktree(root, where, True)
+        prefix = f"{_parser_id()}:{scan_lines}:"
+        self.keys = {n: f"{prefix}{blobs[n]}:{n}" for n in names if blobs.get(n)}
+        if not self.keys:
+            return
+        try:
+            self.db = cache_mod.open_db(cache_mod.db_path(cache_dir), autocommit=False)
+            wanted = list(self.keys.values())
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                q = f"SELECT key, value FROM header WHERE key IN ({','.join('?' * len(chunk))})"
+                self.found.update(self.db.execute(q, chunk))
+        except (sqlite3.Error, OSError):
+            self.close()
+
+    def get(self, name: str) -> Provenance | None:
+        value = self.found.get(self.keys.get(name, ""))
+        if value is None:
+            return None
+        try:
+            d = json.loads(value)
+            d["sources"] = [Source(**x) for x in d["sources"]]
+            d["symbol_lines"] = [Source(**x) for x in d["symbol_lines"]]
+            prov = Provenance(**d)
+        except (ValueError, TypeError, KeyError):  # a damaged row: parse the file again
+            return None
+        return prov if prov.path == name else None
+
+    def put(self, prov: Provenance) -> None:
+        if self.db is not None and prov.path in self.keys:
+            self.new.append((self.keys[prov.path], json.dumps(dataclasses.asdict(prov), separators=(",", ":"))))
+
+    def close(self) -> None:
+        if self.db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            self.db.executemany("INSERT OR REPLACE INTO header (key, value) VALUES (?, ?)", self.new)
+            self.db.commit()
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        self.db = None
 
 
 def _resolve_inherits(provs: list[Provenance]) -> None:

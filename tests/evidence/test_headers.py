@@ -284,3 +284,51 @@ def test_real_tree_faithful_1_1_port_and_grounding_statements():
         "// Olmo2 attention block.\n// Grounding: vllm/model_executor/models/olmo2.py @ e24d1b24 — Olmo2Attention\n"
     ) == [("vllm/model_executor/models/olmo2.py", "e24d1b24", "")]
     assert parse_header("a.cpp", "// Grounding the design in practice: see the notes.\n").kind == "none"
+
+
+def test_a_clean_file_is_parsed_once_per_version_and_a_changed_one_is_read_again(tmp_path):
+    import sqlite3
+
+    from porttrack import cache
+
+    port, cache_dir = init_repo(tmp_path / "port"), str(tmp_path / "cache")
+    commit_files(
+        port,
+        {
+            "include/kv.h": "// Ported from: vllm/v1/kv.py @ e24d1b24\n#pragma once\n",
+            "src/kv.cpp": '// See include/kv.h\n#include "kv.h"\n',
+            "src/pool.cpp": "// Ported from: vllm/v1/pool.py @ e24d1b24\n",
+        },
+        "port",
+    )
+
+    def scan():
+        return {p.path: p for p in scan_headers(port, scopes=["src", "include"], cached=True, cache_dir=cache_dir)}
+
+    def sources(provs):
+        return {path: [(s.upstream, s.pin) for s in p.sources] for path, p in provs.items()}
+
+    first = scan()
+    assert sources(first) == sources({p.path: p for p in scan_headers(port, scopes=["src", "include"])})
+    assert first["src/kv.cpp"].inherits == "include/kv.h"  # resolved after reading from the cache too
+    db = sqlite3.connect(cache.db_path(cache_dir))
+    assert db.execute("SELECT count(*) FROM header").fetchone()[0] == 3
+    # a clean file's row is what the next scan uses: a planted one shows through
+    key, value = db.execute("SELECT key, value FROM header WHERE key LIKE '%:src/pool.cpp'").fetchone()
+    db.execute("UPDATE header SET value = ? WHERE key = ?", (value.replace("pool.py", "planted.py"), key))
+    db.commit()
+    assert sources(scan())["src/pool.cpp"] == [("vllm/v1/planted.py", "e24d1b24")]
+    assert scan()["src/kv.cpp"].inherits == "include/kv.h"
+    # a file edited in the working tree (not staged) and a new untracked one are read, not looked up
+    (port / "src/pool.cpp").write_text("// Ported from: vllm/v1/pool2.py @ e24d1b24\n")
+    (port / "src/new.cpp").write_text("// Ported from: vllm/v1/new.py @ e24d1b24\n")
+    got = sources(scan())
+    assert got["src/pool.cpp"] == [("vllm/v1/pool2.py", "e24d1b24")] and got["src/new.cpp"] == [
+        ("vllm/v1/new.py", "e24d1b24")
+    ]
+    # a damaged row is a parse, not a failure; a deleted file is gone
+    db.execute("UPDATE header SET value = '{not json' WHERE key LIKE '%:include/kv.h'")
+    db.commit()
+    (port / "src/kv.cpp").unlink()
+    got = sources(scan())
+    assert got["include/kv.h"] == [("vllm/v1/kv.py", "e24d1b24")] and "src/kv.cpp" not in got

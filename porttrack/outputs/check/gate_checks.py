@@ -125,10 +125,7 @@ def _unmapped(ctx: _Ctx, j: GateJob) -> list[Finding]:
     from porttrack.evidence import headers
 
     if ctx.umap is None:
-        scopes = sorted({s for paths in ctx.cfg.scopes.values() for s in paths})
-        ctx.umap = headers.upstream_map(
-            headers.scan_headers(ctx.root, scan_lines=ctx.cfg.header_scan_lines, scopes=scopes)
-        )
+        ctx.umap = headers.upstream_map(headers.scan_port(ctx.cfg))
     files = headers.counterparts(ctx.cfg, ctx.umap, j.gate.probe)
     st = gates.counterpart_state(j.gate, files)
     ctx.evidence[_job_subject(j)] = f"{j.gate.probe}: port counterparts {', '.join(files) or 'none'}"

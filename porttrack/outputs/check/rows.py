@@ -21,8 +21,7 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
         return []
     from porttrack.evidence import headers
 
-    scopes = sorted({s for paths in ctx.cfg.scopes.values() for s in paths})
-    provs = headers.scan_headers(ctx.root, scan_lines=ctx.cfg.header_scan_lines, scopes=scopes)
+    provs = headers.scan_port(ctx.cfg)
     out = []
     for e, b in lacking:
         label = f"entry {e.n} behaviour"
