@@ -43,9 +43,8 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
             notes.append(
                 f"{r.label}: audit would say {r.verdict} ({r.rule}: {r.reason}); the human verdict {r.recorded} stands."
             )
+    by_n = {e.n: e for e in qf.queue.entries}
     for r in mine:
-        table = _table(qf, r.n, r.part)
-        before = table.as_string()
         fields = dict(
             verdict=r.verdict,
             verdict_by="audit",
@@ -58,6 +57,13 @@ def write(qf, result: Audit, qrel: str) -> tuple[int, list[str]]:
         )
         if r.part is None:
             fields["disposition"] = DISPOSITION.get(r.verdict, "PORT-NOW")
+            # an entry nobody has edited since it was written is rewritten as text (the same bytes)
+            wrote = queuefile.write_entry_text(qf, by_n[r.n], **fields)
+            if wrote is not None:
+                changed += wrote
+                continue
+        table = _table(qf, r.n, r.part)
+        before = table.as_string()
         queuefile.set_fields(table, fields)
         changed += table.as_string() != before
     # Entry-ported gates cite the waited-on entry's line, which the writes above may have moved;

@@ -327,3 +327,72 @@ def test_docs_list_every_key_the_loader_accepts():
             if not re.search(rf"`{key}`|^{key} = |\[\[?\w+\.{key}\]\]?", docs, re.MULTILINE):
                 missing.append(f"{cls.__name__}.{key}")
     assert missing == [], missing
+
+
+def _built_queue(folder: Path) -> Path:
+    """A queue as `queue build` writes it (entries appended as text), saved and read back."""
+    p = folder / "q.toml"
+    qf = queuefile.new(p, QueueMeta(name="n", pin="a" * 40, target="b" * 40))
+    entries = [
+        Entry(
+            n=i, sha=f"{i:040x}", subject=f"change {i} (#{i})", files=[f"vllm/m{i}.py"], symbols=Symbols(changed=["X"])
+        )
+        for i in range(1, 6)
+    ]
+    queuefile.append_entries(qf, entries)
+    queuefile.save(qf)
+    return p
+
+
+def test_an_entry_as_written_is_rewritten_as_text_with_the_bytes_tomlkit_writes(tmp_path):
+    tricky = ['quote " and back\\slash', "tab\there, newline\nthere, bell \x07, del \x7f", "é ✓ 𝄞", '"""', ""]
+    gates = [
+        Gate(id="x-absent", kind="absent", probe="X", scope=["src", "include"], control="Y", established_at="a.h:3"),
+        Gate(id="wait-1", kind="entry-ported", entry=1, established_at="q.toml:99"),
+    ]
+    values = [
+        dict(verdict="surface-absent", verdict_by="audit", rule="unmapped", reason='the port lacks "X"',
+             owner="", blocked_by=[], gates=gates, evidence=tricky, disposition="INVENTORY"),
+        dict(verdict="blocked", verdict_by="audit", rule="blocked", reason="waits", owner="ROW-1",
+             blocked_by=[1, 2], gates=[], evidence=["one line"], disposition="PORT-NOW"),
+        dict(verdict="no-op", verdict_by="audit", rule="no-op", reason="", owner="", blocked_by=[], gates=[],
+             evidence=[], disposition="PORT-NOW"),
+        dict(verdict="unclassified", verdict_by="", reason="", owner="", blocked_by=[], gates=[],
+             disposition="PORT-NOW"),  # what the entry already holds: nothing changes
+        dict(verdict="real-gap", verdict_by="audit", rule="real-gap", reason="r", owner="", blocked_by=[3],
+             gates=gates[:1], evidence=["e"], disposition="PORT-NOW"),
+    ]  # fmt: skip
+    as_text = queuefile.load(_built_queue(tmp_path / "text"))
+    by_table = queuefile.load(_built_queue(tmp_path / "table"))
+    for e, v in zip(as_text.queue.entries, values, strict=True):
+        wrote = queuefile.write_entry_text(as_text, e, **v)
+        # 3: an empty `evidence` is written by the table edit alone; 5: the file's last entry has no blank line after it
+        assert wrote is (None if e.n in (3, 5) else e.n != 4)
+        if wrote is None:
+            queuefile.set_fields(queuefile.edit_entry(as_text, e.n), v)
+        queuefile.set_fields(queuefile.edit_entry(by_table, e.n), v)
+    assert queuefile.dumps(as_text) == queuefile.dumps(by_table)
+    # written once, an entry is edited through its table from then on, and both paths still agree
+    assert queuefile.write_entry_text(as_text, as_text.queue.entries[0], **values[2]) is None
+    for qf in (as_text, by_table):
+        queuefile.set_fields(queuefile.edit_entry(qf, 1), {"reason": "again"})
+        queuefile.follow_citations(qf)
+        queuefile.rebuild(qf)
+    assert queuefile.dumps(as_text) == queuefile.dumps(by_table)
+    assert [g.established_at for g in as_text.queue.entries[0].gates] == ["a.h:3", "q.toml:12"]
+
+
+def test_an_entry_a_person_touched_is_never_rewritten_as_text(tmp_path):
+    p = _built_queue(tmp_path)
+    edits = [
+        lambda t: t.replace('subject = "change 2 (#2)"\n', 'subject = "change 2 (#2)"  # keep\n'),
+        lambda t: t.replace("[[entry]]\nn = 3\n", "[[entry]]\n# ours\nn = 3\n"),
+        lambda t: t.replace('verdict = "unclassified"\nverdict_by = ""\nreason = ""\nowner = ""\nblocked_by = []\n\n[entry.symbols]\nadded = []\nchanged = ["X"]\nremoved = []\nuses = []\n\n[[entry]]\nn = 5', 'verdict = "unclassified"\nverdict_by = ""\nreason = ""\nowner = ""\nblocked_by = []\n\n[entry.symbols]\nadded = []\nchanged = ["X"]\nremoved = []\nuses = []\n\n\n[[entry]]\nn = 5'),
+    ]  # fmt: skip
+    for edit in edits:
+        p.write_text(edit(p.read_text()))
+    text = p.read_text()
+    assert text.count("# keep") == 1 and text.count("# ours") == 1 and "\n\n\n[[entry]]\nn = 5" in text
+    qf = queuefile.load(p)
+    results = [queuefile.write_entry_text(qf, e, verdict="no-op", verdict_by="audit") for e in qf.queue.entries]
+    assert results == [True, None, None, None, None]  # 4: two blank lines follow; 5 ends the file

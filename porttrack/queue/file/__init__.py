@@ -31,6 +31,7 @@ from porttrack.queue.file.encode import (
     set_fields,
     set_meta,
     set_tables,
+    write_entry_text,
 )
 from porttrack.queue.file.store import save, write_atomic
 
@@ -62,4 +63,5 @@ __all__ = [
     "set_meta",
     "set_tables",
     "write_atomic",
+    "write_entry_text",
 ]

@@ -40,9 +40,10 @@ class QueueFile:
         # tomlkit tables costs about a millisecond a key, so a 10,000-table import writes text
         self.pending: str | None = None
         self.lock: _Held | None = None  # the writers' lock, when held from the read (`load(lock=True)`)
-        # entry index -> (first line, end line, its own tomlkit document): entries edited without
-        # parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5 entries written)
-        self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument]] = {}
+        # entry index -> (first line, end line, its own tomlkit document, or its new text): entries
+        # edited without parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5
+        # entries written). Text is what `encode.write_entry_text` rewrote; it is parsed if edited again.
+        self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument | str]] = {}
         self._index: tuple[dict, dict[int, int]] | None = None
 
     @property
@@ -67,16 +68,34 @@ def edit_entry(qf: QueueFile, n: int) -> Table | None:
         if index >= len(spans):
             return next((t for t in qf.doc.get("entry", []) if t.get("n") == n), None)
         start, end = spans[index]
-        lines = _kept_lines(qf.text)
-        qf._chunks[index] = (start, end, parse_toml(qf.path, "".join(lines[start - 1 : end - 1])))
-    return qf._chunks[index][2]["entry"][0]
+        qf._chunks[index] = (start, end, chunk_text(qf, index))
+    return chunk_doc(qf, index)["entry"][0]
+
+
+def chunk_text(qf: QueueFile, index: int) -> str:
+    """The text of the `index`th [[entry]] (its children and the blank lines after it included):
+    as edited, where it was, else as read."""
+    if index in qf._chunks:
+        doc = qf._chunks[index][2]
+        return doc if isinstance(doc, str) else doc.as_string()
+    start, end = _spans(qf.text, "entry")[index]
+    return "".join(_kept_lines(qf.text)[start - 1 : end - 1])
+
+
+def chunk_doc(qf: QueueFile, index: int) -> tomlkit.TOMLDocument:
+    """The tomlkit document of an entry edited on its own (parsed now where it is still text)."""
+    start, end, doc = qf._chunks[index]
+    if isinstance(doc, str):
+        doc = parse_toml(qf.path, doc)
+        qf._chunks[index] = (start, end, doc)
+    return doc
 
 
 def _spliced(qf: QueueFile) -> str:
     """The read text with each separately edited entry's new text in place of its old lines."""
     lines = qf.text.splitlines(keepends=True)
     for start, end, doc in sorted(qf._chunks.values(), key=lambda c: c[0], reverse=True):
-        lines[start - 1 : end - 1] = [doc.as_string()]
+        lines[start - 1 : end - 1] = [doc if isinstance(doc, str) else doc.as_string()]
     return "".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -25,9 +26,9 @@ from porttrack.model import (
     QueueMeta,
     Symbols,
 )
-from porttrack.queue.file.lines import _lines, _spans, line_of
+from porttrack.queue.file.lines import _lines, _spans, line_of, position
 from porttrack.queue.file.decode import _to_model
-from porttrack.queue.file.document import QueueFile, _spliced, edit_entry
+from porttrack.queue.file.document import QueueFile, _spliced, chunk_doc, chunk_text, edit_entry
 
 
 def new(path: Path, meta: QueueMeta) -> QueueFile:
@@ -457,7 +458,7 @@ def _reparsed(qf: QueueFile) -> QueueFile:
     if qf._doc is None:  # only separately parsed entries were edited: only they are read again
         entries = list(qf.data.get("entry", []))
         for index, (_, _, doc) in qf._chunks.items():
-            entries[index] = doc.unwrap()["entry"][0]
+            entries[index] = (tomllib.loads(doc) if isinstance(doc, str) else doc.unwrap())["entry"][0]
         qf.data = {**qf.data, "entry": entries}
         return QueueFile(path=qf.path, doc=None, queue=qf.queue, text=dumps(qf), data=qf.data)
     qf.data = qf.doc.unwrap()
@@ -495,7 +496,7 @@ def follow_citations(qf: QueueFile) -> None:
         for i in cites:  # entries that had such gates when read; those edited since are loaded already
             if numbers_of.get(i) is not None:
                 edit_entry(qf, numbers_of[i])
-        owners, tables = [], [doc["entry"][0] for _, _, doc in qf._chunks.values()]
+        owners, tables = [], [chunk_doc(qf, i)["entry"][0] for i, c in qf._chunks.items() if not _cites_none(c[2])]
         view = QueueFile(qf.path, None, qf.queue, _spliced(qf), data=qf.data)
     numbers = {e.get("n") for e in view.data.get("entry", [])}
     for t in tables:
@@ -510,6 +511,36 @@ def follow_citations(qf: QueueFile) -> None:
                 want = f"{path}:{line_of(view, n)}"
                 if cited != want:
                     g["established_at"] = want
+
+
+def _cites_none(chunk: tomlkit.TOMLDocument | str) -> bool:
+    """An entry rewritten as text with no entry-ported gate: nothing in it to follow, nothing to parse."""
+    return isinstance(chunk, str) and "entry-ported" not in chunk
+
+
+def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
+    """`set_fields` of entry `e`'s own keys, as text, where the file still holds `e` exactly as
+    `entry_text` wrote it (no person's edit, comment or spacing to keep): then the new text is
+    `entry_text` of the entry with `values`, which is what the tomlkit edit writes, at a fraction of
+    its cost. Returns whether the text changed, or None where the entry is not as written (edit it
+    through its table instead)."""
+    index = position(qf, e.n)
+    if qf._doc is not None or qf.pending is not None or index is None or index in qf._chunks:
+        return None
+    # the table edit writes an empty value of a key entry_text leaves out when empty (`evidence = []`)
+    if any(v is None or (not v and k not in _ALWAYS and k != "gates") for k, v in values.items()):
+        return None
+    if index >= len(_spans(qf.text, "entry")):
+        return None
+    old = chunk_text(qf, index)
+    # as `queue build` writes it: no gates or parts yet, one blank line before the next entry
+    if e.gates or e.parts or "\r" in old or not old.endswith("\n\n") or old[:-1] != entry_text(e):
+        return None
+    # tomlkit appends gate tables after that blank line, and none follows them
+    new = entry_text(dataclasses.replace(e, **values)) + ("" if values.get("gates") else "\n")
+    start, end = _spans(qf.text, "entry")[index]
+    qf._chunks[index] = (start, end, new)
+    return new != old
 
 
 def follow_citations_whole(qf: QueueFile) -> None:
