@@ -372,6 +372,12 @@ def test_an_entry_as_written_is_rewritten_as_text_with_the_bytes_tomlkit_writes(
             queuefile.set_fields(queuefile.edit_entry(as_text, e.n), v)
         queuefile.set_fields(queuefile.edit_entry(by_table, e.n), v)
     assert queuefile.dumps(as_text) == queuefile.dumps(by_table)
+    gates[1].established_at = "q.toml:12"  # audit.write sets it on its own gates once the entries are written
+    for qf in (as_text, by_table):  # the entry-ported citation follows entry 1's line, in text as in the table
+        queuefile.follow_citations(qf)
+    assert queuefile.dumps(as_text) == queuefile.dumps(by_table) and 'established_at = "q.toml:12"' in queuefile.dumps(
+        as_text
+    )
     # written once, an entry is edited through its table from then on, and both paths still agree
     assert queuefile.write_entry_text(as_text, as_text.queue.entries[0], **values[2]) is None
     for qf in (as_text, by_table):

@@ -13,6 +13,7 @@ from porttrack import paths as pathrules, tomlmap
 from porttrack.config import parse_toml
 from porttrack.errors import UserError
 from porttrack.model import (
+    Entry,
     Queue,
     QueueMeta,
 )
@@ -44,6 +45,7 @@ class QueueFile:
         # edited without parsing the whole file, spliced back by `dumps` (a 100k-entry queue, 5
         # entries written). Text is what `encode.write_entry_text` rewrote; it is parsed if edited again.
         self._chunks: dict[int, tuple[int, int, tomlkit.TOMLDocument | str]] = {}
+        self._as_built: dict[int, tuple[Entry, str]] = {}  # such text: the entry it renders, and what follows it
         self._index: tuple[dict, dict[int, int]] | None = None
 
     @property
@@ -51,7 +53,7 @@ class QueueFile:
         if self._doc is None:
             text = self.pending if self.pending is not None else _spliced(self) if self._chunks else self.text
             self._doc = parse_toml(self.path, text)
-            self.pending, self._chunks = None, {}
+            self.pending, self._chunks, self._as_built = None, {}, {}
         return self._doc
 
 
@@ -88,6 +90,7 @@ def chunk_doc(qf: QueueFile, index: int) -> tomlkit.TOMLDocument:
     if isinstance(doc, str):
         doc = parse_toml(qf.path, doc)
         qf._chunks[index] = (start, end, doc)
+        qf._as_built.pop(index, None)
     return doc
 
 

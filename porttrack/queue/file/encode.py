@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from dataclasses import replace
 import json
 import re
 import tomllib
@@ -393,7 +394,7 @@ def _append_text(qf: QueueFile, entries: list[Entry], used: set[int]) -> None:
     nl = "\r\n" if "\r\n" in base else "\n"  # a CRLF file stays CRLF
     text = base + ("" if not base or base.endswith(nl * 2) else nl if base.endswith(nl) else nl * 2)
     text += nl.join(entry_text(e, nl) for e in entries)
-    qf.pending, qf._chunks = text, {}  # separately edited entries are in the text now
+    qf.pending, qf._chunks, qf._as_built = text, {}, {}  # separately edited entries are in the text now
     qf.data = tomllib.loads(text)
     view = QueueFile(path=qf.path, doc=None, queue=qf.queue, text=text, data=qf.data)
     qf.queue = _to_model(view)
@@ -496,21 +497,44 @@ def follow_citations(qf: QueueFile) -> None:
         for i in cites:  # entries that had such gates when read; those edited since are loaded already
             if numbers_of.get(i) is not None:
                 edit_entry(qf, numbers_of[i])
-        owners, tables = [], [chunk_doc(qf, i)["entry"][0] for i, c in qf._chunks.items() if not _cites_none(c[2])]
+        texts = [i for i, c in qf._chunks.items() if isinstance(c[2], str) and i in qf._as_built]
+        owners = []
+        tables = [
+            chunk_doc(qf, i)["entry"][0] for i, c in qf._chunks.items() if i not in texts and not _cites_none(c[2])
+        ]
         view = QueueFile(qf.path, None, qf.queue, _spliced(qf), data=qf.data)
+        numbers = {e.get("n") for e in view.data.get("entry", [])}
+        for i in texts:  # rewritten as text from the model: rendered again from it, with the lines followed
+            e, tail = qf._as_built[i]
+            gates = [
+                replace(
+                    g,
+                    established_at=_followed(qf, view, numbers, g.kind, g.established_at, g.entry) or g.established_at,
+                )
+                for g in e.gates
+            ]
+            if gates != e.gates:
+                qf._as_built[i] = (replace(e, gates=gates), tail)
+                qf._chunks[i] = (*qf._chunks[i][:2], entry_text(qf._as_built[i][0]) + tail)
     numbers = {e.get("n") for e in view.data.get("entry", [])}
     for t in tables:
         owners += [t, *t.get("part", [])]
     for owner in owners:
         for g in owner.get("gate", []):
-            cited, n = g.get("established_at"), g.get("entry")
-            if g.get("kind") != "entry-ported" or not isinstance(cited, str) or n not in numbers:
-                continue
-            path, sep, line = cited.rpartition(":")
-            if sep and line.isdigit() and (path == qf.path.name or path.endswith("/" + qf.path.name)):
-                want = f"{path}:{line_of(view, n)}"
-                if cited != want:
-                    g["established_at"] = want
+            want = _followed(qf, view, numbers, g.get("kind"), g.get("established_at"), g.get("entry"))
+            if want is not None:
+                g["established_at"] = want
+
+
+def _followed(qf: QueueFile, view: QueueFile, numbers: set, kind: Any, cited: Any, n: Any) -> str | None:
+    """The citation an entry-ported gate should hold when it names a line of this queue that has moved."""
+    if kind != "entry-ported" or not isinstance(cited, str) or n not in numbers:
+        return None
+    path, sep, line = cited.rpartition(":")
+    if sep and line.isdigit() and (path == qf.path.name or path.endswith("/" + qf.path.name)):
+        want = f"{path}:{line_of(view, n)}"
+        return want if cited != want else None
+    return None
 
 
 def _cites_none(chunk: tomlkit.TOMLDocument | str) -> bool:
@@ -537,9 +561,13 @@ def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
     if e.gates or e.parts or "\r" in old or not old.endswith("\n\n") or old[:-1] != entry_text(e):
         return None
     # tomlkit appends gate tables after that blank line, and none follows them
-    new = entry_text(dataclasses.replace(e, **values)) + ("" if values.get("gates") else "\n")
+    tail = "" if values.get("gates") else "\n"
+    written = dataclasses.replace(e, **values)  # its own gates: the text and the model it renders stay one
+    written.gates = [replace(g, scope=list(g.scope)) for g in written.gates]
+    new = entry_text(written) + tail
     start, end = _spans(qf.text, "entry")[index]
     qf._chunks[index] = (start, end, new)
+    qf._as_built[index] = (written, tail)
     return new != old
 
 
