@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -334,8 +335,12 @@ def scan_port(cfg: Config) -> list[Provenance]:
 
 @functools.cache
 def _parser_id() -> str:
-    """This module's own text, hashed: a cached header parsed by another version of the parser is never read."""
-    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+    """This module's own text, hashed: a cached header parsed by another version of the parser is never
+    read. Where the text cannot be read, a value of this process alone: nothing cached is reused."""
+    try:
+        return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return os.urandom(8).hex()
 
 
 class _Stored:
@@ -377,9 +382,9 @@ class _Stored:
             d["sources"] = [Source(**x) for x in d["sources"]]
             d["symbol_lines"] = [Source(**x) for x in d["symbol_lines"]]
             prov = Provenance(**d)
-        except (ValueError, TypeError, KeyError):  # a damaged row: parse the file again
+        except (ValueError, TypeError, KeyError, AttributeError):  # a damaged row: parse the file again
             return None
-        return prov if prov.path == name else None
+        return prov if prov.path == name and _well_typed(prov) else None
 
     def put(self, prov: Provenance) -> None:
         if self.db is not None and prov.path in self.keys:
@@ -394,6 +399,18 @@ class _Stored:
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
         self.db = None
+
+
+def _well_typed(prov: Provenance) -> bool:
+    """Whether a row read back from the cache holds the types a parse makes (a planted one may not)."""
+    return (
+        isinstance(prov.inherits, str)
+        and all(isinstance(f, bool) for f in (prov.original, prov.reimplemented))
+        and all(
+            all(isinstance(v, str) for v in (s.upstream, s.pin, s.qualifier)) and type(s.line) is int
+            for s in (*prov.sources, *prov.symbol_lines)
+        )
+    )
 
 
 def _resolve_inherits(provs: list[Provenance]) -> None:

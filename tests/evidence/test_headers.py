@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from conftest import commit_files, init_repo, run_cli
+from conftest import commit_files, git, init_repo, run_cli
 from porttrack.evidence.headers import comment_lines, headers_report, parse_header, scan_headers, upstream_map
 import os
 
@@ -326,9 +326,13 @@ def test_a_clean_file_is_parsed_once_per_version_and_a_changed_one_is_read_again
     assert got["src/pool.cpp"] == [("vllm/v1/pool2.py", "e24d1b24")] and got["src/new.cpp"] == [
         ("vllm/v1/new.py", "e24d1b24")
     ]
-    # a damaged row is a parse, not a failure; a deleted file is gone
+    # a damaged row, or one of the wrong types, is a parse, not a failure; a deleted file is gone
     db.execute("UPDATE header SET value = '{not json' WHERE key LIKE '%:include/kv.h'")
+    key, value = db.execute("SELECT key, value FROM header WHERE key LIKE '%:src/pool.cpp'").fetchone()
+    db.execute("UPDATE header SET value = ? WHERE key = ?", (value.replace('"line":1', '"line":"1\\u001b[2J"'), key))
     db.commit()
+    git(port, "checkout", "--", "src/pool.cpp")  # clean again: the planted row's blob, its line now text
+    assert sources(scan())["src/pool.cpp"] == [("vllm/v1/pool.py", "e24d1b24")]
     (port / "src/kv.cpp").unlink()
     got = sources(scan())
     assert got["include/kv.h"] == [("vllm/v1/kv.py", "e24d1b24")] and "src/kv.cpp" not in got

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from dataclasses import replace
 import json
 import re
 import tomllib
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -562,7 +560,7 @@ def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
         return None
     # tomlkit appends gate tables after that blank line, and none follows them
     tail = "" if values.get("gates") else "\n"
-    written = dataclasses.replace(e, **values)  # its own gates: the text and the model it renders stay one
+    written = replace(e, **values)  # its own gates: the text and the model it renders stay one
     written.gates = [replace(g, scope=list(g.scope)) for g in written.gates]
     new = entry_text(written) + tail
     start, end = _spans(qf.text, "entry")[index]
