@@ -402,3 +402,37 @@ def test_an_entry_a_person_touched_is_never_rewritten_as_text(tmp_path):
     qf = queuefile.load(p)
     results = [queuefile.write_entry_text(qf, e, verdict="no-op", verdict_by="audit") for e in qf.queue.entries]
     assert results == [True, None, None, None, None]  # 4: two blank lines follow; 5 ends the file
+
+
+def test_rewrites_after_rewrites_give_the_bytes_tomlkit_writes_whichever_path_each_entry_takes(tmp_path):
+    def gate(i: int, control: str = "") -> Gate:
+        return Gate(id=f"g{i}", kind="absent", probe=f"P{i}", scope=["src"], control=control, established_at="a.h:1")
+
+    one, other, two, others, keyed = [gate(1)], [gate(3)], [gate(1), gate(2)], [gate(4), gate(5)], [gate(1, "C")]
+    each = [  # the gates each entry gets, write after write
+        [one, other, other, [], one],
+        [two, others, keyed, keyed, one],
+        [[], one, two, two, []],
+        [keyed, other, one, [], others],
+        [one, other, [], one, one],  # the file's last entry
+    ]
+    rounds = list(zip(*each, strict=True))
+    as_text, by_table = _built_queue(tmp_path / "text"), _built_queue(tmp_path / "table")
+    took = set()  # (gates before, gates after) of the writes that took the text path
+    for r, gates_of in enumerate(rounds):
+        qf_text, qf_table = queuefile.load(as_text), queuefile.load(by_table)
+        for e, gates in zip(qf_text.queue.entries, gates_of, strict=True):
+            v = dict(verdict="real-gap", verdict_by="audit", rule="real-gap", reason=f"round {r}", gates=gates,
+                     evidence=[f"line {r}"], blocked_by=[r + 1])  # fmt: skip
+            if queuefile.write_entry_text(qf_text, e, **v) is None:
+                queuefile.set_fields(queuefile.edit_entry(qf_text, e.n), v)
+            else:
+                took.add((len(e.gates), len(gates), e.n == 5))
+            queuefile.set_fields(queuefile.edit_entry(qf_table, e.n), v)
+        for qf in (qf_text, qf_table):
+            queuefile.follow_citations(qf)
+            queuefile.rebuild(qf)
+            queuefile.save(qf)
+        assert as_text.read_bytes() == by_table.read_bytes(), f"round {r}"
+    # gates added, or kept in shape, and the file's last entry once it has gates
+    assert {(0, 1, False), (0, 2, False), (1, 1, False), (2, 2, False)} <= took and any(last for *_, last in took)

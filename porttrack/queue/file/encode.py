@@ -76,24 +76,30 @@ def _toml_value(key: str, value: Any) -> Any:
     return value
 
 
+def _gate_dict(g: Gate) -> dict[str, Any]:
+    """A gate's keys, in the order its table is written."""
+    d: dict[str, Any] = {"id": g.id, "kind": g.kind}
+    if g.kind != "entry-ported":
+        d["probe"] = g.probe
+    if g.kind not in UNPROBED_GATES:
+        d["scope"] = list(g.scope)
+        if g.control:
+            d["control"] = g.control
+    if g.regex:
+        d["regex"] = True
+    if g.expect is not None:
+        d["expect"] = g.expect
+    if g.entry is not None:
+        d["entry"] = g.entry
+    if g.established_at:
+        d["established_at"] = g.established_at
+    return d
+
+
 def _gate_table(g: Gate) -> Table:
     t = tomlkit.table()
-    t["id"] = g.id
-    t["kind"] = g.kind
-    if g.kind != "entry-ported":
-        t["probe"] = g.probe
-    if g.kind not in UNPROBED_GATES:
-        t["scope"] = list(g.scope)
-        if g.control:
-            t["control"] = g.control
-    if g.regex:
-        t["regex"] = True
-    if g.expect is not None:
-        t["expect"] = g.expect
-    if g.entry is not None:
-        t["entry"] = g.entry
-    if g.established_at:
-        t["established_at"] = g.established_at
+    for key, value in _gate_dict(g).items():
+        t[key] = value
     return t
 
 
@@ -441,11 +447,10 @@ def entry_text(e: Entry, newline: str = "\n") -> str:
         if key in _ALWAYS or value:
             t[key] = value.__dict__ if isinstance(value, Symbols) else value
     if e.gates:
-        t["gate"] = [_gate_table(g).unwrap() for g in e.gates]
+        t["gate"] = [_gate_dict(g) for g in e.gates]
     if e.parts:
         t["part"] = [
-            {**_part_dict(p), **({"gate": [_gate_table(g).unwrap() for g in p.gates]} if p.gates else {})}
-            for p in e.parts
+            {**_part_dict(p), **({"gate": [_gate_dict(g) for g in p.gates]} if p.gates else {})} for p in e.parts
         ]
     if e.citations:
         t["citation"] = [_citation_dict(c) for c in e.citations]
@@ -493,7 +498,7 @@ def follow_citations(qf: QueueFile) -> None:
         cites = [i for i, (s, e) in enumerate(spans) if any("entry-ported" in ln for ln in lines[s - 1 : e - 1])]
         numbers_of = {i: e.get("n") for i, e in enumerate(qf.data.get("entry", []))}
         for i in cites:  # entries that had such gates when read; those edited since are loaded already
-            if numbers_of.get(i) is not None:
+            if numbers_of.get(i) is not None and i not in qf._as_built:  # text from a model: followed below
                 edit_entry(qf, numbers_of[i])
         texts = [i for i, c in qf._chunks.items() if isinstance(c[2], str) and i in qf._as_built]
         owners = []
@@ -542,10 +547,10 @@ def _cites_none(chunk: tomlkit.TOMLDocument | str) -> bool:
 
 def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
     """`set_fields` of entry `e`'s own keys, as text, where the file still holds `e` exactly as
-    `entry_text` wrote it (no person's edit, comment or spacing to keep): then the new text is
+    `entry_text` writes it (no person's edit, comment or spacing to keep): then the new text is
     `entry_text` of the entry with `values`, which is what the tomlkit edit writes, at a fraction of
-    its cost. Returns whether the text changed, or None where the entry is not as written (edit it
-    through its table instead)."""
+    its cost. Returns whether the text changed, or None where the entry is not as written, or the
+    edit would reorder a gate's keys (edit it through its table instead)."""
     index = position(qf, e.n)
     if qf._doc is not None or qf.pending is not None or index is None or index in qf._chunks:
         return None
@@ -555,11 +560,16 @@ def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
     if index >= len(_spans(qf.text, "entry")):
         return None
     old = chunk_text(qf, index)
-    # as `queue build` writes it: no gates or parts yet, one blank line before the next entry
-    if e.gates or e.parts or "\r" in old or not old.endswith("\n\n") or old[:-1] != entry_text(e):
+    # as `queue build` writes it (one blank line before the next entry), or as this function or the
+    # table edit wrote it since: tomlkit appends gate tables after that blank line, and none follows them
+    if e.parts or "\r" in old or old != entry_text(e) + _tail(e.gates):
         return None
-    # tomlkit appends gate tables after that blank line, and none follows them
-    tail = "" if values.get("gates") else "\n"
+    # gates edited in place keep their keys' order and spacing; added or removed keys, more or fewer
+    # gates, or none left (the blank lines around them stay), would not
+    new_gates = values.get("gates", e.gates)
+    if e.gates and [_gate_keys(g) for g in e.gates] != [_gate_keys(g) for g in new_gates]:
+        return None
+    tail = _tail(new_gates)
     written = replace(e, **values)  # its own gates: the text and the model it renders stay one
     written.gates = [replace(g, scope=list(g.scope)) for g in written.gates]
     new = entry_text(written) + tail
@@ -567,6 +577,15 @@ def write_entry_text(qf: QueueFile, e: Entry, **values: Any) -> bool | None:
     qf._chunks[index] = (start, end, new)
     qf._as_built[index] = (written, tail)
     return new != old
+
+
+def _tail(gates: list[Gate]) -> str:
+    """What follows an entry as written: a blank line, or nothing after its last gate table."""
+    return "" if gates else "\n"
+
+
+def _gate_keys(g: Gate) -> list[str]:
+    return list(_gate_dict(g))
 
 
 def follow_citations_whole(qf: QueueFile) -> None:
