@@ -267,8 +267,8 @@ def parse_header(path: str, text: str, *, scan_lines: int = 40) -> Provenance:
     return prov
 
 
-def _list_files(root: Path) -> list[str]:
-    if gitio.is_git_repo(root):
+def _list_files(root: Path, in_git: bool) -> list[str]:
+    if in_git:
         out = gitio.git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
         return sorted(n for n in names if Path(n).suffix.lower() in HEADER_SUFFIXES)
@@ -296,12 +296,13 @@ def scan_headers(
     """
     root = Path(root)
     tree = pathrules.Tree(root)
-    names = sorted(set(paths)) if paths is not None else _list_files(root)
+    in_git = (paths is None or cached) and gitio.is_git_repo(root)  # asked once, and only when needed
+    names = sorted(set(paths)) if paths is not None else _list_files(root, in_git)
     if scopes:
         prefixes = pathrules.norm_all(scopes)
         names = [n for n in names if pathrules.under(n, prefixes)]
     where = pathrules.norm_all(scopes) if scopes else [""]
-    store = _Stored(root, where, names, scan_lines, cache_dir) if cached else None
+    store = _Stored(root, where, names, scan_lines, cache_dir) if cached and in_git else None
     provs = []
     for name in names:
         prov = store.get(name) if store is not None else None
@@ -346,8 +347,8 @@ def _parser_id() -> str:
 class _Stored:
     """Parsed headers kept in porttrack's cache by the file's git blob id, for the files whose index
     entry vouches for their working-tree content (`listing.list_worktree`): a clean file is parsed
-    once per version, not once per run. Anything else is read, and nothing here stops a run: a cache
-    that fails to read or write is a parse."""
+    once per version, not once per run (`root` is a git work tree). Anything else is read, and
+    nothing here stops a run: a cache that fails to read or write is a parse."""
 
     def __init__(self, root: Path, where: list[str], names: list[str], scan_lines: int, cache_dir: str | None):
         from porttrack.probe import listing
@@ -356,7 +357,7 @@ class _Stored:
         self.keys: dict[str, str] = {}
         self.found: dict[str, str] = {}
         self.new: list[tuple[str, str]] = []
-        if not names or not gitio.is_git_repo(root):
+        if not names:
             return
         blobs = listing.list_worktree(root, where, True)
         prefix = f"{_parser_id()}:{scan_lines}:"

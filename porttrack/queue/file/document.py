@@ -96,7 +96,7 @@ def chunk_doc(qf: QueueFile, index: int) -> tomlkit.TOMLDocument:
 
 def _spliced(qf: QueueFile) -> str:
     """The read text with each separately edited entry's new text in place of its old lines."""
-    lines = qf.text.splitlines(keepends=True)
+    lines = list(_kept_lines(qf.text))  # a copy: the memoised list stays as read
     for start, end, doc in sorted(qf._chunks.values(), key=lambda c: c[0], reverse=True):
         lines[start - 1 : end - 1] = [doc if isinstance(doc, str) else doc.as_string()]
     return "".join(lines)

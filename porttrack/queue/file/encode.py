@@ -490,6 +490,7 @@ def follow_citations(qf: QueueFile) -> None:
         view = QueueFile(qf.path, qf._doc, qf.queue, qf._doc.as_string(), data=qf._doc.unwrap())
         owners = [*qf._doc.get("rule", [])]
         tables = list(qf._doc.get("entry", []))
+        texts: set[int] = set()
     else:  # entries edited one by one: the numbering is unchanged, so the read data still finds them
         if re.search(r"^\s*\[\[\s*rule\s*\.\s*gate\s*\]\]", qf.text, re.M):
             return follow_citations_whole(qf)
@@ -500,26 +501,14 @@ def follow_citations(qf: QueueFile) -> None:
         for i in cites:  # entries that had such gates when read; those edited since are loaded already
             if numbers_of.get(i) is not None and i not in qf._as_built:  # text from a model: followed below
                 edit_entry(qf, numbers_of[i])
-        texts = [i for i, c in qf._chunks.items() if isinstance(c[2], str) and i in qf._as_built]
+        texts = {i for i, c in qf._chunks.items() if isinstance(c[2], str) and i in qf._as_built}
         owners = []
         tables = [
             chunk_doc(qf, i)["entry"][0] for i, c in qf._chunks.items() if i not in texts and not _cites_none(c[2])
         ]
         view = QueueFile(qf.path, None, qf.queue, _spliced(qf), data=qf.data)
-        numbers = {e.get("n") for e in view.data.get("entry", [])}
-        for i in texts:  # rewritten as text from the model: rendered again from it, with the lines followed
-            e, tail = qf._as_built[i]
-            gates = [
-                replace(
-                    g,
-                    established_at=_followed(qf, view, numbers, g.kind, g.established_at, g.entry) or g.established_at,
-                )
-                for g in e.gates
-            ]
-            if gates != e.gates:
-                qf._as_built[i] = (replace(e, gates=gates), tail)
-                qf._chunks[i] = (*qf._chunks[i][:2], entry_text(qf._as_built[i][0]) + tail)
     numbers = {e.get("n") for e in view.data.get("entry", [])}
+    _follow_as_built(qf, view, numbers, sorted(i for i in texts if not _cites_none(qf._chunks[i][2])))
     for t in tables:
         owners += [t, *t.get("part", [])]
     for owner in owners:
@@ -527,6 +516,21 @@ def follow_citations(qf: QueueFile) -> None:
             want = _followed(qf, view, numbers, g.get("kind"), g.get("established_at"), g.get("entry"))
             if want is not None:
                 g["established_at"] = want
+
+
+def _follow_as_built(qf: QueueFile, view: QueueFile, numbers: set, indices: list[int]) -> None:
+    """`follow_citations` for entries rewritten as text from their model: rendered again from it."""
+    for i in indices:
+        e, tail = qf._as_built[i]
+        gates = [
+            replace(
+                g, established_at=_followed(qf, view, numbers, g.kind, g.established_at, g.entry) or g.established_at
+            )
+            for g in e.gates
+        ]
+        if gates != e.gates:
+            qf._as_built[i] = (replace(e, gates=gates), tail)
+            qf._chunks[i] = (*qf._chunks[i][:2], entry_text(qf._as_built[i][0]) + tail)
 
 
 def _followed(qf: QueueFile, view: QueueFile, numbers: set, kind: Any, cited: Any, n: Any) -> str | None:
