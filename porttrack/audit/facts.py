@@ -98,41 +98,106 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             )
             out[i] = j._replace(kind="plumbing")
     for i, j in enumerate(out):
-        if j.kind == "gap" and _foreign(s, j):
+        if j.kind != "gap":
+            continue
+        if _foreign(s, j):
             names = _names(j.state.new_missing)
-            s.ev.append(
-                f"hunk {j.hunk.path}:{j.hunk.new_start} touches only {', '.join(names)}, which the port's code "
-                "names nowhere: the lines it changes belong to something the port lacks"
-            )
-            out[i] = j._replace(kind="foreign")
+        elif not j.state.new_found and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
+            j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
+        else:
+            continue
+        s.ev.append(
+            f"hunk {j.hunk.path}:{j.hunk.new_start} touches only lines that serve {', '.join(names)}, which the "
+            "port's code names nowhere: the lines it changes belong to something the port lacks"
+        )
+        out[i] = j._replace(kind="foreign")
     return out
 
 
+_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
+_JUMP = re.compile(r"^\s*(?:break|continue|return|raise|yield)\b")
+_HEADER = re.compile(r"^\s*(?:if|elif|else|for|while|with|try|except|finally)\b.*:\s*(?:#.*)?$")
+
+
 def _every_line_lacks(s: Subject, h) -> list[str]:
-    """The names the port lacks when every changed code line of a hunk (either side) names at least
-    one of them, else []: such lines serve something the port lacks, whatever function holds them.
-    Names an entry of the queue adds, or the change defines on a surface the port has, do not count;
-    nor do Python's builtins and what the file imports from outside its package."""
+    """The names the port lacks when every changed code line of a hunk (either side) serves one of
+    them, else []: such lines serve something the port lacks, whatever function holds them. A line
+    serves a name it names, a local set from such a line, or the block header above it that names
+    one; a header over changed lines that names none does what its body does. Names an entry of the
+    queue adds, or the change defines on a surface the port has, do not count; nor do Python's
+    builtins, what the file imports from outside its package, and language-only constructs."""
     ctx, lacking, seen = s.ctx, [], False
     before, after = ctx.upstream_text(f"{s.e.sha}^", h.path) or "", ctx.upstream_text(s.e.sha, h.path) or ""
     package = h.path.split("/", 1)[0]
     outside = hunks_mod.outside_names(before, package) | hunks_mod.outside_names(after, package)
     sides = [(h.old, h.old_start, before), (h.new, h.new_start, after)]
     lines = [(x, text, start + i) for side, start, text in sides for i, x in enumerate(side)]
-    for line, text, number in [x for x in lines if hunks_mod.is_code_line(x[1], x[2])]:
+    code = [x for x in lines if hunks_mod.is_code_line(x[1], x[2])]
+    tainted: set[str] = set()  # locals set from what the port lacks
+    # an import names what the code reads; the other constructs carry no behaviour to serve anything
+    mechanics = [re.compile(rx) for name, rx in ctx.cfg.language_only.items() if name != "import"]
+    covered: tuple[str, int] | None = None  # (side's text, indent) of a header that names what the port lacks
+    for k, (line, text, number) in enumerate(code):
+        indent = len(line) - len(line.lstrip())
+        if covered is not None and covered[0] is text and indent > covered[1]:
+            continue  # the body of a block whose header serves what the port lacks
+        covered = None
+        if any(rx.search(line.strip()) for rx in mechanics):
+            continue
         names = hunks_mod.feature_names(line, outside)
-        if not names:
+        missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
+        reads = [t for t in hunks_mod.tokens([line]) if t in tainted]
+        if _heads_a_changed_body(code, k):
+            if missing or reads:
+                covered, seen = (text, indent), True
+                lacking += [n for n in missing if n not in lacking]
+            continue
+        if not missing and not reads and _JUMP.match(line):
+            return []  # `break`, `return`: control flow of its own
+        if not names and not reads:
             if hunks_mod.continues_statement(text, number) or not any(
                 t[0].isalnum() or t[0] == "_" for t in hunks_mod.tokens([line])
             ):
                 continue  # an argument of a call that spans lines, `)`, `else:`, `pass`: part of another line
             return []  # `return n + 1`: behaviour of its own, on no feature at all
         seen = True
-        missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
-        if not missing:
+        if (not missing and not reads) or _defines_on_port_surface(s, h.path, line):
             return []
+        if m := _ASSIGN.match(line):
+            tainted.add(m.group(1))
         lacking += [n for n in missing if n not in lacking]
     return lacking if seen else []
+
+
+def _heads_a_changed_body(code: list[tuple[str, str, int]], k: int) -> bool:
+    """Is code line k a block header (`if x:`, `else:`) whose next changed line, on the same side, is
+    its body? A header over unchanged lines is the change itself and is judged by its own names."""
+    line, text, number = code[k]
+    if not _HEADER.match(line) or hunks_mod.continues_statement(text, number) or k + 1 == len(code):
+        return False
+    body, body_text, body_number = code[k + 1]
+    indent = len(line) - len(line.lstrip())
+    return body_text is text and body_number > number and len(body) - len(body.lstrip()) > indent
+
+
+_DEFINITION = re.compile(r"^(\s*)(?:(?:async\s+)?def\s+|class\s+|self\.)?([A-Za-z_]\w*)\s*(?:\(|:[^=]|=[^=])")
+
+
+def _defines_on_port_surface(s: Subject, path: str, line: str) -> bool:
+    """Does this line define a new member of a class the port has, or a new top-level name of a file
+    it maps? A new field of the port's class is work whatever its type names; a local is no surface,
+    and a member the file had before (a changed signature) is judged by what its line names."""
+    m = _DEFINITION.match(line)
+    if m is None:
+        return False
+    ctx, name = s.ctx, m.group(2)
+    owners = ctx.upstream_members(s.e.sha, path).get(name, set())
+    new = owners - ctx.upstream_members(f"{s.e.sha}^", path).get(name, set())
+    if new:
+        return any(not ctx.port_lacks(c) for c in new)
+    before = ctx.upstream_text(f"{s.e.sha}^", path) or ""
+    had = re.search(rf"^(?:(?:async\s+)?def\s+|class\s+){re.escape(name)}\b|^{re.escape(name)}\s*[:=]", before, re.M)
+    return not owners and not m.group(1) and had is None and _defined_on_port_surface(s, name)
 
 
 def _names(tokens: list[str]) -> list[str]:

@@ -7,6 +7,7 @@ import bisect
 import builtins
 import functools
 import itertools
+import keyword
 import re
 import sys
 from collections.abc import Set
@@ -195,7 +196,7 @@ def _brackets(line: str) -> int:
 # Modules of Python's standard library: `math.isnan` is spelled `std::isnan` in a port, so
 # the module's name tells nothing about the port.
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
-_BUILTINS = frozenset(dir(builtins))  # min, len, isinstance, None: the language's words
+_BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist)  # min, len, None, `if (`: the language's words
 
 
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^#\n]+)", re.M)

@@ -883,3 +883,46 @@ def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_not
     assert any(g["probe"] == "audit_trail" and g["kind"] == "absent" for g in move["gates"]), move["gates"]
     for work in ("[Core] Budget first", "[Core] Typed free"):
         assert r[work]["verdict"] in ("real-gap", "owned", "blocked"), [work, r[work]["reason"], r[work]["evidence"]]
+
+
+def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_some_names_are_the_ports(tmp_path):
+    """A hunk may call what the port has (`step`, `free`) and still serve only what it lacks: a local
+    set from the port's missing collector taints the lines that read it, and an `if` over changed
+    lines does what its body does. A bare `return` is behaviour of its own, a new field of the port's
+    class is work whatever its type names, a log line serves nothing, and a hunk with a new name the
+    port has is not judged this way."""
+    step = "        return compute_budget(tokens, self.budget)\n"
+    stats = (
+        "        if self.budget:\n"
+        "            step_stats = self.stats_collector.take_step_stats()\n"
+        '            logger.warning("stats %s", step_stats)\n'
+        "            if step_stats is not None and step_stats.step(tokens):\n"
+        "                step_stats.free(tokens)\n"
+    )
+    runaway = (
+        "        if tokens > self.budget * 16:\n"
+        "            flagged = self.stats_collector.flag_runaway(tokens)\n"
+        "            return\n"
+    )
+    field = "        self.stats_collector: StatsCollector | None = None\n"
+    taken = PORT_SCHED.replace("int budget_;", "int budget_;\n  int TakeStepStats() {{ return 0; }}")
+    r = {}
+    for i, (subject, change, port) in enumerate(
+        [
+            ("[Metrics] Merge step stats", edit(step, stats + step), PORT_SCHED),
+            ("[Core] Stop a runaway step", edit(step, runaway + step), PORT_SCHED),
+            (
+                "[Metrics] Collector field",
+                edit("        self.budget = budget\n", "        self.budget = budget\n" + field),
+                PORT_SCHED,
+            ),
+            ("[Metrics] Merge what the port takes", edit(step, stats + step), taken),
+        ]
+    ):
+        r.update(pair(tmp_path / str(i), [(subject, change)], port_sched=port)[1])
+    merged = r["[Metrics] Merge step stats"]
+    assert (merged["verdict"], merged["rule"]) == ("surface-absent", "content-absent"), merged["evidence"]
+    assert "change only lines that serve what the port lacks" in merged["reason"]
+    assert {g["probe"] for g in merged["gates"]} == {"stats_collector", "take_step_stats"}, merged["gates"]
+    for work in ("[Core] Stop a runaway step", "[Metrics] Collector field", "[Metrics] Merge what the port takes"):
+        assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]

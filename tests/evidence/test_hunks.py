@@ -58,6 +58,8 @@ def test_feature_names_are_attributes_calls_and_capitalised_names_not_locals_or_
     names = hunks.feature_names(line, outside=frozenset({"torch", "zeros"}))
     assert set(names) == {"helper", "pool", "free_blocks", "Budget", "LIMIT"}
     assert "total" not in names and "count" not in names
+    # a keyword before a bracket is no call
+    assert hunks.feature_names("            if (not (self.ready) and ready_count(x)):") == ["ready", "ready_count"]
 
 
 def test_a_line_inside_brackets_an_earlier_line_opened_continues_that_statement():
