@@ -116,7 +116,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
 _JUMP = re.compile(r"^\s*(?:break|continue|return|raise|yield)\b")
-_HEADER = re.compile(r"^\s*(?:if|elif|else|for|while|with|try|except|finally)\b.*:\s*(?:#.*)?$")
+_HEADER = re.compile(r"^\s*(?:if|elif|else|for|while|with|try|except|finally|def|async\s+def|class)\b.*:\s*(?:#.*)?$")
 
 
 def _every_line_lacks(s: Subject, h) -> list[str]:

@@ -888,9 +888,9 @@ def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_not
 def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_some_names_are_the_ports(tmp_path):
     """A hunk may call what the port has (`step`, `free`) and still serve only what it lacks: a local
     set from the port's missing collector taints the lines that read it, and an `if` over changed
-    lines does what its body does. A bare `return` is behaviour of its own, a new field of the port's
-    class is work whatever its type names, a log line serves nothing, and a hunk with a new name the
-    port has is not judged this way."""
+    lines does what its body does, and so does a new method. A bare `return` is behaviour of its own,
+    a new field of the port's class is work whatever its type names, a log line serves nothing, and a
+    hunk with a new name the port has is not judged this way."""
     step = "        return compute_budget(tokens, self.budget)\n"
     stats = (
         "        if self.budget:\n"
@@ -905,6 +905,9 @@ def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_so
         "            return\n"
     )
     field = "        self.stats_collector: StatsCollector | None = None\n"
+    free = "    def free(self, request):\n        return request\n"
+    reset = "        self.stats_collector.reset_step_stats()\n"  # a new method does what its body does
+    left = "        return compute_budget(tokens, self.budget) - tokens\n"
     taken = PORT_SCHED.replace("int budget_;", "int budget_;\n  int TakeStepStats() {{ return 0; }}")
     r = {}
     for i, (subject, change, port) in enumerate(
@@ -917,6 +920,8 @@ def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_so
                 PORT_SCHED,
             ),
             ("[Metrics] Merge what the port takes", edit(step, stats + step), taken),
+            ("[Metrics] Reset stats", edit(free, free + "\n    def reset_stats(self):\n" + reset), PORT_SCHED),
+            ("[Core] Budget left", edit(free, free + "\n    def budget_left(self, tokens):\n" + left), PORT_SCHED),
         ]
     ):
         r.update(pair(tmp_path / str(i), [(subject, change)], port_sched=port)[1])
@@ -924,5 +929,14 @@ def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_so
     assert (merged["verdict"], merged["rule"]) == ("surface-absent", "content-absent"), merged["evidence"]
     assert "change only lines that serve what the port lacks" in merged["reason"]
     assert {g["probe"] for g in merged["gates"]} == {"stats_collector", "take_step_stats"}, merged["gates"]
-    for work in ("[Core] Stop a runaway step", "[Metrics] Collector field", "[Metrics] Merge what the port takes"):
+    assert (r["[Metrics] Reset stats"]["verdict"], r["[Metrics] Reset stats"]["rule"]) == (
+        "surface-absent",
+        "content-absent",
+    ), r["[Metrics] Reset stats"]["evidence"]
+    for work in (
+        "[Core] Stop a runaway step",
+        "[Metrics] Collector field",
+        "[Metrics] Merge what the port takes",
+        "[Core] Budget left",
+    ):
         assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]
