@@ -645,6 +645,41 @@ def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
     assert r["[Core] Free fix"]["verdict"] != "surface-absent"  # ... until the rename is declared
 
 
+def test_a_python_change_respelled_in_cpp_is_found_ported(tmp_path):
+    """The port spells each change its own way: an enum constant as `kPascalCase`, a field with a
+    trailing underscore, `x if x is not None else y` as `value_or`, `and not` as `&& !`, a property
+    as a method call, `len(x)` as `.size()`. Content evidence compares names in one spelling and
+    leaves the language's words out, so each change is found ported all the same."""
+    step = "        return compute_budget(tokens, self.budget)\n"
+    port_step = "  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}"
+    cases = [
+        (
+            "        if self.mode == SchedulerMode.CHUNKED_PREFILL_ONLY:\n            return tokens\n" + step,
+            "  int step(int tokens) {{\n    if (mode_ == SchedulerMode::kChunkedPrefillOnly) return tokens;\n"
+            "    return ComputeBudget(tokens, budget_);\n  }}",
+        ),
+        (
+            "        limit = self.max_step_tokens if self.max_step_tokens is not None else self.budget\n"
+            "        return compute_budget(tokens, limit)\n",
+            "  int step(int tokens) {{\n    const int limit = max_step_tokens_.value_or(budget_);\n"
+            "    return ComputeBudget(tokens, limit);\n  }}",
+        ),
+        (
+            "        if self.use_chunking and not self.is_paused:\n            return min(len(tokens), self.budget)\n"
+            + step,
+            "  int step(const std::vector<int>& tokens) {{\n"
+            "    if (use_chunking_ && !is_paused()) return std::min(static_cast<int>(tokens.size()), budget_);\n"
+            "    return ComputeBudget(tokens.size(), budget_);\n  }}",
+        ),
+    ]
+    for i, (new, cpp) in enumerate(cases):
+        _, r = pair(
+            tmp_path / str(i), [("[Core] Step", edit(step, new))], port_sched=PORT_SCHED.replace(port_step, cpp)
+        )
+        got = r["[Core] Step"]
+        assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [i, got["reason"], got["evidence"]]
+
+
 # ---------------------------------------------------------------- pins
 
 
