@@ -53,8 +53,30 @@ def _content_states(s: Subject) -> list[Judged]:
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
             f"old side still there {st.old_found[:6]} gone {st.old_missing[:6]}"
         )
-    s.content = _guards(s, s.content)
+    s.content = _superseded(s, _guards(s, s.content))
     return s.content
+
+
+def _superseded(s: Subject, judged: list[Judged]) -> list[Judged]:
+    """Gap hunks whose every missing new name is gone from its upstream file by the queue's target:
+    a later commit rewrote those lines, and a port that matches the later form need not port this
+    one's (`superseded`). They count neither for nor against the rest."""
+    target = s.ctx.queue.meta.target
+    if not target or not any(j.kind == "gap" for j in judged):
+        return judged
+    out = []
+    for j in judged:
+        names = _names(j.state.new_missing)
+        if j.kind == "gap" and names and j.hunk.path:
+            later = s.ctx.upstream_text(target, j.hunk.path) or ""
+            if not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", later) for n in names):
+                s.ev.append(
+                    f"hunk {j.hunk.path}:{j.hunk.new_start} adds {', '.join(names)}, which upstream no longer has "
+                    f"at the queue's target {target[:10]}: a later commit rewrote these lines (superseded)"
+                )
+                j = j._replace(kind="superseded")
+        out.append(j)
+    return out
 
 
 def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
@@ -237,7 +259,7 @@ def _defined_on_port_surface(s: Subject, name: str) -> bool:
 def _content_ported(s: Subject) -> bool:
     """Every telling hunk is ported, with enough telling tokens over the whole change."""
     # a hunk with nothing telling that only reaches for what the port lacks says nothing against the rest
-    states = [j for j in _content_states(s) if j.kind != "reaching"]
+    states = [j for j in _content_states(s) if j.kind not in ("reaching", "superseded")]
     telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
     # an old side gone alone is also what a port that never had the code shows: some new side must be there
     found = any(j.state.new_found for j in states)

@@ -44,9 +44,11 @@ def _content(rule: AuditRule, s: Subject) -> bool:
     lacks the code it edits; a hunk with work left (or too little to tell) decides nothing."""
     states = _content_states(s)
     if _content_ported(s):
+        later = sum(j.kind == "superseded" for j in states)
+        rest = f"; {later} hunk(s) a later upstream commit rewrote (superseded)" if later else ""
         return s.fire(
             rule,
-            f"every changed hunk's new side is in the port and its old side is gone ({len(states)} hunk(s))",
+            f"every changed hunk's new side is in the port and its old side is gone ({len(states) - later} hunk(s)){rest}",
             verdict="ported",
             rule_text=f"{rule.id}-ported",
         )

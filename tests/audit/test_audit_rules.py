@@ -680,6 +680,30 @@ def test_a_python_change_respelled_in_cpp_is_found_ported(tmp_path):
         assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [i, got["reason"], got["evidence"]]
 
 
+def test_lines_a_later_commit_rewrote_are_superseded_and_the_rest_decides(tmp_path):
+    """A change whose only gap is lines a later commit of the queue rewrote, in a form the port has,
+    is ported: its missing name is gone from upstream by the queue's target. Without that later
+    commit the same change leaves work."""
+    init = "        self.budget = budget\n"
+    cap = edit(init, init + "        self.max_blocks_per_request = 0\n")
+    cap = edit(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        return cap_step_budget(tokens, self.max_blocks_per_request)\n",
+        cap["vllm/core/sched.py"],
+    )
+    renamed = {"vllm/core/sched.py": cap["vllm/core/sched.py"].replace("cap_step_budget", "clamp_step_budget")}
+    port = PORT_SCHED.replace("int budget_;", "int budget_;\n  int max_blocks_per_request_ = 0;").replace(
+        "return ComputeBudget(tokens, budget_);", "return ClampStepBudget(tokens, max_blocks_per_request_);"
+    )
+    _, r = pair(tmp_path / "a", [("[Core] Cap steps", cap), ("[Core] Rename the cap", renamed)], port_sched=port)
+    got = r["[Core] Cap steps"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    assert "1 hunk(s) a later upstream commit rewrote (superseded)" in got["reason"]
+    assert any("cap_step_budget, which upstream no longer has" in ev for ev in got["evidence"]), got["evidence"]
+    _, r = pair(tmp_path / "b", [("[Core] Cap steps", cap)], port_sched=port)
+    assert r["[Core] Cap steps"]["verdict"] == "real-gap", r["[Core] Cap steps"]["evidence"]
+
+
 # ---------------------------------------------------------------- pins
 
 
