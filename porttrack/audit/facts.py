@@ -67,14 +67,14 @@ def _superseded(s: Subject, judged: list[Judged]) -> list[Judged]:
     out = []
     for j in judged:
         names = _names(j.state.new_missing)
-        if j.kind == "gap" and names and j.hunk.path:
-            later = s.ctx.upstream_text(target, j.hunk.path) or ""
-            if not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", later) for n in names):
-                s.ev.append(
-                    f"hunk {j.hunk.path}:{j.hunk.new_start} adds {', '.join(names)}, which upstream no longer has "
-                    f"at the queue's target {target[:10]}: a later commit rewrote these lines (superseded)"
-                )
-                j = j._replace(kind="superseded")
+        # a target or file upstream cannot show says nothing of a later form: the hunk stays a gap
+        later = s.ctx.upstream_text(target, j.hunk.path) if j.kind == "gap" and names and j.hunk.path else None
+        if later is not None and not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", later) for n in names):
+            s.ev.append(
+                f"hunk {j.hunk.path}:{j.hunk.new_start} adds {', '.join(names)}, which upstream no longer has "
+                f"at the queue's target {target[:10]}: a later commit rewrote these lines (superseded)"
+            )
+            j = j._replace(kind="superseded")
         out.append(j)
     return out
 

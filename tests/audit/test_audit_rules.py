@@ -702,6 +702,15 @@ def test_lines_a_later_commit_rewrote_are_superseded_and_the_rest_decides(tmp_pa
     assert any("cap_step_budget, which upstream no longer has" in ev for ev in got["evidence"]), got["evidence"]
     _, r = pair(tmp_path / "b", [("[Core] Cap steps", cap)], port_sched=port)
     assert r["[Core] Cap steps"]["verdict"] == "real-gap", r["[Core] Cap steps"]["evidence"]
+    # a target upstream cannot show (a queue file edited, a clone without it) proves no later form
+    port, _ = pair(tmp_path / "c", [("[Core] Cap steps", cap), ("[Core] Rename the cap", renamed)], port_sched=port)
+    queue = port / "queue" / "c.toml"
+    text = queue.read_text()
+    target = git(tmp_path / "c" / "up", "rev-parse", "HEAD")
+    queue.write_text(text.replace(f'target = "{target}"', f'target = "{"e" * 40}"'))
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    got = next(x for x in data["results"] if x["entry"] == 1 and x["part"] is None)
+    assert got["verdict"] == "real-gap", [got["reason"], got["evidence"]]
 
 
 # ---------------------------------------------------------------- pins
