@@ -103,9 +103,10 @@ RULES: tuple[AuditRule, ...] = (
         _content,
         "the upstream diff can be read, and hunk by hunk the telling tokens (identifiers in any spelling, "
         "numbers, strings) of the new side are in the port files that map it (or define the entry's symbols) "
-        "and the old side's are gone, hunks a later commit of the queue rewrote set aside: recorded as `content-ported`; or at least one hunk has neither side in "
-        "the port, is guarded by a name the port lacks, or changes only lines that serve what the port lacks "
-        "(see Content evidence), and none leaves work: `content-absent`",
+        "and the old side's are gone, hunks a later commit of the queue rewrote set aside: recorded as "
+        "`content-ported`; or at least one hunk has neither side in the port, is guarded by a name the port "
+        "lacks, or changes only lines that serve what the port lacks (see Content evidence), and none leaves "
+        "work: `content-absent`",
         "each hunk's state, the tokens found and missing, and the port files compared",
         says="`ported` / `surface-absent`",
     ),
