@@ -298,10 +298,9 @@ def scan_headers(
     tree = pathrules.Tree(root)
     in_git = (paths is None or cached) and gitio.is_git_repo(root)  # asked once, and only when needed
     names = sorted(set(paths)) if paths is not None else _list_files(root, in_git)
-    if scopes:
-        prefixes = pathrules.norm_all(scopes)
-        names = [n for n in names if pathrules.under(n, prefixes)]
     where = pathrules.norm_all(scopes) if scopes else [""]
+    if scopes:
+        names = [n for n in names if pathrules.under(n, where)]
     store = _Stored(root, where, names, scan_lines, cache_dir) if cached and in_git else None
     provs = []
     for name in names:

@@ -27,7 +27,8 @@ class _Ctx:
         self._lines: dict[str, list[str] | None] = {}
         self.index = _QueueIndex(qf.text)
         self.progress: Callable[[int, int], None] | None = None
-        self.umap: dict[str, list[str]] | None = None  # upstream path -> port files, from the headers (read once)
+        self._provs: list | None = None  # the port's provenance headers (read once, see provs)
+        self.umap: dict[str, list[str]] | None = None  # upstream path -> port files, from the headers
         # what one producer leaves for the later ones (the registry's order in check/run.py)
         self.found: list = []  # the findings so far
         self.jobs: list = []  # every recorded gate, for the gate and citation producers
@@ -45,6 +46,14 @@ class _Ctx:
             except (OSError, ValueError):
                 self._lines[rel] = None
         return self._lines[rel]
+
+    def provs(self) -> list:
+        """The port's provenance headers, scanned once per check run whichever producer asks first."""
+        if self._provs is None:
+            from porttrack.evidence import headers
+
+            self._provs = headers.scan_port(self.cfg)
+        return self._provs
 
     def entry_line(self, n: int, key: str | None = None, part: str | None = None) -> int:
         return self.index.line(("entry", n, part), key)

@@ -125,7 +125,7 @@ def _unmapped(ctx: _Ctx, j: GateJob) -> list[Finding]:
     from porttrack.evidence import headers
 
     if ctx.umap is None:
-        ctx.umap = headers.upstream_map(headers.scan_port(ctx.cfg))
+        ctx.umap = headers.upstream_map(ctx.provs())
     files = headers.counterparts(ctx.cfg, ctx.umap, j.gate.probe)
     st = gates.counterpart_state(j.gate, files)
     ctx.evidence[_job_subject(j)] = f"{j.gate.probe}: port counterparts {', '.join(files) or 'none'}"

@@ -19,9 +19,7 @@ def behaviour_findings(ctx: _Ctx) -> list[Finding]:
     lacking = [(e, e.behaviour) for e in ctx.q.entries if e.behaviour is not None and e.behaviour.result == "lacks"]
     if not lacking:
         return []
-    from porttrack.evidence import headers
-
-    provs = headers.scan_port(ctx.cfg)
+    provs = ctx.provs()
     out = []
     for e, b in lacking:
         label = f"entry {e.n} behaviour"
