@@ -48,6 +48,12 @@ def _content_states(s: Subject) -> list[Judged]:
                 f"hunk {h.path}:{h.new_start} changes only lines that each name something the port's code names "
                 f"nowhere ({', '.join(lacking[:6])}): they serve what the port lacks"
             )
+        elif holder := _held_by_lacked(s, h):
+            s.content.append(Judged(h, "reaching", st._replace(new_missing=[holder.rpartition(".")[2]]), bool(files)))
+            s.ev.append(
+                f"hunk {h.path}:{h.new_start} changes only lines inside {holder}, which the port's code names "
+                "nowhere: they have no place in the port"
+            )
         where = f"{h.path}:{h.new_start}" + (f" vs {', '.join(files[:4])}" if files else " (no port counterpart)")
         s.ev.append(
             f"hunk {where}: {st.state}; new side found {st.new_found[:6]} missing {st.new_missing[:6]}; "
@@ -124,6 +130,15 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             continue
         if _foreign(s, j):
             names = _names(j.state.new_missing)
+        elif (
+            not j.state.old_found
+            and (holder := _held_by_lacked(s, j.hunk))
+            # a name the port has, on lines of a function it lacks, may be that function's job done
+            # elsewhere; unless the port records the function as left out
+            and (not j.state.new_found or _left_out(s, holder.rpartition(".")[2]))
+        ):
+            names = [holder]
+            j = j._replace(state=j.state._replace(new_missing=[holder.rpartition(".")[2]]))  # its gate's name
         elif not j.state.new_found and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
             j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
         else:
@@ -189,6 +204,36 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
             tainted.add(m.group(1))
         lacking += [n for n in missing if n not in lacking]
     return lacking if seen else []
+
+
+def _held_by_lacked(s: Subject, h) -> str | None:
+    """The function that holds every changed line of a hunk, on both sides, when the port lacks it:
+    a function (or method) the file had before the change, that no entry of the queue adds and the
+    port's code names nowhere in any spelling. Lines inside it have no place in the port, whatever
+    they name; None when the lines lie in no one such function."""
+    if not h.path.endswith(".py"):
+        return None
+    before = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or ""
+    after = s.ctx.upstream_text(s.e.sha, h.path) or ""
+    # each side's first and last changed lines (0-based rows)
+    rows = [(text, row) for text, start, n in ((before, h.old_start, len(h.old)), (after, h.new_start, len(h.new)))
+            if n for row in (start - 1, start - 2 + n)]  # fmt: skip
+    held = {hunks_mod.def_above(text, row) for text, row in rows}
+    qualified = held.pop() if len(held) == 1 else None
+    if qualified is None or qualified in s.ctx.cfg.renames:  # `[naming] renames`: the port's, renamed
+        return None
+    bare = qualified.rpartition(".")[2]
+    if bare.startswith("__") or len(bare) < 4 or bare in s.ctx.adders or bare in s.ctx.cfg.renames:
+        return None
+    if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(bare)}\b", before, re.M) or not s.ctx.port_lacks(bare):
+        return None  # a function new in this change is judged by its lines
+    # a comment naming it is the port's counterpart under another name, unless it records it as left out
+    return qualified if _left_out(s, bare) or not s.ctx.port_cites(bare) else None
+
+
+def _left_out(s: Subject, name: str) -> bool:
+    """Does a deferral record of the port name this function?"""
+    return any(naming.norm(name) in r.names for r in s.ctx.records.deferrals)
 
 
 def _heads_a_changed_body(code: list[tuple[str, str, int]], k: int) -> bool:

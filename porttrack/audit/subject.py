@@ -73,6 +73,7 @@ class _Ctx:
         # the hunks of one entry, and of the entries after it, mostly compare against the same files
         self.port_tokens_of = functools.lru_cache(maxsize=4)(self._union_tokens)
         self._lacks: dict[str, bool] = {}
+        self._words: set[str] | None = None  # every identifier of the code scope, comments included
         self._greps = 0
         self._all_tokens: set[str] | None = None
         self._tree = pathrules.Tree(cfg.port_root)
@@ -149,6 +150,20 @@ class _Ctx:
                 self._lacks[name] = not any(naming.norm(name) in self.port_tokens(f) for f in found)
         return self._lacks[name]
 
+    def port_cites(self, name: str) -> bool:
+        """Does any file of the port's code scope, comments included, name `name` as upstream spells it?
+        A port that re-implements a function under its own name often says which one it mirrors."""
+        if self._words is None:  # one read of the code scope answers every name
+            self._words = set()
+            for rel in self._scope_files() or []:
+                try:
+                    real = self._tree.resolve_file(rel)
+                    raw = pathrules.read_file(real) if real is not None else b""
+                except (OSError, pathrules.Outside):
+                    continue
+                self._words.update(re.findall(r"[A-Za-z_]\w*", raw.decode("utf-8", "replace")))
+        return name in self._words
+
     def close(self) -> None:
         if self._blobs is not None:
             self._blobs.close()
@@ -173,15 +188,21 @@ class _Ctx:
         """Every code token of every file in the code scope (built once, after the first few greps have
         shown the audit asks often: each `git grep` of a real port costs tens of milliseconds)."""
         if self._all_tokens is None:
-            proc = gitio.run(
-                self.cfg.port_root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
-                *self.cfg.code_scope,
-            )  # fmt: skip
-            if proc.returncode != 0:
+            names = self._scope_files()
+            if names is None:
                 return None
-            names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
             self._all_tokens = set().union(*(self.port_tokens(n) for n in names))
         return self._all_tokens
+
+    def _scope_files(self) -> list[str] | None:
+        """The files of the code scope, tracked or not (None when the port is no git work tree)."""
+        proc = gitio.run(
+            self.cfg.port_root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+            *self.cfg.code_scope,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            return None
+        return [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
 
     @property
     def records(self):

@@ -472,8 +472,48 @@ def guard_names(hunk: Hunk) -> list[str]:
 def forget() -> None:
     """Drop the whole-file readings kept above: one audit's file versions are of no use to the next,
     and what runs after it (the queue's write-back) needs the memory."""
-    for cached in (outside_names, _line_ends, _strings, _open_at, class_members, file_tokens):
+    for cached in (outside_names, _line_ends, _strings, _open_at, _rows, class_members, file_tokens):
         cached.cache_clear()
+
+
+_DEF_OR_CLASS = re.compile(r"^\s*(?:async\s+)?(def|class)\s+(\w+)")
+
+
+@functools.lru_cache(maxsize=64)
+def _rows(text: str) -> tuple[str, ...]:
+    return tuple(text.splitlines())
+
+
+def def_above(text: str, row: int) -> str | None:
+    """The qualified name (`Class.method`, `function`) of the outermost function whose body holds
+    0-based `row` of a Python file (its own `def` line included), read from the indentation of the
+    lines above: each line less indented than the last one kept is the block it sits in. Blank
+    lines, comments and closing brackets (`) -> int:`) are skipped. None at module or class level,
+    and None when the walk ends on a line at column 0 that is no `class` or `def` (text of a string,
+    an argument of a call): there indentation says nothing, and no function is claimed."""
+    lines = _rows(text)
+    while 0 <= row < len(lines) and not lines[row].strip():
+        row += 1  # a blank line has no indent of its own: the next line's says where it is
+    if not 0 <= row < len(lines):
+        return None
+    indent, name, classes = len(lines[row]) - len(lines[row].lstrip()), None, list[str]()
+    m = _DEF_OR_CLASS.match(lines[row])
+    if m and m.group(1) == "def":
+        name = m.group(2)
+    for i in range(row - 1, -1, -1):
+        line = lines[i]
+        stripped = line.lstrip()
+        if not stripped or stripped[0] in "#)]}" or len(line) - len(stripped) >= indent:
+            continue
+        indent = len(line) - len(stripped)
+        m = _DEF_OR_CLASS.match(line)
+        if m and m.group(1) == "def":
+            name, classes = m.group(2), []
+        elif m and name is not None:
+            classes.insert(0, m.group(2))
+        if indent == 0:
+            return ".".join([*classes, name]) if m and name is not None else None
+    return None
 
 
 def defines(lines: list[str], name: str) -> bool:

@@ -1008,3 +1008,49 @@ def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_so
         "[Core] Budget left",
     ):
         assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]
+
+
+def test_lines_inside_a_function_the_port_lacks_have_no_place_in_it(tmp_path):
+    """A change to `step` (the port's) that says nothing, with lines inside `drain_remote`, a method the
+    port's code names nowhere: those lines have nowhere to go, so the change is surface-absent. A
+    port comment naming the method is its counterpart under another name, unless it records the
+    method as left out; and a name the port has, new on those lines, may be the method's job done
+    elsewhere, unless it is recorded as left out."""
+    drain = "    def drain_remote(self, tokens):\n        return compute_budget(tokens, self.budget)\n"
+    base = SCHED + "\n" + drain
+    step = "        return compute_budget(tokens, self.budget)\n"
+    quiet = "        assert tokens >= 0\n" + step  # names only what the file had: nothing to tell by
+    drained = drain.replace(
+        "        return compute_budget(", "        tokens = tokens - 1\n        return compute_budget("
+    )
+    # `reserve` is the port's, `remote_slots` is not: the hunk leaves work unless the method is left out
+    reserving = drain.replace("        return", "        self.reserve(tokens, self.remote_slots)\n        return")
+
+    def change(new_drain: str) -> dict:
+        text = SCHED.replace(step, quiet, 1) + "\n" + new_drain
+        return {"vllm/core/sched.py": text}
+
+    reserve = PORT_SCHED.replace("int budget_;", "int budget_;\n  int reserve(int n) {{ return n; }}")
+    cited = reserve + "// drain_remote: remote drains run inside Run() below\n"
+    deferred = reserve + "// Deferred: drain_remote (remote drains are not ported)\n"
+    r = {}
+    for i, (subject, new_drain, port) in enumerate(
+        [
+            ("[Core] Drain one less", drained, reserve),
+            ("[Core] Drain one less, cited", drained, cited),
+            ("[Core] Drain one less, deferred", drained, deferred),
+            ("[Core] Reserve while draining", reserving, reserve),
+            ("[Core] Reserve while draining, deferred", reserving, deferred),
+        ]
+    ):
+        r.update(pair(tmp_path / str(i), [(subject, change(new_drain))], port_sched=port, base_sched=base)[1])
+    for absent in (
+        "[Core] Drain one less",
+        "[Core] Drain one less, deferred",
+        "[Core] Reserve while draining, deferred",
+    ):
+        got = r[absent]
+        assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [absent, got["evidence"]]
+        assert any("Scheduler.drain_remote, which the port's code names nowhere" in x for x in got["evidence"]), absent
+    for work in ("[Core] Drain one less, cited", "[Core] Reserve while draining"):
+        assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]

@@ -139,3 +139,35 @@ def test_a_file_version_read_once_is_read_from_memory_until_the_audit_forgets_it
     assert all(f.cache_info().currsize == 0 for f in cached)
     # the tokens ignore Python's own words, whatever the order the scan meets them in
     assert first == {"Pool", "take", "n", "+", "1"}
+
+
+def test_def_above_names_the_outermost_function_that_holds_a_line():
+    text = (
+        "import os\n"  # 0
+        "\n"
+        "class Scheduler:\n"  # 2
+        "    def schedule(\n"  # 3
+        "        self,\n"
+        "        budget: int,\n"
+        "    ) -> int:\n"  # 6: a closing bracket at the def's indent ends the signature
+        "        def helper():\n"  # 7
+        "            return os.sep\n"  # 8: a closure belongs to its method
+        "\n"
+        "        return helper()\n"  # 10
+        "\n"
+        "    LIMIT = 4\n"  # 12: class level
+        "\n"
+        "def top():\n"  # 14
+        '    """Plan.\n'
+        "\n"
+        "Text at column 0 inside the docstring.\n"  # 17
+        '    """\n'
+        "    def inner():\n"  # 19
+        "        pass\n"  # 20: below text at column 0, indentation says nothing
+        "    return 1\n"
+    )
+    held = {row: hunks.def_above(text, row) for row in range(22)}
+    assert [held[r] for r in (3, 8, 9, 10)] == ["Scheduler.schedule"] * 4  # its def line, and a blank line in it
+    assert held[15] == "top"
+    assert held[0] is None and held[2] is None and held[12] is None  # module and class level
+    assert held[20] is None and held[21] is None  # no function is claimed where a string misleads
