@@ -86,6 +86,9 @@ class Harness:
             raise UserError(f"--impl {self.cmd!r} is not a valid command line: {e}.") from None
         if not argv:
             raise UserError("--impl is empty; give the command that starts the port's harness.")
+        # kvref (and what it imports) is loaded before the harness starts: a Ctrl-C once the harness
+        # runs finds porttrack waiting for its reply, never inside an import
+        protocol = _kvref()[0].PROTOCOL_VERSION
         try:
             # its own session: stop() kills the harness and whatever it left running, which
             # would otherwise hold the pipes open (no EOF) and outlive porttrack
@@ -106,12 +109,14 @@ class Harness:
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
         self._err_thread = threading.Thread(target=self._pump, args=(self.proc.stderr, self._keep_err), daemon=True)
         self._err_thread.start()
-        return self.request(0, "hello", {"protocol": _kvref()[0].PROTOCOL_VERSION, "client": "porttrack"})
+        return self.request(0, "hello", {"protocol": protocol, "client": "porttrack"})
 
     @staticmethod
     def _pump(stream, put: Callable) -> None:
         """Lines to `put`, each read with a cap so a harness that never ends a line cannot fill memory;
         the reader ends (None) at EOF, at a closed pipe, or after the one over-long line."""
+        if hasattr(signal, "pthread_sigmask"):  # Ctrl-C and SIGTERM go to the main thread, which waits on replies
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             while True:
                 line = stream.readline(LINE_CAP + 1)
