@@ -247,7 +247,17 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
     env = dict(os.environ, **CLI_ENV, PYTHONPATH=str(ROOT), PORTTRACK_KV_TIMEOUT="60")
     cmd = [sys.executable, "-m", "porttrack", "validate", "kv", "--impl", "sleep 60", "--as-of", "g3"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a runner that started the suite in the background (`cmd &` without job control) ignores
+    # SIGINT, and a child inherits that: porttrack is started as a terminal would start it
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     # Past the imports, the harness is being waited on once porttrack has started it: Linux says
     # when (the child running `sleep`, not a git process before it); elsewhere, four seconds is past
     # the imports. A loaded machine can take long over torch's import: a signal then would land in it.
