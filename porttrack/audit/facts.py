@@ -49,7 +49,7 @@ def _content_states(s: Subject) -> list[Judged]:
                 f"nowhere ({', '.join(lacking[:6])}): they serve what the port lacks"
             )
         elif holder := _held_by_lacked(s, h):
-            s.content.append(Judged(h, "reaching", st._replace(new_missing=[holder.rpartition(".")[2]]), bool(files)))
+            s.content.append(Judged(h, "reaching", st._replace(new_missing=[naming.parts(holder)[-1]]), bool(files)))
             s.ev.append(
                 f"hunk {h.path}:{h.new_start} changes only lines inside {holder}, which the port's code names "
                 "nowhere: they have no place in the port"
@@ -135,10 +135,10 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
             and (holder := _held_by_lacked(s, j.hunk))
             # a name the port has, on lines of a function it lacks, may be that function's job done
             # elsewhere; unless the port records the function as left out
-            and (not j.state.new_found or _left_out(s, holder.rpartition(".")[2]))
+            and (not j.state.new_found or _left_out(s, naming.parts(holder)[-1]))
         ):
             names = [holder]
-            j = j._replace(state=j.state._replace(new_missing=[holder.rpartition(".")[2]]))  # its gate's name
+            j = j._replace(state=j.state._replace(new_missing=[naming.parts(holder)[-1]]))  # its gate's name
         elif not j.state.new_found and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
             j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
         else:
@@ -220,10 +220,11 @@ def _held_by_lacked(s: Subject, h) -> str | None:
             if n for row in (start - 1, start - 2 + n)]  # fmt: skip
     held = {hunks_mod.def_above(text, row) for text, row in rows}
     qualified = held.pop() if len(held) == 1 else None
-    if qualified is None or qualified in s.ctx.cfg.renames:  # `[naming] renames`: the port's, renamed
+    if qualified is None:
         return None
-    bare = qualified.rpartition(".")[2]
-    if bare.startswith("__") or len(bare) < 4 or bare in s.ctx.adders or bare in s.ctx.cfg.renames:
+    bare = naming.parts(qualified)[-1]
+    # `[naming] renames` names a function the port has under another name
+    if bare.startswith("__") or len(bare) < 4 or bare in s.ctx.adders or {bare, qualified} & s.ctx.cfg.renames.keys():
         return None
     if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(bare)}\b", before, re.M) or not s.ctx.port_lacks(bare):
         return None  # a function new in this change is judged by its lines

@@ -156,12 +156,7 @@ class _Ctx:
         if self._words is None:  # one read of the code scope answers every name
             self._words = set()
             for rel in self._scope_files() or []:
-                try:
-                    real = self._tree.resolve_file(rel)
-                    raw = pathrules.read_file(real) if real is not None else b""
-                except (OSError, pathrules.Outside):
-                    continue
-                self._words.update(re.findall(r"[A-Za-z_]\w*", raw.decode("utf-8", "replace")))
+                self._words.update(re.findall(r"[A-Za-z_]\w*", self._port_text(rel)))
         return name in self._words
 
     def close(self) -> None:
@@ -172,13 +167,17 @@ class _Ctx:
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
         if rel not in self._port_tokens:
-            try:
-                real = self._tree.resolve_file(rel)
-                raw = pathrules.read_file(real) if real is not None else b""
-            except (OSError, pathrules.Outside):
-                raw = b""
-            self._port_tokens[rel] = hunks_mod.port_tokens(raw.decode("utf-8", "replace"))
+            self._port_tokens[rel] = hunks_mod.port_tokens(self._port_text(rel))
         return self._port_tokens[rel]
+
+    def _port_text(self, rel: str) -> str:
+        """One port file's text, never read through a link or out of the root ("" when unreadable)."""
+        try:
+            real = self._tree.resolve_file(rel)
+            raw = pathrules.read_file(real) if real is not None else b""
+        except (OSError, pathrules.Outside):
+            raw = b""
+        return raw.decode("utf-8", "replace")
 
     def _union_tokens(self, files: tuple[str, ...]) -> frozenset[str]:
         """The port tokens of several port files together (`port_tokens` of each)."""
