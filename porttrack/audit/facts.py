@@ -262,7 +262,7 @@ def _defines_on_port_surface(s: Subject, path: str, line: str) -> bool:
     owners = ctx.upstream_members(s.e.sha, path).get(name, set())
     new = owners - ctx.upstream_members(f"{s.e.sha}^", path).get(name, set())
     if new:
-        return any(not ctx.port_lacks(c) for c in new)
+        return any(not ctx.port_lacks(c) for c in new) and not _read_only_where_port_lacks(s, name)
     before = ctx.upstream_text(f"{s.e.sha}^", path) or ""
     had = re.search(rf"^(?:(?:async\s+)?def\s+|class\s+){re.escape(name)}\b|^{re.escape(name)}\s*[:=]", before, re.M)
     return not owners and not m.group(1) and had is None and _defined_on_port_surface(s, name)
@@ -295,11 +295,39 @@ def _defined_on_port_surface(s: Subject, name: str) -> bool:
             continue
         owners = ctx.upstream_members(s.e.sha, h.path).get(name, set())
         if owners:
-            if any(not ctx.port_lacks(c) for c in owners):
+            if any(not ctx.port_lacks(c) for c in owners) and not _read_only_where_port_lacks(s, name):
                 return True
         elif h.path not in s.unmapped and ctx.maps_to_port(h.path):
             return True
     return False
+
+
+def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
+    """Is every line of the change that reads `name` (not one that defines or sets it) in a file with
+    no port counterpart, or inside a function the port lacks, with at least one such line? A new
+    member read only there serves what the port lacks, though its class is the port's; a member the
+    change never reads may serve anyone, and stays work."""
+    ctx, readers = s.ctx, 0
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    n = re.escape(name)
+    # `def n`, `self.n = ...`, `n: int = ...`, `n = ...`, a keyword argument `n=...`
+    sets = re.compile(
+        rf"^\s*(?:async\s+)?def\s+{n}\b|^\s*(?:self\.)?{n}\s*:|(?<![\w.]){n}\s*=[^=]|^\s*self\.{n}\s*=[^=]"
+    )
+    for h in ctx.hunks(s.e, s.e.files) or []:
+        after: str | None = None
+        for i, line in enumerate(h.new):
+            if not word.search(line) or sets.search(line):
+                continue
+            readers += 1
+            if not ctx.port_files(h.path):
+                continue
+            after = after if after is not None else ctx.upstream_text(s.e.sha, h.path) or ""
+            holder = hunks_mod.def_above(after, h.new_start - 1 + i)
+            if holder and ctx.port_lacks(naming.parts(holder)[-1]):
+                continue
+            return False
+    return readers > 0
 
 
 def _content_ported(s: Subject) -> bool:

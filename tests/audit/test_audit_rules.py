@@ -1054,3 +1054,38 @@ def test_lines_inside_a_function_the_port_lacks_have_no_place_in_it(tmp_path):
         assert any("Scheduler.drain_remote, which the port's code names nowhere" in x for x in got["evidence"]), absent
     for work in ("[Core] Drain one less, cited", "[Core] Reserve while draining"):
         assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]
+
+
+def test_a_new_member_read_only_where_the_port_lacks_code_serves_what_it_lacks(tmp_path):
+    """A change gives the port's Scheduler a new member, `remote_hits`, and reads it. Read only in a
+    file the port has no counterpart of, or only inside a method the port lacks, the member serves
+    what the port lacks: no work. Read in `step`, the port's, it is work; so is a member nothing in
+    the change reads (its readers may be anyone's)."""
+    drain = "\n    def drain_remote(self):\n        return self.budget\n"
+    stats = "def free(s):\n    return {}\n"  # `free` is a name the port has, in a file it has no counterpart of
+    base_extra = {"vllm/core/stats.py": stats}
+    init = "        self.budget = budget\n"
+    member = init + "        self.remote_hits = 0\n"
+    read_by_stats = {"vllm/core/stats.py": stats.replace("{}", "{'hits': s.remote_hits}")}
+    cases = {
+        "[Core] Count remote hits for stats": {**edit(init, member, SCHED + drain), **read_by_stats},
+        "[Core] Count remote hits for draining": edit(
+            init + "\n    def step",
+            member + "\n    def step",
+            (SCHED + drain).replace("        return self.budget\n", "        return self.budget - self.remote_hits\n"),
+        ),
+        "[Core] Count remote hits in step": edit(
+            "        return compute_budget(tokens, self.budget)\n",
+            "        return compute_budget(tokens, self.budget) - self.remote_hits\n",
+            (SCHED + drain).replace(init, member),
+        ),
+        "[Core] Count remote hits, read by nothing here": edit(init, member, SCHED + drain),
+    }
+    r = {}
+    for i, (subject, files) in enumerate(cases.items()):
+        r.update(pair(tmp_path / str(i), [(subject, files)], base_sched=SCHED + drain, base_extra=base_extra)[1])
+    for absent in ("[Core] Count remote hits for stats", "[Core] Count remote hits for draining"):
+        got = r[absent]
+        assert got["verdict"] == "surface-absent", [absent, got["reason"], got["evidence"]]
+    for work in ("[Core] Count remote hits in step", "[Core] Count remote hits, read by nothing here"):
+        assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]
