@@ -309,15 +309,11 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
     change never reads may serve anyone, and stays work."""
     ctx, readers = s.ctx, 0
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    n = re.escape(name)
-    # `def n`, `self.n = ...`, `n: int = ...`, `n = ...`, a keyword argument `n=...`
-    sets = re.compile(
-        rf"^\s*(?:async\s+)?def\s+{n}\b|^\s*(?:self\.)?{n}\s*:|(?<![\w.]){n}\s*=[^=]|^\s*self\.{n}\s*=[^=]"
-    )
+    keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")  # `n = ...`, or `n=...` passed to a call
     for h in ctx.hunks(s.e, s.e.files) or []:
         after: str | None = None
         for i, line in enumerate(h.new):
-            if not word.search(line) or sets.search(line):
+            if not word.search(line) or keyword.search(line) or hunks_mod.defines([line], name):
                 continue
             readers += 1
             if not ctx.port_files(h.path):
