@@ -3,6 +3,7 @@ makes: a differential test over every parameter of every porttrack command."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +105,12 @@ def test_a_command_runs_without_importing_pydantic(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "none.toml")],
         cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        # a bare environment, less the bytecode settings: the process writes no bytecode into the checkout
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            **{k: v for k, v in os.environ.items() if k in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")},
+        },
         capture_output=True,
         text=True,
     )
