@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import io
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -229,26 +228,11 @@ def scratch_root(environ: dict[str, str], shm: Path = SHM, needed: int = SHM_NEE
     return shm
 
 
-_PYCACHE: list[str] = []
-
-
 def pytest_configure(config: pytest.Config) -> None:
     # Before the first tmp folder is made (xdist's controller hands its basetemp on to each worker).
     root = scratch_root(dict(os.environ))
     if root is not None and config.option.basetemp is None:
         tempfile.tempdir = str(root)
-    # Where the environment forbids bytecode files, every `python -m porttrack` the suite starts
-    # (and each xdist worker) would compile porttrack again: they share one bytecode folder of this
-    # run's own, outside the checkout, removed at the end.
-    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not hasattr(config, "workerinput"):
-        _PYCACHE.append(tempfile.mkdtemp(prefix="porttrack-tests-pycache-"))
-        del os.environ["PYTHONDONTWRITEBYTECODE"]
-        os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    for folder in _PYCACHE:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
