@@ -235,7 +235,16 @@ def pytest_configure(config: pytest.Config) -> None:
         tempfile.tempdir = str(root)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A process's first hypothesis test builds hypothesis's caches (the constants of every porttrack
+    # module, a Unicode table: ~2 s of CPU where no `.hypothesis/` folder is left from a last run, as
+    # in CI), so those tests share one worker.
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) and not item.get_closest_marker(
+            "xdist_group"
+        ):
+            item.add_marker(pytest.mark.xdist_group("hypothesis"))
     # Tests that share a build (an xdist_group: the C++ harnesses, the demo) run first. xdist hands
     # a group to one worker whole, and a long group handed out last leaves the other workers idle
     # at the end. The sort is stable and the same on every worker, as xdist requires.

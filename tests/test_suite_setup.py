@@ -1,6 +1,7 @@
 """The suite's own set-up: what its speed depends on, checked so it cannot silently stop."""
 
 import pytest
+from hypothesis import given, strategies as st
 
 
 @pytest.mark.xdist_group("suite-setup")
@@ -13,6 +14,14 @@ def test_xdist_groups_keep_a_build_on_one_worker(request):
         f"pytest-xdist ignored this test's xdist_group ({request.node.nodeid}): this pytest breaks "
         "--dist loadgroup (pytest-dev/pytest-xdist#1386), see the test extra in pyproject.toml"
     )
+
+
+@given(st.integers())
+def test_hypothesis_tests_share_one_worker(request, n):
+    # each worker that runs one builds hypothesis's caches again (tests/conftest.py)
+    if not getattr(request.config.option, "loadgroup", False) or not hasattr(request.config, "workerinput"):
+        return
+    assert request.node.nodeid.endswith("@hypothesis"), request.node.nodeid
 
 
 def test_scratch_goes_to_memory_only_where_nobody_chose_and_there_is_room(tmp_path):
