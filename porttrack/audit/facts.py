@@ -39,6 +39,12 @@ def _content_states(s: Subject) -> list[Judged]:
         texts = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", s.ctx.upstream_text(s.e.sha, h.path) or ""
         read = hunks_mod.without_string_lines(h, *texts)
         st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
+        if h.path in s.unmapped and (twins := _twins(s, h, defining)):
+            # a twin with this hunk's new side has it ported; one without it says nothing, since
+            # upstream changed only this copy
+            twin = hunks_mod.compare(read, s.ctx.port_tokens_of(tuple(twins)), s.ctx.cfg.language_only, before, after)
+            if twin.state == "ported":
+                files, st = twins, twin
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))
         elif lacking := _every_line_lacks(s, h):
@@ -61,6 +67,25 @@ def _content_states(s: Subject) -> list[Judged]:
         )
     s.content = _superseded(s, _guards(s, s.content))
     return s.content
+
+
+def _twins(s: Subject, h, defining: set[str]) -> list[str]:
+    """For a hunk in a file with no port counterpart: the port files, among those defining the
+    entry's symbols, that map another upstream file defining the same top-level class or function
+    that holds the hunk. Upstream then has two implementations of one thing (a v1 and a v2 model
+    runner, say) and the port has the one those files map."""
+    after = s.ctx.upstream_text(s.e.sha, h.path) or ""
+    holder = hunks_mod.def_above(after, h.new_start - 1) or hunks_mod.def_above(
+        s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", h.old_start - 1
+    )
+    if not holder:
+        return []
+    top = re.compile(rf"^(?:class|def|async\s+def)\s+{re.escape(naming.parts(holder)[0])}\b", re.M)
+    return sorted(
+        pf
+        for pf in defining
+        if any(up != h.path and top.search(s.ctx.upstream_text(f"{s.e.sha}^", up) or "") for up in s.ctx.cites(pf))
+    )
 
 
 def _superseded(s: Subject, judged: list[Judged]) -> list[Judged]:

@@ -1089,3 +1089,50 @@ def test_a_new_member_read_only_where_the_port_lacks_code_serves_what_it_lacks(t
         assert got["verdict"] == "surface-absent", [absent, got["reason"], got["evidence"]]
     for work in ("[Core] Count remote hits in step", "[Core] Count remote hits, read by nothing here"):
         assert r[work]["verdict"] == "real-gap", [work, r[work]["reason"], r[work]["evidence"]]
+
+
+def test_a_twin_implementation_the_port_has_carries_a_change_to_the_other_copy(tmp_path):
+    """Upstream implements the scheduler twice: vllm/core/sched.py, which the port maps, and
+    vllm/v2/sched.py, which nothing in the port maps. A change made to both copies is ported when the
+    port's copy has its new side: the v2 hunk is read against the port file of its twin. Where the
+    port's copy lacks it, the twin says nothing (upstream may change one copy alone) and the v2 hunk
+    stays a hunk with no counterpart."""
+    step = "        return compute_budget(tokens, self.budget)\n"
+    new = "        return clamp_window(compute_budget(tokens, self.budget), 4096)\n"
+    port_step = "  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}"
+    clamped = (
+        "  static int ClampWindow(int n, int w) {{ return n < w ? n : w; }}\n"
+        "  int step(int tokens) {{ return ClampWindow(ComputeBudget(tokens, budget_), 4096); }}"
+    )
+    both = {"vllm/core/sched.py": SCHED.replace(step, new), "vllm/v2/sched.py": SCHED.replace(step, new)}
+    change = [("[Core] Clamp the step", both)]
+    v2 = {"vllm/v2/sched.py": SCHED}
+    _, has = pair(tmp_path / "has", change, base_extra=v2, port_sched=PORT_SCHED.replace(port_step, clamped))
+    got = has["[Core] Clamp the step"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    assert any(x.startswith("hunk vllm/v2/sched.py:") and "vs src/core/sched.cpp: ported" in x for x in got["evidence"])
+    _, lacks = pair(tmp_path / "lacks", change, base_extra=v2)
+    got = lacks["[Core] Clamp the step"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+    assert any(x.startswith("hunk vllm/v2/sched.py:") and "(no port counterpart)" in x for x in got["evidence"]), got
+
+
+def test_a_port_file_is_a_twin_only_of_what_its_upstream_file_defines(tmp_path):
+    """The port's sched.cpp defines ComputeBudget and has the clamp, but the file it maps upstream
+    only calls compute_budget: a change to compute_budget in another upstream file has no twin in the
+    port, and is not found ported there."""
+    budget = "def compute_budget(tokens, budget):\n    return min(tokens, budget)\n"
+    port_step = "  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}"
+    clamped = (
+        "  static int ClampWindow(int n, int w) {{ return n < w ? n : w; }}\n"
+        "  int step(int tokens) {{ return ClampWindow(ComputeBudget(tokens, budget_), 4096); }}"
+    )
+    new = budget.replace("return min(tokens, budget)", "return clamp_window(min(tokens, budget), 4096)")
+    _, r = pair(
+        tmp_path,
+        [("[Core] Clamp the budget", {"vllm/v2/budget.py": new})],
+        base_extra={"vllm/v2/budget.py": budget},
+        port_sched=PORT_SCHED.replace(port_step, clamped),
+    )
+    got = r["[Core] Clamp the budget"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
