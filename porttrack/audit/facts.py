@@ -80,12 +80,15 @@ def _twins(s: Subject, h, defining: set[str]) -> list[str]:
     )
     if not holder:
         return []
-    top = re.compile(rf"^(?:class|def|async\s+def)\s+{re.escape(naming.parts(holder)[0])}\b", re.M)
-    return sorted(
+    name = naming.parts(holder)[0]
+    top = re.compile(rf"^(?:class|def|async\s+def)\s+{re.escape(name)}\b", re.M)
+    # the port's copy names what it copies: a file that never names it reads no upstream file here
+    named = [pf for pf in sorted(defining) if naming.norm(name) in s.ctx.port_tokens(pf)]
+    return [
         pf
-        for pf in defining
+        for pf in named
         if any(up != h.path and top.search(s.ctx.upstream_text(f"{s.e.sha}^", up) or "") for up in s.ctx.cites(pf))
-    )
+    ]
 
 
 def _superseded(s: Subject, judged: list[Judged]) -> list[Judged]:
