@@ -105,7 +105,7 @@ def test_a_command_runs_without_importing_pydantic(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "none.toml")],
         cwd=tmp_path,
-        # a bare environment, less the bytecode settings: the process writes no bytecode into the checkout
+        # a bare environment but for the caller's bytecode settings, so the process writes none into the checkout
         env={
             "PYTHONPATH": str(ROOT),
             "PATH": "/usr/bin:/bin",
