@@ -122,12 +122,12 @@ def _absent_gate(ctx: _Ctx, s: str, p, at: str = "") -> Gate:
     )
 
 
-def _lacking_gates(s: Subject, states: list[Judged]) -> None:
+def _lacking_gates(s: Subject, states: list[Judged], names: list[str] | None = None) -> None:
     """An `absent` gate per name the port lacks that made a hunk absent, guarded or foreign (at most
-    three), controlled by a symbol the entry names that the port has (else the scan's automatic
-    control): the day the port names one, check says the entry is real."""
+    three; `names` come first), controlled by a symbol the entry names that the port has (else the
+    scan's automatic control): the day the port names one, check says the entry is real."""
     ctx = s.ctx
-    names: list[str] = []
+    names = list(names or [])
     for j in states:
         if j.kind == "guarded":
             names += [n for n in hunks_mod.guard_names(j.hunk) if ctx.port_lacks(n)]

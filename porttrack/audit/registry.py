@@ -9,7 +9,7 @@ from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.rules_blocked import _absent_blockers, _blocked, _owned
 from porttrack.audit.facts import _content_states
 from porttrack.audit.gating import _lacking_gates
-from porttrack.audit.rules_content import _content, _inert, _ported, _real_gap, _surface_absent
+from porttrack.audit.rules_content import _content, _inert, _ported, _real_gap, _surface_absent, _untouched
 from porttrack.audit.rules_records import _behaviour, _deferred, _ignore, _no_op, _path_rule, _unmapped, _untrusted
 
 
@@ -154,6 +154,16 @@ RULES: tuple[AuditRule, ...] = (
         "nothing. Without an upstream checkout to read the diff, a path citation is enough, as the evidence "
         "says",
         '`owner = "ROW-ID (matrix.md:line)"` and what the row cites',
+    ),
+    AuditRule(
+        "untouched",
+        "surface-absent",
+        _untouched,
+        "the upstream diff can be read, no hunk in a file the port maps leaves work (each only removes code "
+        "the port lacks, or serves what the port lacks: see Content evidence), no hunk's new side is in the "
+        "port, and every hunk that adds code lies in a file with no port counterpart and names something "
+        "the port lacks",
+        "each hunk's state, and an `absent` gate per name the port lacks (at most three)",
     ),
     AuditRule(
         "real-gap",

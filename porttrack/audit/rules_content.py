@@ -7,7 +7,7 @@ from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _owner_class, _slug
 from porttrack.audit.subject import AuditRule, Subject, _changed, _pins_at_or_past
 from porttrack.audit.gating import _absent_gates, _lacking_gates
-from porttrack.audit.facts import _content_absent, _content_ported, _content_states
+from porttrack.audit.facts import _content_absent, _content_ported, _content_states, _names
 
 
 def _surface_absent(rule: AuditRule, s: Subject) -> bool:
@@ -111,6 +111,37 @@ def _inert(rule: AuditRule, s: Subject) -> bool:
     return s.fire(
         rule,
         f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations",
+    )
+
+
+def _untouched(rule: AuditRule, s: Subject) -> bool:
+    """No hunk leaves work in a file the port maps: each there only removes what the port lacks, or
+    serves what the port lacks; what the change adds lies in files with no port counterpart, and
+    names only what the port lacks. The port's files hold nothing the change edits, so the code it
+    adds waits on a surface the port does not have. Hunks with nothing telling say nothing either
+    way; a change made only of them is left to the rules below."""
+    states = _content_states(s)
+    if any(j.kind == "gap" and j.mapped for j in states) or _content_ported(s):
+        return False
+    if any(j.kind == "ported" and j.state.new_found for j in states):
+        return False  # new code the port has is the change (partly) made: not absent
+    names = []
+    for j in states:
+        if j.kind == "ported":  # only removed lines, of which the port has none
+            names += [t for t in _names(j.state.old_missing) if s.ctx.port_lacks(t)]
+        elif j.kind == "gap":  # in a file with no counterpart: what it adds the port lacks, or it is work
+            lacking = [t for t in _names(j.state.new_missing) if s.ctx.port_lacks(t)]
+            if not lacking:
+                return False
+            names += lacking
+    _lacking_gates(s, states, names)
+    if not s.res.gates:  # nothing absent can be named: no gate could ever say the entry became real
+        return False
+    kinds = sorted({("removes only what the port lacks" if j.kind == "ported" else j.kind) for j in states})
+    return s.fire(
+        rule,
+        f"no hunk leaves work in a file the port maps ({', '.join(kinds)}); "
+        f"what the change names the port lacks: {', '.join(g.probe for g in s.res.gates)}",
     )
 
 

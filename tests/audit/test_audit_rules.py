@@ -1136,3 +1136,74 @@ def test_a_port_file_is_a_twin_only_of_what_its_upstream_file_defines(tmp_path):
     )
     got = r["[Core] Clamp the budget"]
     assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+
+
+TRIMMED = SCHED.replace(
+    "        return request\n", "        request = trim_request(request, max_trim_tokens)\n        return request\n"
+)
+
+
+def test_a_change_that_only_removes_what_the_port_lacks_is_no_work_in_the_ports_files(tmp_path):
+    """A change whose hunks in the port's files only delete code the port never had, and whose added
+    code lies in a file with no counterpart and needs something the port lacks, leaves the port's
+    files nothing to do: surface-absent by `untouched`, gated on a name the port lacks. Where the port
+    still has the deleted code, the same change is work."""
+    policy = (
+        "def trim_request(request, max_trim_tokens):\n"
+        "    budget = compute_budget(request, 2)\n"
+        "    return shorten_tokens(budget, max_trim_tokens)\n"
+    )
+    change = [
+        ("[Core] Move trimming out of the scheduler", {"vllm/core/sched.py": SCHED, "vllm/trim/policy.py": policy})
+    ]
+    _, r = pair(tmp_path / "lacks", change, base_sched=TRIMMED)
+    got = r["[Core] Move trimming out of the scheduler"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert {g["probe"] for g in got["gates"]} <= {"trim_request", "max_trim_tokens", "shorten_tokens"}, got["gates"]
+    assert got["gates"], got
+    port_free = "  int free(int request) {{ return request; }}"
+    has_trim = (
+        "  int free(int request) {{ request = TrimRequest(request, kMaxTrimTokens); return request; }}\n"
+        "  static int TrimRequest(int r, int n) {{ return r < n ? r : n; }}\n"
+        "  static constexpr int kMaxTrimTokens = 8;"
+    )
+    _, r = pair(tmp_path / "has", change, base_sched=TRIMMED, port_sched=PORT_SCHED.replace(port_free, has_trim))
+    got = r["[Core] Move trimming out of the scheduler"]
+    assert got["verdict"] == "real-gap", [got["reason"], got["evidence"]]
+
+
+def test_code_added_without_counterpart_that_needs_only_what_the_port_has_is_work(tmp_path):
+    """The scheduler's deletion is the same, but the edit in the file with no counterpart needs only
+    what the port has (the port keeps that policy in a file of its own): it may be behaviour the port
+    needs, so `untouched` does not take the change."""
+    policy = "def trim_policy(request):\n    return request\n"
+    change = {
+        "vllm/core/sched.py": SCHED,
+        "vllm/trim/policy.py": policy.replace("return request", "return compute_budget(request, 2)"),
+    }
+    port_policy = {"src/trim.cpp": "int TrimPolicy(int request) { return request; }\n"}
+    _, r = pair(
+        tmp_path,
+        [("[Core] Trim by the budget", change)],
+        base_sched=TRIMMED,
+        base_extra={"vllm/trim/policy.py": policy},
+        port_extra=port_policy,
+    )
+    got = r["[Core] Trim by the budget"]
+    assert got["rule"] != "untouched", [got["reason"], got["evidence"]]
+
+
+def test_a_hunk_in_the_ports_file_that_leaves_work_keeps_the_change_work(tmp_path):
+    """A hunk in the port's file that needs something the port lacks beside what it has leaves work
+    there, whatever the other hunks are: `untouched` does not take the change."""
+    both = TRIMMED.replace(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        return shorten_tokens(clamp_window(compute_budget(tokens, self.budget), 4096))\n",
+    )
+    clamp = "  static int ClampWindow(int n, int w) {{ return n < w ? n : w; }}\n  int step(int tokens)"
+    port = PORT_SCHED.replace("  int step(int tokens)", clamp)
+    _, r = pair(
+        tmp_path, [("[Core] Shorten the step", {"vllm/core/sched.py": both})], base_sched=TRIMMED, port_sched=port
+    )
+    got = r["[Core] Shorten the step"]
+    assert (got["verdict"], got["rule"]) == ("real-gap", "real-gap"), [got["reason"], got["evidence"]]
