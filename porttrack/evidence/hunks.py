@@ -318,13 +318,17 @@ def is_code_line(text: str, number: int) -> bool:
 
 @functools.lru_cache(maxsize=64)  # its versions seldom recur past the entry that reads them
 def _open_at(text: str) -> tuple[int, ...]:
-    """Per line (0-based), the brackets still open where it starts (strings and comments left out)."""
+    """Per line (0-based), the brackets still open where it starts (strings and comments left out,
+    read in one scan: a quote in a comment, or a bracket in a docstring, opens nothing)."""
+    code = _STRINGS_AND_COMMENTS.sub(lambda m: _LINE_BREAKS.sub("", m.group(0)) if m.group(1) else "", text)
     out, depth = [], 0
-    for line in text.splitlines():
+    for line in code.splitlines():
         out.append(depth)
-        code = line.split("#", 1)[0] if "#" in line and '"' not in line and "'" not in line else line
-        depth = max(0, depth + _brackets(code))
+        depth = max(0, depth + _brackets(line))
     return tuple(out)
+
+
+_LINE_BREAKS = re.compile(r"[^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what splitlines() splits on stays
 
 
 def continues_statement(text: str, number: int) -> bool:

@@ -88,6 +88,33 @@ def test_a_line_inside_brackets_an_earlier_line_opened_continues_that_statement(
     assert not hunks.continues_statement(text, 99)
 
 
+def test_a_quote_in_a_comment_or_a_bracket_in_a_docstring_opens_no_statement():
+    text = "\n".join(
+        [
+            "class S:",  # 1
+            '    # NOTE: here, "encoder" includes the vision encoder (and',  # 2: a quote and a bracket
+            "    # the audio one).",  # 3
+            "    def reset(self):",  # 4
+            '        """Clear it (all of',  # 5: a bracket a docstring opens
+            '        it)."""',  # 6
+            "        self.cache.clear(",  # 7
+            "            True)",  # 8
+            "    def size(self):",  # 9
+        ]
+    )
+    assert [hunks.continues_statement(text, n) for n in range(1, 10)] == [
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+    ]
+
+
 def test_code_lines_leave_out_comments_blank_lines_and_docstrings():
     text = 'def f():\n    """Doc\n    still doc\n    """\n    # note\n\n    return 1\n'
     assert [hunks.is_code_line(text, n) for n in range(1, 8)] == [True, False, False, False, False, False, True]
