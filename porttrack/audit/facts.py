@@ -167,7 +167,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
         ):
             names = [holder]
             j = j._replace(state=j.state._replace(new_missing=[naming.parts(holder)[-1]]))  # its gate's name
-        elif not j.state.new_found and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
+        elif not _names(j.state.new_found) and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
             j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
         else:
             continue

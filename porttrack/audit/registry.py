@@ -162,7 +162,7 @@ RULES: tuple[AuditRule, ...] = (
         "the upstream diff can be read, no hunk in a file the port maps leaves work (each only removes code "
         "the port lacks, or serves what the port lacks: see Content evidence), no hunk's new side is in the "
         "port, and every hunk that adds code lies in a file with no port counterpart and names something "
-        "the port lacks",
+        "the port lacks, or lies in a class or function the port lacks",
         "each hunk's state, and an `absent` gate per name the port lacks (at most three)",
     ),
     AuditRule(

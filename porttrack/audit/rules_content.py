@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _owner_class, _slug
 from porttrack.audit.subject import AuditRule, Subject, _changed, _pins_at_or_past
@@ -128,9 +129,9 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     names = []
     for j in states:
         if j.kind == "ported":  # only removed lines, of which the port has none
-            names += [t for t in _names(j.state.old_missing) if s.ctx.port_lacks(t)]
+            names += _lacked(s, j.hunk, j.state.old_missing, f"{s.e.sha}^")
         elif j.kind == "gap":  # in a file with no counterpart: what it adds the port lacks, or it is work
-            lacking = [t for t in _names(j.state.new_missing) if s.ctx.port_lacks(t)]
+            lacking = _lacked(s, j.hunk, j.state.new_missing, s.e.sha) + _lacked_holder(s, j.hunk)
             if not lacking:
                 return False
             names += lacking
@@ -143,6 +144,24 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
         f"no hunk leaves work in a file the port maps ({', '.join(kinds)}); "
         f"what the change names the port lacks: {', '.join(g.probe for g in s.res.gates)}",
     )
+
+
+def _lacked(s: Subject, h, tokens: list[str], rev: str) -> list[str]:
+    """The names among a hunk's tokens that the port's code names nowhere, less the language's and
+    the libraries' words (`torch`, `enumerate`), whose absence from a port says nothing."""
+    outside = hunks_mod.outside_names(s.ctx.upstream_text(rev, h.path) or "", h.path.split("/", 1)[0])
+    # a string that spells a snake_case name names an attribute (`hasattr(x, "bind_pool")`)
+    said = [q for t in tokens if t[:1] in "\"'" and (q := t[1:-1]).isidentifier() and "_" in q.strip("_")]
+    names = dict.fromkeys([*_names(tokens), *said])
+    return [t for t in names if not hunks_mod.language_word(t, outside) and s.ctx.port_lacks(t)]
+
+
+def _lacked_holder(s: Subject, h) -> list[str]:
+    """The top-level class or function holding a hunk's new lines, when the port's code names it
+    nowhere: a method added to a class the port lacks needs that class."""
+    holder = hunks_mod.def_above(s.ctx.upstream_text(s.e.sha, h.path) or "", h.new_start - 1)
+    top = naming.parts(holder)[0] if holder else None
+    return [top] if top and top not in s.ctx.adders and s.ctx.port_lacks(top) else []
 
 
 def _real_gap(rule: AuditRule, s: Subject) -> bool:

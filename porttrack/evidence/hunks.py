@@ -347,11 +347,14 @@ def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]
     """The feature names of one code line (strings and a trailing comment left out), less the
     language's words and the names in `outside` (see `outside_names`)."""
     code = _STRING.sub('""', line.split(" #", 1)[0])
-    return [
-        n
-        for n in dict.fromkeys(_FEATURE_NAME.findall(code))
-        if n not in outside and n not in _STDLIB and n not in _BUILTINS
-    ]
+    return [n for n in dict.fromkeys(_FEATURE_NAME.findall(code)) if not language_word(n, outside)]
+
+
+def language_word(name: str, outside: frozenset[str] = frozenset()) -> bool:
+    """Is `name` Python's own (a builtin, a keyword, a standard-library module) or one of `outside`
+    (what the file imports from outside its package)? A port in another language spells those its
+    own way, so their absence there says nothing."""
+    return name in outside or name in _STDLIB or name in _BUILTINS
 
 
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)")

@@ -1139,7 +1139,8 @@ def test_a_port_file_is_a_twin_only_of_what_its_upstream_file_defines(tmp_path):
 
 
 TRIMMED = SCHED.replace(
-    "        return request\n", "        request = trim_request(request, max_trim_tokens)\n        return request\n"
+    "        return request\n",
+    "        request = trim_request(sorted(request), max_trim_tokens)\n        return request\n",
 )
 
 
@@ -1207,3 +1208,61 @@ def test_a_hunk_in_the_ports_file_that_leaves_work_keeps_the_change_work(tmp_pat
     )
     got = r["[Core] Shorten the step"]
     assert (got["verdict"], got["rule"]) == ("real-gap", "real-gap"), [got["reason"], got["evidence"]]
+
+
+def test_a_deleted_check_is_gated_on_the_attribute_its_string_names(tmp_path):
+    """Deleting `hasattr(request, "bind_pool")` from a condition the port never had is no work
+    there; the gate watches `bind_pool`, which the string names, not `hasattr`, the language's word
+    that no port spells."""
+    guarded = SCHED.replace(
+        "        return request\n",
+        '        if request is not None and hasattr(\n            request, "bind_pool"\n        ):\n'
+        "            request.bind_pool(self.budget)\n        return request\n",
+    )
+    plain = guarded.replace(
+        'if request is not None and hasattr(\n            request, "bind_pool"\n        ):', "if request is not None:"
+    )
+    _, r = pair(tmp_path, [("[Core] Bind the pool always", {"vllm/core/sched.py": plain})], base_sched=guarded)
+    got = r["[Core] Bind the pool always"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert [g["probe"] for g in got["gates"]] == ["bind_pool"], got["gates"]
+
+
+def test_a_method_added_to_a_class_the_port_lacks_needs_that_class(tmp_path):
+    """Code added in a file with no counterpart that names only what the port has, but inside a
+    class the port's code names nowhere, needs that class: with the port's files left nothing to
+    do, the change is `untouched`, gated on the class."""
+    policy = "class TrimPolicy:\n    def size(self):\n        return 1\n"
+    grown = policy + "\n    def free(self, request):\n        return compute_budget(request, 2)\n"
+    change = {"vllm/core/sched.py": SCHED, "vllm/trim/policy.py": grown}
+    _, r = pair(
+        tmp_path,
+        [("[Core] Trim in the policy", change)],
+        base_sched=TRIMMED,
+        base_extra={"vllm/trim/policy.py": policy},
+    )
+    got = r["[Core] Trim in the policy"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert "TrimPolicy" in {g["probe"] for g in got["gates"]}, got["gates"]
+
+
+def test_a_new_method_of_a_port_class_that_serves_only_what_the_port_lacks_is_no_work(tmp_path):
+    """A new method of the port's Scheduler whose every line serves a manager the port lacks is no
+    work, even when a number it returns happens to be in the port's file: a literal found is not
+    the port doing the method's job."""
+    usage = (
+        "    def free(self, request):\n"
+        "        return request\n\n"
+        "    def trim_usage(self):\n"
+        "        manager = self.trim_manager\n"
+        "        if manager.size == 0:\n"
+        "            return 4096\n"
+        "        return manager.used / manager.size\n"
+    )
+    added = SCHED.replace("    def free(self, request):\n        return request\n", usage)
+    clamp = "  static int ClampWindow(int n) {{ return n < 4096 ? n : 4096; }}\n  int step(int tokens)"
+    port = PORT_SCHED.replace("  int step(int tokens)", clamp)
+    _, r = pair(tmp_path, [("[Core] Report trim usage", {"vllm/core/sched.py": added})], port_sched=port)
+    got = r["[Core] Report trim usage"]
+    assert got["verdict"] == "surface-absent", [got["reason"], got["evidence"]]
+    assert any("found ['4096']" in e for e in got["evidence"]), got["evidence"]

@@ -50,7 +50,9 @@ def test_check_right_after_audit_write_finds_no_error(tmp_path):
         "src/core/support.cpp": 'const char* PreviouslySupported[] = {"a"};\n',
     }
     # a message the port words its own way (neither side is there), in a function it has
-    steps.append(("[Core] Clearer message", base.replace("'tokens below zero'", "'negative token count'")))
+    # (on top of the flush, so that the message is all the commit changes)
+    flushed = steps[-1][1]
+    steps.append(("[Core] Clearer message", flushed.replace("'tokens below zero'", "'negative token count'")))
     commits = [(subject, {"vllm/core/sched.py": text}) for subject, text in steps]
     # a string-only change to a file with no port counterpart: nothing to name, the file is the surface
     commits.append(("[Parsers] Rename a module", {"vllm/parsers/registry.py": registry.format("kimi_k2_parser")}))
