@@ -39,6 +39,10 @@ def _content_states(s: Subject) -> list[Judged]:
         texts = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", s.ctx.upstream_text(s.e.sha, h.path) or ""
         read = hunks_mod.without_string_lines(h, *texts)
         st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
+        if st.old_found and (still := _still_used_elsewhere(s, h.path, files, st.old_found)):
+            # an old-side token another upstream file of the compared port files still uses after
+            # the change is in the port because of that file: it says nothing of this hunk's old side
+            st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still)
         if h.path in s.unmapped and (twins := _twins(s, h, defining)):
             # a twin with this hunk's new side has it ported; one without it says nothing, since
             # upstream changed only this copy
@@ -67,6 +71,17 @@ def _content_states(s: Subject) -> list[Judged]:
         )
     s.content = _superseded(s, _guards(s, s.content))
     return s.content
+
+
+def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[str]) -> frozenset[str]:
+    """Those of `tokens` that another upstream file the port files `files` port still uses at the
+    entry's commit."""
+    left, out = set(tokens), set()
+    for up in sorted({up for pf in files for up in s.ctx.cites(pf)} - {path}):
+        out |= left & (s.ctx.upstream_tokens(s.e.sha, up) or frozenset())
+        if out == left:
+            break
+    return frozenset(out)
 
 
 def _twins(s: Subject, h, defining: set[str]) -> list[str]:

@@ -1266,3 +1266,42 @@ def test_a_new_method_of_a_port_class_that_serves_only_what_the_port_lacks_is_no
     got = r["[Core] Report trim usage"]
     assert got["verdict"] == "surface-absent", [got["reason"], got["evidence"]]
     assert any("found ['4096']" in e for e in got["evidence"]), got["evidence"]
+
+
+def test_an_old_side_another_upstream_file_of_the_port_file_still_uses_is_not_the_change_left_undone(tmp_path):
+    """The port's sched.cpp ports both sched.py and pool.py. A change moves sched.py from
+    drain_pool_blocks to release_pool_blocks; pool.py still uses drain_pool_blocks after it, so the
+    port's DrainPoolBlocks is there because of pool.py and says nothing of this change: with
+    ReleasePoolBlocks in the port, the change is ported. When pool.py stops using it too, the name
+    left in the port is the old side still there, and the change is not ported."""
+    pool = "def drain_pool_blocks(n):\n    return n\n\n\ndef release_pool_blocks(n):\n    return drain_pool_blocks(n) + 1\n"
+    free = "        return request\n"
+    base_sched = SCHED.replace(free, "        return drain_pool_blocks(request)\n")
+    moved = SCHED.replace(free, "        return release_pool_blocks(request)\n")
+    port = (
+        PORT_SCHED.replace(
+            "// Ported from: vllm/core/sched.py @ {pin}",
+            "// Ported from: vllm/core/sched.py + vllm/core/pool.py @ {pin}",
+        )
+        .replace(
+            "  int free(int request) {{ return request; }}",
+            "  int free(int request) {{ return ReleasePoolBlocks(request); }}",
+        )
+        .replace(
+            "class Scheduler {{",
+            "int DrainPoolBlocks(int n) {{ return n; }}\nint ReleasePoolBlocks(int n) {{ return DrainPoolBlocks(n) + 1; }}\n\nclass Scheduler {{",
+        )
+    )
+    change = [("[Core] Release on free", {"vllm/core/sched.py": moved})]
+    _, r = pair(
+        tmp_path / "kept", change, base_sched=base_sched, base_extra={"vllm/core/pool.py": pool}, port_sched=port
+    )
+    got = r["[Core] Release on free"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    inlined = "def release_pool_blocks(n):\n    return n + 1\n"
+    change = [("[Core] Release on free", {"vllm/core/sched.py": moved, "vllm/core/pool.py": inlined})]
+    _, r = pair(
+        tmp_path / "gone", change, base_sched=base_sched, base_extra={"vllm/core/pool.py": pool}, port_sched=port
+    )
+    got = r["[Core] Release on free"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
