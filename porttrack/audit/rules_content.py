@@ -150,9 +150,7 @@ def _lacked(s: Subject, h, tokens: list[str], rev: str) -> list[str]:
     """The names among a hunk's tokens that the port's code names nowhere, less the language's and
     the libraries' words (`torch`, `enumerate`), whose absence from a port says nothing."""
     outside = hunks_mod.outside_names(s.ctx.upstream_text(rev, h.path) or "", h.path.split("/", 1)[0])
-    # a string that spells a snake_case name names an attribute (`hasattr(x, "bind_pool")`)
-    said = [q for t in tokens if t[:1] in "\"'" and (q := t[1:-1]).isidentifier() and "_" in q.strip("_")]
-    names = dict.fromkeys([*_names(tokens), *said])
+    names = dict.fromkeys([*_names(tokens), *hunks_mod.spelled_names(tokens)])
     return [t for t in names if not hunks_mod.language_word(t, outside) and s.ctx.port_lacks(t)]
 
 

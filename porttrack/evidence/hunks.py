@@ -350,6 +350,12 @@ def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]
     return [n for n in dict.fromkeys(_FEATURE_NAME.findall(code)) if not language_word(n, outside)]
 
 
+def spelled_names(tokens) -> list[str]:
+    """The snake_case names that string tokens spell (`"bind_pool"` in `hasattr(x, "bind_pool")`,
+    `getattr(self, "cache_bf16")`): a string that names an attribute reads or tests that attribute."""
+    return [q for t in tokens if t[:1] in "\"'" and (q := t[1:-1]).isidentifier() and "_" in q.strip("_")]
+
+
 def language_word(name: str, outside: frozenset[str] = frozenset()) -> bool:
     """Is `name` Python's own (a builtin, a keyword, a standard-library module) or one of `outside`
     (what the file imports from outside its package)? A port in another language spells those its

@@ -1305,3 +1305,18 @@ def test_an_old_side_another_upstream_file_of_the_port_file_still_uses_is_not_th
     )
     got = r["[Core] Release on free"]
     assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+
+
+def test_a_field_only_guarded_code_reads_through_a_string_is_plumbing(tmp_path):
+    """A new field of the port's Scheduler that only a block the port can never run reads, through
+    `getattr(self, "trim_cache")`, is plumbing for that block: the change is no work here."""
+    grown = SCHED.replace(
+        "        self.budget = budget\n", "        self.budget = budget\n        self.trim_cache = None\n"
+    ).replace(
+        "    def step(self, tokens):\n",
+        '    def step(self, tokens):\n        if self.uses_canvas:\n            return getattr(self, "trim_cache", None)\n',
+    )
+    _, r = pair(tmp_path, [("[Core] Canvas trimming", {"vllm/core/sched.py": grown})])
+    got = r["[Core] Canvas trimming"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [got["reason"], got["evidence"]]
+    assert any("only for code the port lacks or can never run" in e for e in got["evidence"]), got["evidence"]
