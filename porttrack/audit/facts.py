@@ -77,7 +77,9 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
     """Those of `tokens` that another upstream file the port files `files` port still uses at the
     entry's commit."""
     left, out = set(tokens), set()
-    for up in sorted({up for pf in files for up in s.ctx.cites(pf)} - {path}):
+    # only the port files that hold one of the tokens can owe it to another upstream file
+    holding = [pf for pf in files if any(hunks_mod.port_form(t) in s.ctx.port_tokens(pf) for t in left)]
+    for up in sorted({up for pf in holding for up in s.ctx.cites(pf)} - {path}):
         out |= left & (s.ctx.upstream_tokens(s.e.sha, up) or frozenset())
         if out == left:
             break

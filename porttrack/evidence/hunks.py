@@ -233,21 +233,28 @@ def _line_ends(text: str) -> list[int]:
 _STRINGS_AND_COMMENTS = re.compile(
     r"""(\"\"\"|''')(?:\\.|[^\\])*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
 )
+_LINE_BREAKS = re.compile(r"[^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what splitlines() splits on stays
 
 
 class _Strings(NamedTuple):
     inside: tuple[bool, ...]  # per line (0-based): it starts inside a triple-quoted string
     opens: tuple[int, ...]  # per line: the column where a string that runs past the line opens, else -1
+    depths: tuple[int, ...]  # per line: the brackets still open where it starts (see `_open_at`)
 
 
 @functools.lru_cache(maxsize=64)  # a line table per version, cheap to rebuild: only the last few kept
 def _strings(text: str) -> _Strings:
-    """Where a Python file's triple-quoted strings that span lines lie, line by line."""
+    """Where a Python file's triple-quoted strings that span lines lie, line by line, and the
+    brackets open at each line with strings and comments left out: one scan serves both."""
     starts = [0, *_line_ends(text)]
     inside, opens = [False] * (len(starts) - 1), [-1] * (len(starts) - 1)
+    code, last = [], 0  # the text without its strings and comments; a string's line breaks kept
     for m in _STRINGS_AND_COMMENTS.finditer(text):
+        code.append(text[last : m.start()])
+        last = m.end()
         if m.group(1) is None:
             continue  # a one-line string, or a comment
+        code.append(_LINE_BREAKS.sub("", m.group(0)))
         first = bisect.bisect_right(starts, m.start())  # the line after the one that opens it
         if first < len(starts) and starts[first] < m.end():  # it runs past its first line
             opens[first - 1] = m.start() - starts[first - 1]
@@ -255,7 +262,21 @@ def _strings(text: str) -> _Strings:
             if starts[k] >= m.end():
                 break
             inside[k] = True
-    return _Strings(tuple(inside), tuple(opens))
+    code.append(text[last:])
+    depths, depth = [], 0
+    for line in "".join(code).splitlines():
+        depths.append(depth)
+        depth = max(
+            0,
+            depth
+            + line.count("(")
+            + line.count("[")
+            + line.count("{")
+            - line.count(")")
+            - line.count("]")
+            - line.count("}"),
+        )
+    return _Strings(tuple(inside), tuple(opens), tuple(depths))
 
 
 def string_lines(lines: list[str], start: int, text: str) -> set[int]:
@@ -316,19 +337,10 @@ def is_code_line(text: str, number: int) -> bool:
     return not _odd_quotes_before(text, number)
 
 
-@functools.lru_cache(maxsize=64)  # its versions seldom recur past the entry that reads them
 def _open_at(text: str) -> tuple[int, ...]:
     """Per line (0-based), the brackets still open where it starts (strings and comments left out,
     read in one scan: a quote in a comment, or a bracket in a docstring, opens nothing)."""
-    code = _STRINGS_AND_COMMENTS.sub(lambda m: _LINE_BREAKS.sub("", m.group(0)) if m.group(1) else "", text)
-    out, depth = [], 0
-    for line in code.splitlines():
-        out.append(depth)
-        depth = max(0, depth + _brackets(line))
-    return tuple(out)
-
-
-_LINE_BREAKS = re.compile(r"[^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what splitlines() splits on stays
+    return _strings(text).depths
 
 
 def continues_statement(text: str, number: int) -> bool:
@@ -485,7 +497,7 @@ def guard_names(hunk: Hunk) -> list[str]:
 def forget() -> None:
     """Drop the whole-file readings kept above: one audit's file versions are of no use to the next,
     and what runs after it (the queue's write-back) needs the memory."""
-    for cached in (outside_names, _line_ends, _strings, _open_at, _rows, class_members, file_tokens):
+    for cached in (outside_names, _line_ends, _strings, _rows, class_members, file_tokens):
         cached.cache_clear()
 
 
@@ -549,7 +561,9 @@ def port_tokens(text: str) -> set[str]:
     return out
 
 
-def _port_form(t: str) -> str:
+def port_form(t: str) -> str:
+    """A telling token as the port's token sets hold it: a name in its one spelling, a string in
+    double quotes, a number as it is."""
     if t[0] in "\"'":
         return '"' + t[1:-1] + '"'
     return t if t[0].isdigit() else norm(t)
@@ -587,10 +601,10 @@ def compare(
     side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
     side is "gone" only from port files that exist: with none, a deletion tells nothing."""
     new, old = distinctive(hunk, constructs, before, after)
-    nf = sorted(t for t in new if _port_form(t) in port)
-    nm = sorted(t for t in new if _port_form(t) not in port)
-    of = sorted(t for t in old if _port_form(t) in port)
-    om = sorted(t for t in old if _port_form(t) not in port)
+    nf = sorted(t for t in new if port_form(t) in port)
+    nm = sorted(t for t in new if port_form(t) not in port)
+    of = sorted(t for t in old if port_form(t) in port)
+    om = sorted(t for t in old if port_form(t) not in port)
     if not new and not old:
         return HunkState("neutral", nf, nm, of, om)
     if not port and not new:  # a deletion where the port has no file: nothing to tell

@@ -1320,3 +1320,29 @@ def test_a_field_only_guarded_code_reads_through_a_string_is_plumbing(tmp_path):
     got = r["[Core] Canvas trimming"]
     assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [got["reason"], got["evidence"]]
     assert any("only for code the port lacks or can never run" in e for e in got["evidence"]), got["evidence"]
+
+
+def test_an_old_side_is_owed_to_another_upstream_file_only_by_a_port_file_that_holds_it(tmp_path):
+    """pool.cpp ports sched.py and pool.py, which still uses drain_pool_blocks after the change, but
+    pool.cpp does not hold DrainPoolBlocks: sched.cpp does, and it ports only sched.py. The name left
+    there is the old side still there, so the change is not ported."""
+    pool = "def drain_pool_blocks(n):\n    return n\n\n\ndef release_pool_blocks(n):\n    return drain_pool_blocks(n) + 1\n"
+    free = "        return request\n"
+    base_sched = SCHED.replace(free, "        return drain_pool_blocks(request)\n")
+    moved = SCHED.replace(free, "        return release_pool_blocks(request)\n")
+    port = PORT_SCHED.replace(
+        "  int free(int request) {{ return request; }}",
+        "  int free(int request) {{ return DrainPoolBlocks(request); }}",
+    ).replace("class Scheduler {{", "int DrainPoolBlocks(int n) {{ return n; }}\n\nclass Scheduler {{")
+    port_pool = "// Ported from: vllm/core/sched.py + vllm/core/pool.py @ 0000000000\nint ReleasePoolBlocks(int n) { return n + 1; }\n"
+    _, r = pair(
+        tmp_path,
+        [("[Core] Release on free", {"vllm/core/sched.py": moved})],
+        base_sched=base_sched,
+        base_extra={"vllm/core/pool.py": pool},
+        port_sched=port,
+        port_extra={"src/core/pool.cpp": port_pool},
+    )
+    got = r["[Core] Release on free"]
+    assert any("vs src/core/pool.cpp, src/core/sched.cpp" in e for e in got["evidence"]), got["evidence"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]

@@ -162,7 +162,7 @@ def test_a_file_version_read_once_is_read_from_memory_until_the_audit_forgets_it
     assert hunks.class_members(text) == {"take": {"Pool"}}
     assert hunks.file_tokens.cache_info().currsize == 1
     hunks.forget()  # what an audit does when it ends: the write-back after it needs the memory
-    cached = (hunks.file_tokens, hunks.class_members, hunks.outside_names, hunks._open_at, hunks._strings)
+    cached = (hunks.file_tokens, hunks.class_members, hunks.outside_names, hunks._strings)
     assert all(f.cache_info().currsize == 0 for f in cached)
     # the tokens ignore Python's own words, whatever the order the scan meets them in
     assert first == {"Pool", "take", "n", "+", "1"}
