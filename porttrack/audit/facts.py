@@ -159,7 +159,7 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
     # code in a file the port has no counterpart of may live elsewhere in the port: only what the
     # port's own files lack, or can never run, makes a name plumbing
     new_tokens = [hunks_mod.tokens(j.hunk.new) for j in out if j.mapped and j.kind in ("guarded", "absent")]
-    # a name the guarded code reads through a string (`getattr(self, "cache_bf16")`) is read there too
+    # a name the guarded code reads through a string (`getattr(self, "spare_cache")`) is read there too
     unreachable = set().union(*new_tokens, *(hunks_mod.spelled_names(t) for t in new_tokens))
     for i, j in enumerate(out):
         names = _names(j.state.new_missing)

@@ -363,8 +363,8 @@ def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]
 
 
 def spelled_names(tokens) -> list[str]:
-    """The snake_case names that string tokens spell (`"bind_pool"` in `hasattr(x, "bind_pool")`,
-    `getattr(self, "cache_bf16")`): a string that names an attribute reads or tests that attribute."""
+    """The snake_case names that string tokens spell (`"attach_hook"` in `hasattr(x, "attach_hook")`,
+    `getattr(self, "spare_cache")`): a string that names an attribute reads or tests that attribute."""
     return [q for t in tokens if t[:1] in "\"'" and (q := t[1:-1]).isidentifier() and "_" in q.strip("_")]
 
 

@@ -1211,21 +1211,21 @@ def test_a_hunk_in_the_ports_file_that_leaves_work_keeps_the_change_work(tmp_pat
 
 
 def test_a_deleted_check_is_gated_on_the_attribute_its_string_names(tmp_path):
-    """Deleting `hasattr(request, "bind_pool")` from a condition the port never had is no work
-    there; the gate watches `bind_pool`, which the string names, not `hasattr`, the language's word
+    """Deleting `hasattr(request, "attach_hook")` from a condition the port never had is no work
+    there; the gate watches `attach_hook`, which the string names, not `hasattr`, the language's word
     that no port spells."""
     guarded = SCHED.replace(
         "        return request\n",
-        '        if request is not None and hasattr(\n            request, "bind_pool"\n        ):\n'
-        "            request.bind_pool(self.budget)\n        return request\n",
+        '        if request is not None and hasattr(\n            request, "attach_hook"\n        ):\n'
+        "            request.attach_hook(self.budget)\n        return request\n",
     )
     plain = guarded.replace(
-        'if request is not None and hasattr(\n            request, "bind_pool"\n        ):', "if request is not None:"
+        'if request is not None and hasattr(\n            request, "attach_hook"\n        ):', "if request is not None:"
     )
     _, r = pair(tmp_path, [("[Core] Bind the pool always", {"vllm/core/sched.py": plain})], base_sched=guarded)
     got = r["[Core] Bind the pool always"]
     assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
-    assert [g["probe"] for g in got["gates"]] == ["bind_pool"], got["gates"]
+    assert [g["probe"] for g in got["gates"]] == ["attach_hook"], got["gates"]
 
 
 def test_a_method_added_to_a_class_the_port_lacks_needs_that_class(tmp_path):

@@ -92,8 +92,8 @@ def test_a_quote_in_a_comment_or_a_bracket_in_a_docstring_opens_no_statement():
     text = "\n".join(
         [
             "class S:",  # 1
-            '    # NOTE: here, "encoder" includes the vision encoder (and',  # 2: a quote and a bracket
-            "    # the audio one).",  # 3
+            '    # NOTE: here, "widget" means the outer frame (and',  # 2: a quote and a bracket
+            "    # the inner one).",  # 3
             "    def reset(self):",  # 4
             '        """Clear it (all of',  # 5: a bracket a docstring opens
             '        it)."""',  # 6
