@@ -243,6 +243,10 @@ class CatFile:
 
     def read(self, spec: str) -> bytes | None:
         assert self._proc.stdin and self._proc.stdout
+        if "\n" in spec or "\0" in spec:
+            # one request per line: a name with a line break (from a hostile provenance header, say)
+            # would be two requests, and every later answer would belong to the wrong question
+            return None
         self._proc.stdin.write(spec.encode() + b"\n")
         self._proc.stdin.flush()
         header = self._proc.stdout.readline()

@@ -38,3 +38,16 @@ def test_many_commits_diffed_in_one_go_give_each_commit_the_hunks_it_gives_alone
     assert gitio.diff_hunks_many(repo, [edit, "f" * 40], paths) == {}
     assert gitio.diff_hunks_many(repo, [edit, "--output=x"], paths).keys() == {edit}
     assert gitio.diff_hunks_many(repo, [edit], []) == {}
+
+
+def test_a_name_with_a_line_break_is_one_missing_object_and_later_reads_stay_in_step(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    commit_files(repo, {"a.txt": "A\n", "b.txt": "B\n"}, "c")
+    cat = gitio.CatFile(repo)
+    try:
+        assert cat.read("HEAD:a.txt\nHEAD:b.txt") is None
+        assert cat.read("HEAD:a.txt\0") is None
+        assert cat.read("HEAD:b.txt") == b"B\n"
+        assert cat.read("HEAD:a.txt") == b"A\n"
+    finally:
+        cat.close()

@@ -122,10 +122,10 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     adds waits on a surface the port does not have. Hunks with nothing telling say nothing either
     way; a change made only of them is left to the rules below."""
     states = _content_states(s)
-    if any(j.kind == "gap" and j.mapped for j in states) or _content_ported(s):
+    if any(j.kind == "gap" and j.mapped for j in states):
         return False
     if any(j.kind == "ported" and j.state.new_found for j in states):
-        return False  # new code the port has is the change (partly) made: not absent
+        return False  # new code the port has is the change (partly) made, or all of it: not absent
     names = []
     for j in states:
         if j.kind == "ported":  # only removed lines, of which the port has none

@@ -266,16 +266,8 @@ def _strings(text: str) -> _Strings:
     depths, depth = [], 0
     for line in "".join(code).splitlines():
         depths.append(depth)
-        depth = max(
-            0,
-            depth
-            + line.count("(")
-            + line.count("[")
-            + line.count("{")
-            - line.count(")")
-            - line.count("]")
-            - line.count("}"),
-        )
+        depth = max(0, depth + _brackets(line))
+    depths += [depth] * (len(inside) - len(depths))  # a last line that was all comment or string
     return _Strings(tuple(inside), tuple(opens), tuple(depths))
 
 
@@ -389,15 +381,9 @@ def class_members(text: str) -> dict[str, set[str]]:
     The answer is shared between callers: read it, never change it."""
     out: dict[str, set[str]] = {}
     stack: list[tuple[int, str]] = []  # (indent of the class line, class name)
-    depth = 0  # brackets still open: the line continues a statement, its indent says nothing
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        opened, depth = (
-            depth,
-            max(0, depth + _brackets(line.split("#", 1)[0] if "'" not in line and '"' not in line else line)),
-        )
-        if opened:
+    depths = _open_at(text)  # brackets still open: the line continues a statement, its indent says nothing
+    for i, line in enumerate(text.splitlines()):
+        if not line.strip() or line.lstrip().startswith("#") or depths[i]:
             continue
         indent = len(line) - len(line.lstrip())
         while stack and indent <= stack[-1][0]:

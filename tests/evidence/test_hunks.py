@@ -88,6 +88,11 @@ def test_a_line_inside_brackets_an_earlier_line_opened_continues_that_statement(
     assert not hunks.continues_statement(text, 99)
 
 
+def test_a_quote_and_a_bracket_in_a_trailing_comment_hide_no_member_of_the_class():
+    text = 'class A:\n    x = 1  # "a" (b\n    def f(self):\n        pass\n'
+    assert hunks.class_members(text) == {"x": {"A"}, "f": {"A"}}
+
+
 def test_a_quote_in_a_comment_or_a_bracket_in_a_docstring_opens_no_statement():
     text = "\n".join(
         [
