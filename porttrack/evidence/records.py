@@ -22,7 +22,8 @@ _PR = re.compile(r"(?<![\w/])(?:[\w.-]*#|/pull/)(\d{3,7})\b")
 _SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
 WINDOW = 80  # characters either side of a deferral word that it is taken to speak of
 _HEADER = re.compile(r"Ported from|Grounding|Faithful|Upstream:", re.I)
-_TEXT_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".py", ".md", ".txt", ".rst"}
+_C_SUFFIXES = {".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh"}
+_TEXT_SUFFIXES = _C_SUFFIXES | {".py", ".md", ".txt", ".rst"}
 
 
 @dataclass
@@ -85,16 +86,20 @@ class Records:
 
 
 _COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
+# in C and C++ a line opening with `#` is a preprocessor directive (`#include "a/b.h"`), not prose
+_C_COMMENT = re.compile(r"^\s*(//+|\*|/\*)\s*(.*)$")
+# a file path (`vllm/v1/sample/sampler.py`) names a file: its parts are no symbols a record defers
+_FILE_PATH = re.compile(r"[\w.-]*(?:/[\w.-]+)+\.\w{1,4}\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 BLOCK = 20  # lines a deferral heading's list may run to
 
 
-def _block_after(lines: list[str], i: int) -> list[str]:
+def _block_after(lines: list[str], i: int, comment: re.Pattern[str] = _COMMENT) -> list[str]:
     """The lines a deferral heading (`DEFERRED upstream fields:`) goes on to list: the rest of its
     comment block, or the list items that follow it in a doc, up to a blank line."""
     out: list[str] = []
     for line in lines[i : i + BLOCK]:
-        c = _COMMENT.match(line)
+        c = comment.match(line)
         if c and c.group(2).strip():
             if _HEADING.match(c.group(2)):
                 break  # the next heading of the same block speaks of something else
@@ -149,12 +154,12 @@ def scan(root: Path, folders: list[str], words: list[str]) -> Records:
             # a deferral names what lies near its word: a long doc paragraph defers only its own clause
             near = line[max(0, m.start() - WINDOW) : m.end() + WINDOW] if m else line
             if m:
-                near += " " + " ".join(_block_after(lines, i))
+                near += " " + " ".join(_block_after(lines, i, _C_COMMENT if p.suffix in _C_SUFFIXES else _COMMENT))
             rec = Record(
                 rel,
                 i,
                 near.strip()[:200],
-                {norm(t) for t in _IDENT.findall(near)},
+                {norm(t) for t in _IDENT.findall(_FILE_PATH.sub(" ", near))},
                 {int(x) for x in _PR.findall(near)} if m else prs,
                 shas,
                 m.group(0) if m else "",
