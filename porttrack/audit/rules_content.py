@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
-from porttrack.audit.results import _code, _definition, _owner_class, _slug
+from porttrack.audit.results import _definition, _owner_class, _slug
 from porttrack.audit.subject import AuditRule, Subject, _changed, _pins_at_or_past
 from porttrack.audit.gating import _absent_gates, _lacking_gates
 from porttrack.audit.facts import _content_absent, _content_ported, _content_states, _names
@@ -21,7 +21,7 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
         classes = sorted({c for x in added if (c := _owner_class(x))})
         if not added or any(_owner_class(x) is None for x in added):
             return False
-        if any(_code(s.ctx.probes.count(c)) > 0 for c in classes) or any(x in s.present for x in added):
+        if any(s.has_class(c) for c in classes) or any(x in s.present for x in added):
             return False
         _absent_gates(s, added)
         return s.fire(rule, f"adds {', '.join(added)} only to classes the port lacks ({', '.join(classes)})")
@@ -32,7 +32,7 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     waiting = [x for x in changed if x in s.linked]
     if waiting:  # an earlier entry of the queue adds it: the entry waits on that one, see blocked
         return False
-    grows = [x for x in s.syms.added if (cls := _owner_class(x)) and _code(s.ctx.probes.count(cls)) > 0]
+    grows = [x for x in s.syms.added if (cls := _owner_class(x)) and s.has_class(cls)]
     if grows:
         s.ev.append(f"adds {', '.join(grows)} to a class the port has, so the surface is there")
         return False

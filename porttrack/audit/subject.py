@@ -305,6 +305,7 @@ class Subject:
     counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
     present: set[str] = field(default_factory=set)  # probed symbols with a code hit
     namesakes: set[str] = field(default_factory=set)  # probed symbols whose port hits are another file's code
+    namesake_classes: dict[str, str | None] = field(default_factory=dict)  # class -> why it is a namesake (has_class)
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
     spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
@@ -393,6 +394,22 @@ class Subject:
             ccount = self.ctx.probes.count(cls)
             named = {h.path for h in _hits(ccount, _CODE_KINDS)} if ccount is not None else set()
             ports = [p for p in ports if p in named]
+        return self._twin(symbol, spelled, ports)
+
+    def has_class(self, cls: str) -> bool:
+        """Does the port have the class the entry's files define: code names it, and it is not the
+        counterpart of upstream's other class of that name (see `_namesake`)? A new member of such a
+        namesake grows no surface of the port's."""
+        if _code(self.ctx.probes.count(cls)) == 0:
+            return False
+        if cls not in self.namesake_classes:
+            ports = sorted({h.path for h in _hits(self.ctx.probes.count(cls), ("definition",))})
+            self.namesake_classes[cls] = self._twin(cls, cls, ports)
+            if self.namesake_classes[cls]:
+                self.ev.append(self.namesake_classes[cls] or "")
+        return self.namesake_classes[cls] is None
+
+    def _twin(self, symbol: str, spelled: str, ports: list[str]) -> str | None:
         # the cheap questions first: most port files cite nothing, and then no upstream file is read
         if not ports or any(not self.ctx.cites(p) for p in ports):
             return None

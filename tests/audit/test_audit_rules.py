@@ -1346,3 +1346,40 @@ def test_an_old_side_is_owed_to_another_upstream_file_only_by_a_port_file_that_h
     got = r["[Core] Release on free"]
     assert any("vs src/core/pool.cpp, src/core/sched.cpp" in e for e in got["evidence"]), got["evidence"]
     assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+
+
+def test_a_class_the_port_took_from_another_upstream_file_grows_no_surface_of_the_ports(tmp_path):
+    """Upstream has two classes called `Runner`; the port's cites the other file. A method added to
+    this file's `Runner` adds to a class the port lacks; the same method on the port's own is work."""
+    v1 = "class Runner:\n    def step(self):\n        return 1\n"
+    v2 = "class Runner:\n    def step(self):\n        return 2\n"
+    grown = "class Runner:\n    def step(self):\n        return self.flush_drafts()\n\n    def flush_drafts(self):\n        return 1\n"
+    port = {
+        "src/core/v2/runner.cpp": "// Ported from: vllm/core/v2/runner.py @ {pin}\n"
+        "class Runner {{\n public:\n  int step() {{ return 2; }}\n}};\n".format(pin="0" * 10),
+        # the port has this file's helpers too, so it is no file without a counterpart
+        "src/core/runner.cpp": "// Ported from: vllm/core/runner.py @ {pin}\nint prepare(int n) {{ return n; }}\n".format(
+            pin="0" * 10
+        ),
+    }
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Runner] Flush drafts", {"vllm/core/runner.py": grown}),
+            ("[Runner v2] Flush drafts", {"vllm/core/v2/runner.py": grown}),
+        ],
+        base_extra={"vllm/core/runner.py": v1, "vllm/core/v2/runner.py": v2},
+        port_extra=port,
+    )
+    other = r["[Runner] Flush drafts"]
+    assert (other["verdict"], other["rule"]) == ("surface-absent", "surface-absent"), [
+        other["reason"],
+        other["evidence"],
+    ]
+    assert any(
+        "the port's Runner (src/core/v2/runner.cpp) is the counterpart of upstream's other Runner in vllm/core/v2/runner.py"
+        in ev
+        for ev in other["evidence"]
+    ), other["evidence"]
+    own = r["[Runner v2] Flush drafts"]
+    assert own["verdict"] == "real-gap", [own["reason"], own["evidence"]]
