@@ -8,7 +8,7 @@ import re
 
 from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
-from porttrack.audit.results import _definition, _hits
+from porttrack.audit.results import _CODE_KINDS, _definition, _hits, _owner_class
 from porttrack.audit.subject import Judged, Subject, _changed, _Ctx, spelling_pattern
 
 
@@ -27,7 +27,7 @@ def _content_states(s: Subject) -> list[Judged]:
     if not hunks:
         return s.content
     s.probe()
-    defining = {h.path for x in s.probed for h in _hits(s.counts[x], ("definition",))}
+    defining = _defining_files(s)
     for h in hunks:
         if not s.ctx.is_code(h.path):
             continue
@@ -84,6 +84,19 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
         if out == left:
             break
     return frozenset(out)
+
+
+def _defining_files(s: Subject) -> set[str]:
+    """The port files that define the entry's symbols. A member counts only in a file that names
+    its class: every parser defines `extract_tool_calls`, and another class's is not this one's."""
+    out: set[str] = set()
+    for x in s.probed:
+        files = {h.path for h in _hits(s.counts[x], ("definition",))}
+        cls = _owner_class(x)
+        if cls is not None and files:
+            files &= {h.path for h in _hits(s.ctx.probes.count(cls), _CODE_KINDS)}
+        out |= files
+    return out
 
 
 def _twins(s: Subject, h, defining: set[str]) -> list[str]:
