@@ -10,11 +10,11 @@ from porttrack.evidence import refactor
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
-from porttrack.audit.results import _code, _definition, _hits, _owner_class, _slug, probe_line
+from porttrack.audit.results import _code, _definition, _owner_class, _slug, probe_line
 from porttrack.audit.graph import _mirrored, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
-from porttrack.audit.facts import _content_absent
+from porttrack.audit.facts import _content_absent, _defining_files
 
 
 def _gate_for_rule(g: Gate, p) -> Gate:
@@ -157,7 +157,7 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed)):
         bare = naming.parts(x)[-1]
         cls = _owner_class(x)
-        if bare.startswith("__") or (cls is not None and _code(s.ctx.probes.count(cls)) == 0):
+        if bare.startswith("__") or naming.is_logger(bare) or (cls is not None and not s.has_class(cls)):
             continue
         # an omission is of something the port lacks; a name it has (even as another file's code) is another thing
         if x in s.present or x in s.namesakes:
@@ -165,9 +165,8 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         names.append(bare)
     if not s.ctx.records.deferrals:
         return False
-    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
-    for x in s.probed:  # and where the port defines the entry's symbols
-        near.update(h.path for h in _hits(s.counts[x], ("definition",)))
+    # the counterparts, and where the port defines the entry's symbols
+    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)} | _defining_files(s)
     qualified = [
         x
         for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))

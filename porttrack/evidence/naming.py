@@ -50,3 +50,10 @@ def norm(name: str) -> str:
     bare = parts(name)[-1]
     bare = re.sub(r"^k(?=[A-Z])", "", bare)
     return bare.replace("_", "").lower()
+
+
+def is_logger(name: str) -> bool:
+    """`logger`, `init_logger`'s `_logger`, `widget_logger`: a module's logging plumbing, which carries
+    no feature. A port logs its own way (or not at all), so such a name never blocks, is never a
+    deferred feature, and a call on it is message text."""
+    return parts(name)[-1].lower().endswith("logger")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from porttrack.gitio import Hunk
+from porttrack.evidence import naming
 from porttrack.evidence.hunks import code_line_indices
 
 Line = tuple[int, str, int]  # (hunk index, "old" | "new", index in that side's lines)
@@ -100,7 +101,7 @@ def _is_message_call(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id == "print"
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        return func.value.id in ("logger", "logging", "warnings") or func.value.id.endswith("logger")
+        return func.value.id in ("logging", "warnings") or naming.is_logger(func.value.id)
     return False
 
 

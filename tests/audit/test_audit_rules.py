@@ -1401,3 +1401,18 @@ def test_another_class_defining_a_member_of_the_same_name_is_not_compared(tmp_pa
     assert got["verdict"] == "real-gap", [got["reason"], got["evidence"]]
     hunk = next(e for e in got["evidence"] if e.startswith("hunk vllm/core/sched.py"))
     assert "src/core/pool.cpp" not in hunk and "missing ['release_all', 'spare_cache']" in hunk, hunk
+
+
+def test_a_logger_the_port_defers_is_no_deferral_of_a_change_that_adds_one(tmp_path):
+    """`logger = logging.getLogger(...)` is the module's plumbing: a port comment deferring its
+    logger says nothing of a change that adds one beside new behaviour."""
+    deferred = PORT_SCHED.replace(
+        "class Scheduler {{", "// DEFERRED: the module logger (no logging yet)\nclass Scheduler {{"
+    )
+    base = SCHED.replace("logger = logging.getLogger(__name__)\n", "")
+    change = base.replace("import logging\n", "import logging\n\nlogger = logging.getLogger(__name__)\n").replace(
+        "        return request\n", "        logger.info('free')\n        return request + 1\n"
+    )
+    _, r = pair(tmp_path, [("[Core] Log frees", {"vllm/core/sched.py": change})], base_sched=base, port_sched=deferred)
+    got = r["[Core] Log frees"]
+    assert got["rule"] != "deferred", [got["reason"], got["evidence"]]
