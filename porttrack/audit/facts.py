@@ -197,6 +197,9 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
         ):
             names = [holder]
             j = j._replace(state=j.state._replace(new_missing=[naming.parts(holder)[-1]]))  # its gate's name
+        elif not j.state.old_found and (helper := _helper_only_for_lacked(s, j.hunk)):
+            names = [helper]
+            j = j._replace(state=j.state._replace(new_missing=[helper]))
         elif not _names(j.state.new_found) and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
             j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
         else:
@@ -207,6 +210,23 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
         )
         out[i] = j._replace(kind="foreign")
     return out
+
+
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
+
+
+def _helper_only_for_lacked(s: Subject, h) -> str | None:
+    """The function a hunk adds whole (no old side, its first code line the `def`, a name the file
+    did not define before), when every line of the change that calls it lies where the port lacks:
+    a helper only code the port lacks calls serves that code, whatever names its body shares."""
+    code = [x for x in h.new if x.strip() and not x.lstrip().startswith(("#", "@"))]
+    if any(x.strip() for x in h.old) or not code or not (m := _DEF.match(code[0])):
+        return None
+    name = m.group(1)
+    before = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or ""
+    if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\b", before, re.M):
+        return None
+    return name if _read_only_where_port_lacks(s, name) else None
 
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")

@@ -1416,3 +1416,20 @@ def test_a_logger_the_port_defers_is_no_deferral_of_a_change_that_adds_one(tmp_p
     _, r = pair(tmp_path, [("[Core] Log frees", {"vllm/core/sched.py": change})], base_sched=base, port_sched=deferred)
     got = r["[Core] Log frees"]
     assert got["rule"] != "deferred", [got["reason"], got["evidence"]]
+
+
+def test_a_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
+    """The change adds `_drain_widgets` to a class the port has, but only `widget_step`, which the
+    port lacks, calls it: the helper serves that code, though its body holds a number the port has."""
+    base = SCHED.replace(
+        "    def step(self, tokens):\n", "    def widget_step(self):\n        return 0\n\n    def step(self, tokens):\n"
+    )
+    change = base.replace(
+        "    def widget_step(self):\n        return 0\n",
+        "    def widget_step(self):\n        return self._drain_widgets()\n",
+    )
+    change += "\n    def _drain_widgets(self):\n        return self.budget * 4\n"
+    _, r = pair(tmp_path, [("[Widgets] Drain", {"vllm/core/sched.py": change})], base_sched=base)
+    got = r["[Widgets] Drain"]
+    assert got["verdict"] == "surface-absent", [got["reason"], got["evidence"]]
+    assert any("touches only lines that serve _drain_widgets" in e for e in got["evidence"]), got["evidence"]
