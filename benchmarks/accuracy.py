@@ -220,14 +220,16 @@ def main(argv: list[str] | None = None) -> int:
         totals: Counter[str] = Counter()
         by_rule: Counter[tuple[str, bool]] = Counter()
         lines = []
-        for name, f, paths in label_sets([HERE / "labels", *args.labels_dir]):
+        sets = label_sets([HERE / "labels", *args.labels_dir])
+        width = max([len("total"), *(len(name) for name, _, _ in sets)])
+        for name, f, paths in sets:
             labels = [json.loads(ln) for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
             s = run_set(labels, args, paths, None, name)
             totals.update({k: v for k, v in s.items() if k not in ("confusion", "by_rule")})
             by_rule.update(s["by_rule"])
-            lines.append(f"{name:<14} {summary_line(s)}")
+            lines.append(f"{name:<{width}} {summary_line(s)}")
         print("\n".join(lines))
-        print(f"{'total':<14} {summary_line(totals)}")
+        print(f"{'total':<{width}} {summary_line(totals)}")
         if args.misses:
             print("rule that decided: right/all on the labelled entries")
             for rule in sorted({r for r, _ in by_rule}, key=lambda r: -(by_rule[(r, True)] + by_rule[(r, False)])):
