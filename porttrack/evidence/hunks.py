@@ -555,6 +555,23 @@ def port_form(t: str) -> str:
     return t if t[0].isdigit() else norm(t)
 
 
+# A Python upstream keeps host and device copies of one array side by side (`x_cpu`, `x_np`,
+# `x_gpu`, a CpuGpuBuffer's mirrors); a port with one buffer, or its own staging, names the data once.
+_MIRROR = re.compile(r"_(?:cpu|gpu|np|cpu_tensor|gpu_tensor|pinned)$")
+
+
+def _mirrors(tokens: set[str], port: Set[str]) -> set[str]:
+    """The names among `tokens` the port lacks that are a host or device mirror (`query_start_loc_cpu`)
+    of an array it has (`query_start_loc`): the port may keep one buffer, so the name says nothing
+    of whether it has the change, and it is too weak to say it has."""
+    out = set()
+    for t in tokens:
+        bare = _MIRROR.sub("", t) if t[0].isalpha() or t[0] == "_" else t
+        if bare != t and len(bare) >= 4 and port_form(t) not in port and port_form(bare) in port:
+            out.add(t)
+    return out
+
+
 class HunkState(NamedTuple):
     state: str  # "ported" | "gap" | "absent" | "neutral"
     new_found: list[str]
@@ -587,8 +604,11 @@ def compare(
     side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
     side is "gone" only from port files that exist: with none, a deletion tells nothing."""
     new, old = distinctive(hunk, constructs, before, after)
+    # a new host or device mirror of an array the port has tells nothing either way (`_mirrors`)
+    new -= _mirrors(new, port)
     nf = sorted(t for t in new if port_form(t) in port)
     nm = sorted(t for t in new if port_form(t) not in port)
+    # a mirror's old side is gone even where the port has the array: only a new one is its data
     of = sorted(t for t in old if port_form(t) in port)
     om = sorted(t for t in old if port_form(t) not in port)
     if not new and not old:

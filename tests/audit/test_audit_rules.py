@@ -1433,3 +1433,25 @@ def test_a_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
     got = r["[Widgets] Drain"]
     assert got["verdict"] == "surface-absent", [got["reason"], got["evidence"]]
     assert any("touches only lines that serve _drain_widgets" in e for e in got["evidence"]), got["evidence"]
+
+
+def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
+    """Upstream reads `pending_total_cpu`, the host copy of `pending_total`; a port with one buffer
+    names it `pending_total`, so the change is ported. A port without the array lacks the mirror too."""
+    change = edit(
+        "        return request\n",
+        "        self.freed_tokens += self.pending_total_cpu[request]\n        self.drain_count += 1\n        return request\n",
+    )
+    port = PORT_SCHED.replace(
+        "  int free(int request) {{ return request; }}",
+        "  int free(int request) {{ freed_tokens += pending_total[request]; drain_count += 1; return request; }}\n"
+        "  int freed_tokens = 0;\n  int drain_count = 0;\n  int pending_total[8] = {{}};",
+    )
+    _, r = pair(tmp_path / "a", [("[Core] Count frees", change)], port_sched=port)
+    got = r["[Core] Count frees"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    without = port.replace("pending_total", "pending_sum")
+    _, r = pair(tmp_path / "b", [("[Core] Count frees", change)], port_sched=without)
+    got = r["[Core] Count frees"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+    assert any("missing ['pending_total_cpu']" in e for e in got["evidence"]), got["evidence"]
