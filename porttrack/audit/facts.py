@@ -88,7 +88,7 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
 
 def _defining_files(s: Subject) -> set[str]:
     """The port files that define the entry's symbols. A member counts only in a file that names
-    its class: every parser defines `extract_tool_calls`, and another class's is not this one's."""
+    its class: many classes define a `step`, and another class's is not this one's."""
     out: set[str] = set()
     for x in s.probed:
         files = {h.path for h in _hits(s.counts[x], ("definition",))}

@@ -561,8 +561,8 @@ _MIRROR = re.compile(r"_(?:cpu|gpu|np|cpu_tensor|gpu_tensor|pinned)$")
 
 
 def _mirrors(tokens: set[str], port: Set[str]) -> set[str]:
-    """The names among `tokens` the port lacks that are a host or device mirror (`query_start_loc_cpu`)
-    of an array it has (`query_start_loc`): the port may keep one buffer, so the name says nothing
+    """The names among `tokens` the port lacks that are a host or device mirror (`widget_len_cpu`)
+    of an array it has (`widget_len`): the port may keep one buffer, so the name says nothing
     of whether it has the change, and it is too weak to say it has."""
     out = set()
     for t in tokens:

@@ -1386,21 +1386,21 @@ def test_a_class_the_port_took_from_another_upstream_file_grows_no_surface_of_th
 
 
 def test_another_class_defining_a_member_of_the_same_name_is_not_compared(tmp_path):
-    """The port's `Pool::free` holds the change's new names, but it is not `Scheduler.free`: a
+    """The port's `Ledger::free` holds the change's new names, but it is not `Scheduler.free`: a
     member's definitions count only in files that name its class, so the change stays work."""
-    pool = (
-        "// Ported from: vllm/core/pool.py @ 0000000000\n"
-        "class Pool {\n public:\n  int free(int r) { spare_cache.release_all(r); return r; }\n  Cache spare_cache;\n};\n"
+    ledger = (
+        "// Ported from: vllm/core/ledger.py @ 0000000000\n"
+        "class Ledger {\n public:\n  int free(int r) { spare_cache.release_all(r); return r; }\n  Cache spare_cache;\n};\n"
     )
     change = edit(
         "    def free(self, request):\n",
         "    def free(self, request):\n        self.spare_cache.release_all(request)\n",
     )
-    _, r = pair(tmp_path, [("[Core] Release on free", change)], port_extra={"src/core/pool.cpp": pool})
+    _, r = pair(tmp_path, [("[Core] Release on free", change)], port_extra={"src/core/ledger.cpp": ledger})
     got = r["[Core] Release on free"]
     assert got["verdict"] == "real-gap", [got["reason"], got["evidence"]]
     hunk = next(e for e in got["evidence"] if e.startswith("hunk vllm/core/sched.py"))
-    assert "src/core/pool.cpp" not in hunk and "missing ['release_all', 'spare_cache']" in hunk, hunk
+    assert "src/core/ledger.cpp" not in hunk and "missing ['release_all', 'spare_cache']" in hunk, hunk
 
 
 def test_a_logger_the_port_defers_is_no_deferral_of_a_change_that_adds_one(tmp_path):
