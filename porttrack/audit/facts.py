@@ -89,6 +89,9 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
 def _defining_files(s: Subject) -> set[str]:
     """The port files that define the entry's symbols. A member counts only in a file that names
     its class: many classes define a `step`, and another class's is not this one's."""
+    if s.defining is not None:
+        return s.defining
+    s.probe()
     out: set[str] = set()
     for x in s.probed:
         files = {h.path for h in _hits(s.counts[x], ("definition",))}
@@ -96,6 +99,7 @@ def _defining_files(s: Subject) -> set[str]:
         if cls is not None and files:
             files &= {h.path for h in _hits(s.ctx.probes.count(cls), _CODE_KINDS)}
         out |= files
+    s.defining = out
     return out
 
 

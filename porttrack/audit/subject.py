@@ -308,6 +308,7 @@ class Subject:
     namesake_classes: dict[str, str | None] = field(default_factory=dict)  # class -> why it is a namesake (has_class)
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
+    defining: set[str] | None = None  # facts._defining_files (computed once)
     spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
     _probed: bool = False
 
@@ -404,9 +405,9 @@ class Subject:
             return False
         if cls not in self.namesake_classes:
             ports = sorted({h.path for h in _hits(self.ctx.probes.count(cls), ("definition",))})
-            self.namesake_classes[cls] = self._twin(cls, cls, ports)
-            if self.namesake_classes[cls]:
-                self.ev.append(self.namesake_classes[cls] or "")
+            why = self.namesake_classes[cls] = self._twin(cls, cls, ports)
+            if why:
+                self.ev.append(why)
         return self.namesake_classes[cls] is None
 
     def _twin(self, symbol: str, spelled: str, ports: list[str]) -> str | None:

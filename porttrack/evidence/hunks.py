@@ -566,7 +566,7 @@ def _mirrors(tokens: set[str], port: Set[str]) -> set[str]:
     of whether it has the change, and it is too weak to say it has."""
     out = set()
     for t in tokens:
-        bare = _MIRROR.sub("", t) if t[0].isalpha() or t[0] == "_" else t
+        bare = _MIRROR.sub("", t)  # a string or a number ends in no such suffix
         if bare != t and len(bare) >= 4 and port_form(t) not in port and port_form(bare) in port:
             out.add(t)
     return out
