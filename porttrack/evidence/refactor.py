@@ -32,6 +32,9 @@ MOVED = "moved code"
 MESSAGE = "message text"
 RENAME = "renamed local"
 UNUSED = "unused parameter"
+ANNOTATION = "annotation"
+COPY = "copy"
+PROPERTY = "property call"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -42,9 +45,9 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
     `messages=False` leaves out the one finder that parses whole files."""
     out: dict[Line, str] = {}
     finders = (
-        (_moved, _messages, _renamed_locals, _unused_parameters)
+        (_moved, _messages, _renamed_locals, _unused_parameters, _mechanics)
         if messages
-        else (_moved, _renamed_locals, _unused_parameters)
+        else (_moved, _renamed_locals, _unused_parameters, _mechanics)
     )
     for finder in finders:
         for line, what in finder(hunks, texts, every or hunks).items():
@@ -238,3 +241,133 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
             ):
                 out[(k, "old", i)] = UNUSED
     return out
+
+
+# `y = list(x)`, `y = tuple(x)`, `y = x.copy()`, `y = copy.copy(x)`: a copy of a collection
+_COPY_BIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?:(?:list|tuple|copy\.copy)\(([\w.]+)\)|([\w.]+)\.copy\(\))$")
+_COPY_CALL = re.compile(r"\.copy\(\)|\b(?:list|tuple)\(([\w.]+)\)")
+_ZERO_ARG = re.compile(r"\.([A-Za-z_]\w*)\(\)")
+_RETURNS = re.compile(r"\)\s*->.*:$")
+
+
+def _uncopied(line: str) -> str:
+    return _COPY_CALL.sub(lambda m: m.group(1) or "", line)
+
+
+def _unannotated(line: str) -> str:
+    """`line` without parameter and return annotations, read as (part of) a `def` signature:
+    `keys: Sequence[int] = (),` -> `keys = (),`; `) -> int:` -> `):`."""
+    line = _RETURNS.sub("):", line)
+    base = 1 if line.startswith(("def ", "async def ")) else 0
+    out: list[str] = []
+    depth, skipping = 0, False
+    for tok in _TOKEN.findall(line):
+        if tok in "([{":
+            depth += 1
+        elif tok in ")]}":
+            depth -= 1
+        at_base = depth == base or (tok == ")" and depth == base - 1)
+        if skipping and at_base and tok in (",", "=", ")"):
+            skipping = False
+        if skipping:
+            continue
+        if tok == ":" and depth == base and out and _NAME.fullmatch(out[-1]):
+            skipping = True
+            continue
+        out.append(tok)
+    return " ".join(out)
+
+
+@functools.lru_cache(maxsize=32)
+def _signatures(text: str | None) -> tuple[frozenset[int], frozenset[str]]:
+    """1-based lines of the `def` signatures in `text`, and the names it defines as plain functions
+    or methods (not properties)."""
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return frozenset(), frozenset()
+    rows: set[int] = set()
+    plain: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            rows.update(range(node.lineno, node.body[0].lineno))
+            if not {ast.unparse(d).rsplit(".", 1)[-1] for d in node.decorator_list} & {"property", "cached_property"}:
+                plain.add(node.name)
+    return frozenset(rows), frozenset(plain)
+
+
+def _copy_renames(hunks: list[Hunk], side: str, text: Callable[[str], str | None]) -> dict[str, dict[str, str]]:
+    """Per file, the renames that copies bound to a name on `side` imply: `y = list(x)` removed,
+    with `y` gone from the file on the other side (`text`), reads as y -> x."""
+    out: dict[str, dict[str, str]] = {}
+    for h in hunks:
+        for _, x in _code(getattr(h, side)):
+            m = _COPY_BIND.match(x)
+            if m is not None and m.group(1) != (m.group(2) or m.group(3)) and m.group(1) not in _words(text(h.path)):
+                out.setdefault(h.path, {})[m.group(1)] = m.group(2) or m.group(3)
+    return out
+
+
+def _unbound(lines: list[tuple[int, str]], renames: dict[str, str]) -> list[tuple[int, str]]:
+    """`lines` less the copies bound to a name that `renames` reads back, or bound to their own
+    name (`x = list(x)`); the rest with the renames applied."""
+    out = []
+    for i, x in lines:
+        m = _COPY_BIND.match(x)
+        if m is not None and (m.group(1) in renames or m.group(1) == (m.group(2) or m.group(3))):
+            continue
+        out.append((i, _NAME.sub(lambda w: renames.get(w.group(0), w.group(0)), x) if renames else x))
+    return out
+
+
+def _pair_kind(a: str, b: str) -> str | None:
+    """How the old line `a` and the new line `b` differ by Python mechanics only; None if otherwise."""
+    if _uncopied(a) == _uncopied(b):
+        return COPY
+    if _ZERO_ARG.sub(r".\1", a) == _ZERO_ARG.sub(r".\1", b):
+        return PROPERTY
+    if _unannotated(a) == _unannotated(b):
+        return ANNOTATION
+    return None
+
+
+def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Hunks whose old and new code lines pair one for one and differ only by Python mechanics a
+    port spells otherwise or not at all: a collection copied or not (`.copy()`, `list(x)`, a copy
+    bound to a name), an attribute read that became a call or back (`.n` / `.n()`: a property
+    became a method), or the annotations of a `def` signature."""
+    removed, added = _copy_renames(every, "old", texts.after), _copy_renames(every, "new", texts.before)
+    out: dict[Line, str] = {}
+    for k, h in enumerate(hunks):
+        olds, news = list(_code(h.old)), list(_code(h.new))
+        old, new = _unbound(olds, removed.get(h.path, {})), _unbound(news, added.get(h.path, {}))
+        dropped = len(old) < len(olds) or len(new) < len(news)
+        if len(old) != len(new) or not (old or dropped):
+            continue
+        # lines equal as written differ in indent alone, which in Python moves them in or out of a block
+        raw_old, raw_new = dict(olds), dict(news)
+        pairs = [
+            (i, j, None if raw_old[i] == raw_new[j] else _pair_kind(a, b))
+            for (i, a), (j, b) in zip(old, new, strict=True)
+        ]
+        if any(kind is None for *_, kind in pairs) or not _mechanics_hold(h, old, new, pairs, texts):
+            continue
+        out.update(((k, "old", i), COPY) for i, _ in olds)  # the copies bound to a name
+        out.update(((k, "new", i), COPY) for i, _ in news)
+        for i, j, kind in pairs:
+            out[(k, "old", i)] = out[(k, "new", j)] = kind or COPY
+    return out
+
+
+def _mechanics_hold(h: Hunk, old, new, pairs, texts: Texts) -> bool:
+    """The facts `_pair_kind` leaves to the file: annotated lines lie in `def` signatures on both
+    sides, and a name read that became a call (or back) is no plain function of the file on both
+    sides (then the change adds or drops a call, which is behaviour)."""
+    rows_before, plain_before = _signatures(texts.before(h.path))
+    rows_after, plain_after = _signatures(texts.after(h.path))
+    for (_, a), (_, b), (i, j, kind) in zip(old, new, pairs, strict=True):
+        if kind == ANNOTATION and not (h.old_start + i in rows_before and h.new_start + j in rows_after):
+            return False
+        if kind == PROPERTY and (set(_ZERO_ARG.findall(a)) ^ set(_ZERO_ARG.findall(b))) & plain_before & plain_after:
+            return False
+    return True

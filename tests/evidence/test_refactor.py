@@ -95,3 +95,78 @@ def test_code_moved_to_another_file(tmp_path):
         {"m.py": BASE.replace("\n\n" + free, "\n"), "n.py": free.replace("request\n", "None\n")},
     )
     assert len(found) < changed_lines(hunks)
+
+
+LEDGER = """\
+class Ledger:
+    def __init__(self, rows):
+        self.rows = rows
+
+    @property
+    def total(self):
+        return sum(self.rows)
+
+    def settle(self, keys: list[int], eager: bool = False) -> int:
+        pending = list(keys)
+        done = [k for k in pending if k > 0]
+        return len(done) + self.total
+
+
+def report(ledger):
+    return ledger.total
+"""
+
+
+def test_annotations_of_a_signature_carry_no_behaviour(tmp_path):
+    after = LEDGER.replace("keys: list[int], eager: bool = False) -> int:", "keys: tuple[int, ...], eager=False):")
+    found, hunks = explained(tmp_path, {"m.py": LEDGER}, {"m.py": after})
+    assert kinds(found) == {refactor.ANNOTATION}
+    assert len(found) == changed_lines(hunks)
+    # a default value is behaviour, annotated or not
+    found, hunks = explained(
+        tmp_path / "b", {"m.py": LEDGER}, {"m.py": LEDGER.replace("= False) -> int", "= True) -> int")}
+    )
+    assert len(found) < changed_lines(hunks)
+
+
+def test_an_annotated_line_outside_a_signature_is_behaviour(tmp_path):
+    # a dict entry reads like a parameter (`name: value,`); only a `def` signature holds annotations
+    before = "TABLE = {\n    step: 1,\n}\n"
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": before.replace("step: 1", "step: 2")})
+    assert len(found) < changed_lines(hunks)
+
+
+def test_a_copy_dropped_or_bound_to_a_name_carries_no_behaviour(tmp_path):
+    after = LEDGER.replace("        pending = list(keys)\n", "").replace("in pending", "in keys")
+    found, hunks = explained(tmp_path, {"m.py": LEDGER}, {"m.py": after})
+    assert kinds(found) == {refactor.COPY}
+    assert len(found) == changed_lines(hunks)
+    # a name the file still reads after the change is no copy to drop
+    kept = LEDGER.replace("+ self.total", "+ len(pending)")
+    found, hunks = explained(tmp_path / "b", {"m.py": kept}, {"m.py": kept.replace("in pending", "in keys")})
+    assert len(found) < changed_lines(hunks)
+
+
+def test_a_property_that_became_a_method(tmp_path):
+    after = (
+        LEDGER.replace("    @property\n", "")
+        .replace("self.total", "self.total()")
+        .replace("ledger.total\n", "ledger.total()\n")
+    )
+    found, hunks = explained(tmp_path, {"m.py": LEDGER}, {"m.py": after})
+    assert refactor.PROPERTY in kinds(found)
+    assert len(found) == changed_lines(hunks) - 1  # the decorator is `[audit] language_only`'s
+    # calling what was a plain method all along is behaviour: it was passed, now its result is
+    plain = LEDGER.replace("    @property\n", "")
+    found, hunks = explained(
+        tmp_path / "b", {"m.py": plain}, {"m.py": plain.replace("ledger.total\n", "ledger.total()\n")}
+    )
+    assert len(found) < changed_lines(hunks)
+
+
+def test_a_line_that_changes_only_its_indent_is_behaviour(tmp_path):
+    # out of the `with`: the same text, now run after the lock is let go
+    before = "def step(n, lock):\n    with lock:\n        n = n.copy()\n        n = n + [1]\n    return n\n"
+    after = "def step(n, lock):\n    with lock:\n        n = n.copy()\n    n = n + [1]\n    return n\n"
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": after})
+    assert len(found) < changed_lines(hunks)
