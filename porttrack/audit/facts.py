@@ -461,6 +461,8 @@ def _blockers(s: Subject) -> dict[int, list[str]]:
     waits = set(ctx.graph.get(e.n, []))
     out: dict[int, list[str]] = {}
     for sym, a in s.linked.items():
+        if naming.is_logger(sym):  # plumbing: the port logs its own way, so no entry waits on one
+            continue
         if a in waits and sym not in s.present and (sym in s.syms.changed or _named_in_code(s, sym)):
             out.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
     for b, stage in ctx.series_edges.get(e.n, {}).items():

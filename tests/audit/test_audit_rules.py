@@ -533,6 +533,21 @@ def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
     assert use["gates"] and all(g["kind"] == "absent" for g in use["gates"])
 
 
+def test_a_logger_an_earlier_entry_adds_blocks_nothing(tmp_path):
+    """A module's logger is plumbing: the port logs its own way, so a change that logs through the
+    logger an earlier entry added waits on nobody."""
+    base = SCHED.replace("logger = logging.getLogger(__name__)\n", "")
+    logged = base.replace("import logging\n", "import logging\n\nlogger = logging.getLogger(__name__)\n")
+    uses = logged.replace("        return request\n", "        logger.info('free')\n        return request + 1\n")
+    _, r = pair(
+        tmp_path,
+        [("[Core] Add a logger", {"vllm/core/sched.py": logged}), ("[Core] Log frees", {"vllm/core/sched.py": uses})],
+        base_sched=base,
+    )
+    got = r["[Core] Log frees"]
+    assert got["verdict"] != "blocked" and not got.get("blocked_by"), [got["reason"], got["evidence"]]
+
+
 def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
     _, r = pair(
         tmp_path,
