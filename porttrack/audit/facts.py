@@ -409,9 +409,13 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
 
 
 def _content_ported(s: Subject) -> bool:
-    """Every telling hunk is ported, with enough telling tokens over the whole change."""
-    # a hunk with nothing telling that only reaches for what the port lacks says nothing against the rest
+    """Every telling hunk is ported, with enough telling tokens over the whole change. Hunks set
+    aside: one a later commit rewrote, one with nothing telling that only reaches for what the port
+    lacks, and, beside a ported hunk, one with neither side in the port: that code was never the
+    port's, and the rest of the change is there in its new form."""
     states = [j for j in _content_states(s) if j.kind not in ("reaching", "superseded")]
+    if any(j.kind == "ported" for j in states):
+        states = [j for j in states if j.kind != "absent"]
     telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
     # an old side gone alone is also what a port that never had the code shows: some new side must be there
     found = any(j.state.new_found for j in states)

@@ -104,7 +104,8 @@ RULES: tuple[AuditRule, ...] = (
         "the upstream diff can be read, and hunk by hunk the telling tokens (identifiers in any spelling, "
         "numbers, strings) of the new side are in the port files that map it (or define the entry's symbols, "
         "or, for a file with no counterpart, hold its twin: see Content evidence) "
-        "and the old side's are gone, hunks a later commit of the queue rewrote set aside: recorded as "
+        "and the old side's are gone, hunks a later commit of the queue rewrote set aside (and, beside a "
+        "ported hunk, hunks with neither side in the port): recorded as "
         "`content-ported`; or at least one hunk has neither side in the port, is guarded by a name the port "
         "lacks, or changes only lines that serve what the port lacks (see Content evidence), and none leaves "
         "work: `content-absent`",

@@ -45,11 +45,19 @@ def _content(rule: AuditRule, s: Subject) -> bool:
     lacks the code it edits; a hunk with work left (or too little to tell) decides nothing."""
     states = _content_states(s)
     if _content_ported(s):
-        later = sum(j.kind == "superseded" for j in states)
-        rest = f"; {later} hunk(s) a later upstream commit rewrote (superseded)" if later else ""
+        rest = "".join(
+            f"; {n} hunk(s) {what}"
+            for kind, what in (
+                ("superseded", "a later upstream commit rewrote (superseded)"),
+                ("absent", "edit code the port never had (neither side is there)"),
+                ("reaching", "only name what the port lacks"),
+            )
+            if (n := sum(j.kind == kind for j in states))
+        )
         return s.fire(
             rule,
-            f"every changed hunk's new side is in the port and its old side is gone ({len(states) - later} hunk(s)){rest}",
+            f"every telling hunk's new side is in the port and its old side is gone "
+            f"({sum(j.kind == 'ported' for j in states)} hunk(s)){rest}",
             verdict="ported",
             rule_text=f"{rule.id}-ported",
         )

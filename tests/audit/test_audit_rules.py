@@ -695,6 +695,24 @@ def test_a_python_change_respelled_in_cpp_is_found_ported(tmp_path):
         assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [i, got["reason"], got["evidence"]]
 
 
+def test_a_hunk_the_port_never_had_beside_a_ported_one_leaves_the_change_ported(tmp_path):
+    """One hunk's new form is the port's; the other edits `widget_len`, which the port never had
+    (neither side is there). The change is there as far as the port goes: ported, not absent."""
+    base = SCHED + "\n\ndef widget_len(widgets):\n    return len(widgets) * widget_scale\n"
+    change = base.replace("compute_budget(tokens, self.budget)", "clamp_step_budget(tokens, self.budget)").replace(
+        "len(widgets) * widget_scale", "len(widgets) + widget_margin"
+    )
+    port = PORT_SCHED.replace("ComputeBudget", "ClampStepBudget")
+    _, r = pair(tmp_path / "a", [("[Core] Clamp steps", {"vllm/core/sched.py": change})], base_sched=base, port_sched=port)
+    got = r["[Core] Clamp steps"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    assert "(1 hunk(s)); 1 hunk(s) edit code the port never had" in got["reason"], got["reason"]
+    # without the ported hunk, the port lacks what the change edits
+    alone = base.replace("len(widgets) * widget_scale", "len(widgets) + widget_margin")
+    _, r = pair(tmp_path / "b", [("[Core] Widen", {"vllm/core/sched.py": alone})], base_sched=base, port_sched=port)
+    assert r["[Core] Widen"]["verdict"] == "surface-absent", r["[Core] Widen"]
+
+
 def test_lines_a_later_commit_rewrote_are_superseded_and_the_rest_decides(tmp_path):
     """A change whose only gap is lines a later commit of the queue rewrote, in a form the port has,
     is ported: its missing name is gone from upstream by the queue's target. Without that later
