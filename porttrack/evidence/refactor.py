@@ -76,14 +76,22 @@ def _moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str
     return out
 
 
+def _parse(text: str | None) -> ast.Module | None:
+    """The upstream file's syntax tree, or None for a file that does not parse: not Python, or
+    nested past what the parser can hold (it raises RecursionError or MemoryError then)."""
+    if text is None:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 @functools.lru_cache(maxsize=32)  # one file's text recurs: after one change, before the next
 def _message_lines(text: str | None) -> frozenset[int]:
     """1-based lines inside a `raise` statement or a logging, `warnings.warn` or `print` call."""
-    if text is None:
-        return frozenset()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parse(text)
+    if tree is None:
         return frozenset()
     out: set[int] = set()
     # statements only (a message is a statement of its own): walking every expression node of a
@@ -282,18 +290,22 @@ def _unannotated(line: str) -> str:
 def _signatures(text: str | None) -> tuple[frozenset[int], frozenset[str]]:
     """1-based lines of the `def` signatures in `text`, and the names it defines as plain functions
     or methods (not properties)."""
-    try:
-        tree = ast.parse(text or "")
-    except (SyntaxError, ValueError):
+    tree = _parse(text)
+    if tree is None:
         return frozenset(), frozenset()
     rows: set[int] = set()
     plain: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             rows.update(range(node.lineno, node.body[0].lineno))
-            if not {ast.unparse(d).rsplit(".", 1)[-1] for d in node.decorator_list} & {"property", "cached_property"}:
+            if not {_last_name(d) for d in node.decorator_list} & {"property", "cached_property"}:
                 plain.add(node.name)
     return frozenset(rows), frozenset(plain)
+
+
+def _last_name(node: ast.expr) -> str:
+    """`functools.cached_property` -> `cached_property`; `property` -> `property`; else ""."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 def _copy_renames(hunks: list[Hunk], side: str, text: Callable[[str], str | None]) -> dict[str, dict[str, str]]:

@@ -703,7 +703,9 @@ def test_a_hunk_the_port_never_had_beside_a_ported_one_leaves_the_change_ported(
         "len(widgets) * widget_scale", "len(widgets) + widget_margin"
     )
     port = PORT_SCHED.replace("ComputeBudget", "ClampStepBudget")
-    _, r = pair(tmp_path / "a", [("[Core] Clamp steps", {"vllm/core/sched.py": change})], base_sched=base, port_sched=port)
+    _, r = pair(
+        tmp_path / "a", [("[Core] Clamp steps", {"vllm/core/sched.py": change})], base_sched=base, port_sched=port
+    )
     got = r["[Core] Clamp steps"]
     assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
     assert "(1 hunk(s)); 1 hunk(s) edit code the port never had" in got["reason"], got["reason"]

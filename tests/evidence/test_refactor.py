@@ -170,3 +170,12 @@ def test_a_line_that_changes_only_its_indent_is_behaviour(tmp_path):
     after = "def step(n, lock):\n    with lock:\n        n = n.copy()\n    n = n + [1]\n    return n\n"
     found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": after})
     assert len(found) < changed_lines(hunks)
+
+
+def test_a_file_nested_past_the_parser_explains_nothing_and_raises_nothing(tmp_path):
+    # the parser gives up on such a file with RecursionError: the finders that parse explain nothing
+    deep = "x = a" + ".b" * 200000 + "\n"
+    after = LEDGER.replace("eager: bool = False) -> int:", "eager: int = False):")
+    found, hunks = explained(tmp_path, {"m.py": LEDGER + deep}, {"m.py": after + deep})
+    assert refactor.ANNOTATION not in kinds(found)
+    assert len(found) < changed_lines(hunks)
