@@ -188,7 +188,8 @@ def run_set(labels: list[dict], args, paths: list[str], rev_range: str | None, n
 
 
 def label_sets(folders: list[Path]) -> list[tuple[str, Path, list[str]]]:
-    """(name, label file, upstream paths) of every set in `folders`, paths from each folder's sets.toml."""
+    """(name, label file, upstream paths) of every set in `folders`, paths from each folder's sets.toml;
+    a set with `paths_of = "OTHER"` takes the paths of the set OTHER (two draws from one population)."""
     import tomllib
 
     out = []
@@ -196,7 +197,8 @@ def label_sets(folders: list[Path]) -> list[tuple[str, Path, list[str]]]:
         manifest = folder / "sets.toml"
         sets = tomllib.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
         for f in sorted(folder.glob("*.jsonl")):
-            paths = sets.get(f.stem, {}).get("paths") or readme_paths(f)
+            entry = sets.get(f.stem, {})
+            paths = sets.get(entry.get("paths_of", f.stem), {}).get("paths") or readme_paths(f)
             if not paths:
                 raise SystemExit(f"accuracy: no paths for set {f.stem}: add [{f.stem}] paths = [...] to {manifest}.")
             out.append((f.stem, f, paths))
