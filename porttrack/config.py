@@ -107,6 +107,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "pin_memory": r"\bpin_memory\b",
     "garbage collector": r"^gc\.\w+\(|^import gc$",
     "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
+    "library version": r"^(if|elif|assert)\b.*(\bVersion\(|\bversion\.parse\(|__version__)",
 }
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (

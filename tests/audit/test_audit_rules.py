@@ -510,6 +510,26 @@ def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
 # ---------------------------------------------------------------- blocked
 
 
+def test_a_library_version_gate_is_no_behaviour_a_port_needs(tmp_path):
+    """A port pins its own dependencies: which version of a Python library a branch waits for
+    says nothing it could need. A threshold on the engine's own state stays behaviour."""
+    base = SCHED + (
+        "\n    def widget_mode(self):\n"
+        '        if Version(widgetlib.__version__) < Version("2.0"):\n'
+        "            return 1\n"
+        "        if self.budget < 2:\n"
+        "            return 3\n"
+        "        return 2\n"
+    )
+    commits = [
+        ("[Deps] Require widgetlib 3", {"vllm/core/sched.py": base.replace('Version("2.0")', 'Version("3.0")')}),
+        ("[Core] Raise the floor", {"vllm/core/sched.py": base.replace("self.budget < 2", "self.budget < 3")}),
+    ]
+    _, r = pair(tmp_path, commits, base_sched=base)
+    assert r["[Deps] Require widgetlib 3"]["reason"] == "language-only change: library version", r
+    assert r["[Core] Raise the floor"]["verdict"] != "no-op", r["[Core] Raise the floor"]
+
+
 def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
     _, r = pair(
         tmp_path,
