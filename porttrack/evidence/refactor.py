@@ -353,33 +353,44 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
     for k, h in enumerate(hunks):
         olds, news = list(_code(h.old)), list(_code(h.new))
         old, new = _unbound(olds, removed.get(h.path, {})), _unbound(news, added.get(h.path, {}))
-        dropped = len(old) < len(olds) or len(new) < len(news)
-        if len(old) != len(new) or not (old or dropped):
+        kept = {("old", i) for i, _ in old} | {("new", j) for j, _ in new}
+        bound = [x for x in [*(("old", i) for i, _ in olds), *(("new", j) for j, _ in news)] if x not in kept]
+        if len(old) != len(new) or not (old or bound):
             continue
         # lines equal as written differ in indent alone, which in Python moves them in or out of a block
         raw_old, raw_new = dict(olds), dict(news)
         pairs = [
-            (i, j, None if raw_old[i] == raw_new[j] else _pair_kind(a, b))
+            _Pair(i, a, j, b, None if raw_old[i] == raw_new[j] else _pair_kind(a, b))
             for (i, a), (j, b) in zip(old, new, strict=True)
         ]
-        if any(kind is None for *_, kind in pairs) or not _mechanics_hold(h, old, new, pairs, texts):
+        if any(x.kind is None for x in pairs) or not _mechanics_hold(h, pairs, texts):
             continue
-        out.update(((k, "old", i), COPY) for i, _ in olds)  # the copies bound to a name
-        out.update(((k, "new", i), COPY) for i, _ in news)
-        for i, j, kind in pairs:
-            out[(k, "old", i)] = out[(k, "new", j)] = kind or COPY
+        out.update(((k, side, i), COPY) for side, i in bound)
+        for x in pairs:
+            out[(k, "old", x.i)] = out[(k, "new", x.j)] = x.kind or COPY
     return out
 
 
-def _mechanics_hold(h: Hunk, old, new, pairs, texts: Texts) -> bool:
+class _Pair(NamedTuple):
+    i: int  # the old line's index in the hunk
+    a: str  # the old line, renames applied
+    j: int
+    b: str
+    kind: str | None  # what `_pair_kind` found the two differ by
+
+
+def _mechanics_hold(h: Hunk, pairs: list[_Pair], texts: Texts) -> bool:
     """The facts `_pair_kind` leaves to the file: annotated lines lie in `def` signatures on both
     sides, and a name read that became a call (or back) is no plain function of the file on both
-    sides (then the change adds or drops a call, which is behaviour)."""
+    sides (then the change adds or drops a call, which is behaviour). Copies alone need no parse."""
+    if all(x.kind == COPY for x in pairs):
+        return True
     rows_before, plain_before = _signatures(texts.before(h.path))
     rows_after, plain_after = _signatures(texts.after(h.path))
-    for (_, a), (_, b), (i, j, kind) in zip(old, new, pairs, strict=True):
-        if kind == ANNOTATION and not (h.old_start + i in rows_before and h.new_start + j in rows_after):
+    for x in pairs:
+        if x.kind == ANNOTATION and not (h.old_start + x.i in rows_before and h.new_start + x.j in rows_after):
             return False
-        if kind == PROPERTY and (set(_ZERO_ARG.findall(a)) ^ set(_ZERO_ARG.findall(b))) & plain_before & plain_after:
+        switched = set(_ZERO_ARG.findall(x.a)) ^ set(_ZERO_ARG.findall(x.b))
+        if x.kind == PROPERTY and switched & plain_before & plain_after:
             return False
     return True
