@@ -35,6 +35,7 @@ UNUSED = "unused parameter"
 ANNOTATION = "annotation"
 COPY = "copy"
 PROPERTY = "property call"
+COMMENT = "trailing comment"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -332,8 +333,21 @@ def _unbound(lines: list[tuple[int, str]], renames: dict[str, str]) -> list[tupl
     return out
 
 
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def _uncommented(line: str) -> str:
+    """`line` without its trailing comment (a `#` outside strings)."""
+    at = _QUOTED.sub(lambda m: "x" * len(m.group(0)), line).find("#")
+    return line[:at].rstrip() if at >= 0 else line
+
+
 def _pair_kind(a: str, b: str) -> str | None:
-    """How the old line `a` and the new line `b` differ by Python mechanics only; None if otherwise."""
+    """How the old line `a` and the new line `b` differ by Python mechanics only; None if otherwise.
+    Trailing comments (`# type: ignore[...]`, `# noqa`) are no code, and are read past."""
+    if a != b and _uncommented(a) == _uncommented(b):
+        return COMMENT
+    a, b = _uncommented(a), _uncommented(b)
     if _uncopied(a) == _uncopied(b):
         return COPY
     if _ZERO_ARG.sub(r".\1", a) == _ZERO_ARG.sub(r".\1", b):
@@ -357,10 +371,15 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
         bound = [x for x in [*(("old", i) for i, _ in olds), *(("new", j) for j, _ in news)] if x not in kept]
         if len(old) != len(new) or not (old or bound):
             continue
-        # lines equal as written differ in indent alone, which in Python moves them in or out of a block
+        # lines equal as written differ in indent alone, and indent in Python moves a line in or out of a block
         raw_old, raw_new = dict(olds), dict(news)
+        moved = {
+            (i, j)
+            for (i, _), (j, _) in zip(old, new)
+            if raw_old[i] == raw_new[j] or _indent(h.old[i]) != _indent(h.new[j])
+        }
         pairs = [
-            _Pair(i, a, j, b, None if raw_old[i] == raw_new[j] else _pair_kind(a, b))
+            _Pair(i, a, j, b, None if (i, j) in moved else _pair_kind(a, b))
             for (i, a), (j, b) in zip(old, new, strict=True)
         ]
         if any(x.kind is None for x in pairs) or not _mechanics_hold(h, pairs, texts):
@@ -369,6 +388,10 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
         for x in pairs:
             out[(k, "old", x.i)] = out[(k, "new", x.j)] = x.kind or COPY
     return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 class _Pair(NamedTuple):
@@ -383,7 +406,7 @@ def _mechanics_hold(h: Hunk, pairs: list[_Pair], texts: Texts) -> bool:
     """The facts `_pair_kind` leaves to the file: annotated lines lie in `def` signatures on both
     sides, and a name read that became a call (or back) is no plain function of the file on both
     sides (then the change adds or drops a call, which is behaviour). Copies alone need no parse."""
-    if all(x.kind == COPY for x in pairs):
+    if all(x.kind in (COPY, COMMENT) for x in pairs):
         return True
     rows_before, plain_before = _signatures(texts.before(h.path))
     rows_after, plain_after = _signatures(texts.after(h.path))

@@ -172,6 +172,24 @@ def test_a_line_that_changes_only_its_indent_is_behaviour(tmp_path):
     assert len(found) < changed_lines(hunks)
 
 
+def test_a_trailing_comment_carries_no_behaviour(tmp_path):
+    after = BASE.replace("    return min(tokens, limit)", "    return min(tokens, limit)  # type: ignore[arg-type]")
+    found, hunks = explained(tmp_path, {"m.py": BASE}, {"m.py": after})
+    assert kinds(found) == {refactor.COMMENT}
+    assert len(found) == changed_lines(hunks)
+    # a `#` inside a string is text: the string changed, which is behaviour
+    moved = BASE.replace('exceed {limit}"', 'exceed {limit} # of"')
+    found, hunks = explained(tmp_path / "b", {"m.py": BASE}, {"m.py": moved})
+    assert refactor.COMMENT not in kinds(found)
+    # nor does a comment excuse a line that also moved out of its block
+    indent = BASE.replace(
+        "    limit = budget\n    if tokens > limit:", "    limit = budget\n    if tokens > limit:  # cap"
+    )
+    indent = indent.replace("    return min(tokens, limit)", "        return min(tokens, limit)  # cap")
+    found, hunks = explained(tmp_path / "c", {"m.py": BASE}, {"m.py": indent})
+    assert len(found) < changed_lines(hunks)
+
+
 def test_a_file_nested_past_the_parser_explains_nothing_and_raises_nothing(tmp_path):
     # the parser gives up on such a file with RecursionError: the finders that parse explain nothing
     deep = "x = a" + ".b" * 200000 + "\n"
