@@ -252,7 +252,8 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     sides = [(h.old, h.old_start, before), (h.new, h.new_start, after)]
     lines = [(x, text, start + i) for side, start, text in sides for i, x in enumerate(side)]
     code = [x for x in lines if hunks_mod.is_code_line(x[1], x[2])]
-    tainted: set[str] = set()  # locals set from what the port lacks
+    tainted: dict[str, list[str]] = {}  # locals set from what the port lacks -> what they come from
+    asked: set[tuple[str, str]] = set()
     # an import names what the code reads; the other constructs carry no behaviour to serve anything
     mechanics = [re.compile(rx) for name, rx in ctx.cfg.language_only.items() if name != "import"]
     covered: tuple[str, int] | None = None  # (side's text, indent) of a header that names what the port lacks
@@ -265,7 +266,15 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
             continue
         names = hunks_mod.feature_names(line, outside)
         missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
+        for local in _locals_read(line, names, outside):
+            # a local the port names too is a thing it has, however upstream builds it
+            if local not in tainted and (text, local) not in asked and ctx.port_lacks(local):
+                asked.add((text, local))
+                start = h.old_start if text is before else h.new_start
+                if came := _from_lacked(s, hunks_mod.assigned_above(text, start - 1, local), outside):
+                    tainted[local] = came
         reads = [t for t in hunks_mod.tokens([line]) if t in tainted]
+        missing += [n for t in reads for n in tainted[t] if n not in missing]
         if _heads_a_changed_body(code, k):
             if missing or reads:
                 covered, seen = (text, indent), True
@@ -283,9 +292,32 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
         if (not missing and not reads) or _defines_on_port_surface(s, h.path, line):
             return []
         if m := _ASSIGN.match(line):
-            tainted.add(m.group(1))
+            tainted[m.group(1)] = missing
         lacking += [n for n in missing if n not in lacking]
     return lacking if seen else []
+
+
+def _locals_read(line: str, names: list[str], outside: frozenset[str]) -> list[str]:
+    """The bare lowercase names a code line reads that are no feature name of it: its locals."""
+    code = hunks_mod.feature_code(line)
+    return [
+        t
+        for t in dict.fromkeys(re.findall(r"(?<![\w.])[a-z_]\w*\b(?!\s*(?:\(|=(?!=)))", code))
+        if t not in names and not hunks_mod.language_word(t, outside)
+    ]
+
+
+def _from_lacked(s: Subject, line: str | None, outside: frozenset[str]) -> list[str]:
+    """What the port lacks that the binding `line` (above the hunk, unchanged) reads, when every
+    feature name it reads, or attribute it spells in a string (`getattr(cfg, "scheme", None)`), is
+    one; else []. A local bound so holds that thing, and a changed line testing it serves it."""
+    if line is None:
+        return []
+    value = line.split("=", 1)[1]
+    names = [*hunks_mod.feature_names(value, outside), *hunks_mod.spelled_names(hunks_mod.tokens([value]))]
+    ctx = s.ctx
+    lacked = [n for n in dict.fromkeys(names) if n not in ctx.adders and ctx.port_lacks(n)]
+    return lacked if names and len(lacked) == len(set(names)) else []
 
 
 def _held_by_lacked(s: Subject, h) -> str | None:

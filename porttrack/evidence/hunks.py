@@ -347,10 +347,15 @@ def continues_statement(text: str, number: int) -> bool:
 _FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")
 
 
+def feature_code(line: str) -> str:
+    """A code line with its strings emptied and its trailing comment dropped."""
+    return _STRING.sub('""', line.split(" #", 1)[0])
+
+
 def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]:
     """The feature names of one code line (strings and a trailing comment left out), less the
     language's words and the names in `outside` (see `outside_names`)."""
-    code = _STRING.sub('""', line.split(" #", 1)[0])
+    code = feature_code(line)
     return [n for n in dict.fromkeys(_FEATURE_NAME.findall(code)) if not language_word(n, outside)]
 
 
@@ -524,6 +529,21 @@ def def_above(text: str, row: int) -> str | None:
             classes.insert(0, m.group(2))
         if indent == 0:
             return ".".join([*classes, name]) if m and name is not None else None
+    return None
+
+
+def assigned_above(text: str, row: int, name: str) -> str | None:
+    """The nearest line above 0-based `row` of a Python file that binds the bare name `name`
+    (`name = ...`, `name: T = ...`), within the function that holds `row`: where a local a changed
+    line reads comes from. None when the walk meets the function's `def` (or a column-0 line) first."""
+    lines = _rows(text)
+    bind = re.compile(rf"^\s*{re.escape(name)}\s*(?::[^=]*)?=[^=]")
+    for i in range(min(row, len(lines)) - 1, -1, -1):
+        line = lines[i]
+        if bind.match(line):
+            return line
+        if _DEF_OR_CLASS.match(line) or (line[:1].strip() and line[0] not in "#)]}"):
+            return None
     return None
 
 

@@ -1008,6 +1008,41 @@ def test_lines_that_each_reach_for_what_the_port_lacks_are_no_work_even_with_not
         assert r[work]["verdict"] in ("real-gap", "owned", "blocked"), [work, r[work]["reason"], r[work]["evidence"]]
 
 
+def test_a_local_bound_above_the_hunk_from_what_the_port_lacks_serves_it(tmp_path):
+    """The changed line tests a local; the unchanged line that binds it reads only an attribute
+    the port lacks (spelled in a string): the line serves that attribute, so it is no work. A local
+    bound from what the port has, or one the port names itself, keeps the line work."""
+    base = SCHED.replace(
+        "        return request\n",
+        '        policy = getattr(self, "spill_policy", None)\n'
+        "        if policy is not None:\n"
+        "            request = request + 1\n"
+        "        limit = self.budget\n"
+        "        if limit is not None:\n"
+        "            request = request + 2\n"
+        "        return request\n",
+    )
+    spill = edit("        if policy is not None:\n", "        if policy is not None and request > 0:\n", base)
+    limit = edit(
+        "        if limit is not None:\n",
+        "        if limit is not None and request > 0:\n",
+        spill["vllm/core/sched.py"],
+    )
+    _, r = pair(tmp_path, [("[Core] Spill only real requests", spill), ("[Core] Limit only real requests", limit)],
+                base_sched=base)  # fmt: skip
+    got = r["[Core] Spill only real requests"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [got["reason"], got["evidence"]]
+    assert any("spill_policy" in ev and "names nowhere" in ev for ev in got["evidence"]), got["evidence"]
+    work = r["[Core] Limit only real requests"]
+    assert work["verdict"] in ("real-gap", "owned", "blocked"), [work["reason"], work["evidence"]]
+    # the same spill line, where the port names the local: it has the thing, however it gets it
+    port = PORT_SCHED.replace("int free(int request) {{ return request; }}",
+                              "int free(int request) {{ int policy = 0; return request + policy; }}")  # fmt: skip
+    _, r = pair(tmp_path / "b", [("[Core] Spill only real requests", spill)], base_sched=base, port_sched=port)
+    got = r["[Core] Spill only real requests"]
+    assert got["verdict"] in ("real-gap", "owned", "blocked"), [got["reason"], got["evidence"]]
+
+
 def test_a_hunk_whose_every_line_serves_what_the_port_lacks_is_no_work_though_some_names_are_the_ports(tmp_path):
     """A hunk may call what the port has (`step`, `free`) and still serve only what it lacks: a local
     set from the port's missing collector taints the lines that read it, and an `if` over changed
