@@ -56,7 +56,7 @@ RULES: tuple[AuditRule, ...] = (
         "typing, log text, `torch.compile`, `pin_memory`, device asserts, garbage collector calls, library "
         "version checks by default), or code that carries no behaviour (see No-op below: moved code, message "
         "text, renamed locals, unused parameters, signature annotations, copies, properties that became "
-        "methods)",
+        "methods, trailing comments)",
         "the constructs met, by name",
     ),
     AuditRule(
