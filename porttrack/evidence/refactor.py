@@ -375,7 +375,7 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
         raw_old, raw_new = dict(olds), dict(news)
         moved = {
             (i, j)
-            for (i, _), (j, _) in zip(old, new)
+            for (i, _), (j, _) in zip(old, new, strict=True)
             if raw_old[i] == raw_new[j] or _indent(h.old[i]) != _indent(h.new[j])
         }
         pairs = [
