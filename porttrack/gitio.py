@@ -407,6 +407,25 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
     return out
 
 
+def grep_rev(repo: Path, rev: str, word: str) -> list[tuple[str, int, str]] | None:
+    """The lines of the tree at `rev` that name `word` as a whole word (fixed string, case kept), as
+    (path, line, text); None when git cannot grep that revision."""
+    proc = run(repo, "grep", "-n", "-I", "-w", "-F", "--no-textconv", "-e", word, rev, "--", stderr=subprocess.DEVNULL)
+    if proc.returncode == 1:
+        return []
+    if proc.returncode != 0:
+        return None
+    out: list[tuple[str, int, str]] = []
+    prefix = f"{rev}:"
+    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
+        rest = raw[len(prefix) :] if raw.startswith(prefix) else raw
+        path, _, rest = rest.partition(":")
+        line, _, text = rest.partition(":")
+        if line.isdigit():
+            out.append((path, int(line), text))
+    return out
+
+
 def start(repo: Path, *args: str) -> subprocess.Popen:
     """`git --literal-pathspecs args...` started in `repo`, for `records` to collect while other work runs."""
     return popen(repo, "--literal-pathspecs", *args, stderr=subprocess.PIPE)

@@ -51,3 +51,14 @@ def test_a_name_with_a_line_break_is_one_missing_object_and_later_reads_stay_in_
         assert cat.read("HEAD:a.txt") == b"A\n"
     finally:
         cat.close()
+
+
+def test_grep_rev_finds_whole_words_at_a_revision_and_nothing_after_it(tmp_path):
+    repo = init_repo(tmp_path / "up")
+    first = commit_files(repo, {"a.py": "def pin_node():\n    pass\n", "b.py": "x = pin_nodes\n"}, "one")
+    commit_files(repo, {"a.py": "def other():\n    pass\n"}, "two")
+    assert gitio.grep_rev(repo, first, "pin_node") == [("a.py", 1, "def pin_node():")]
+    assert gitio.grep_rev(repo, "HEAD", "pin_node") == []
+    # an option-like word is a pattern, not a flag
+    assert gitio.grep_rev(repo, "HEAD", "--no-index") == []
+    assert gitio.grep_rev(repo, "no-such-rev", "pin_node") is None

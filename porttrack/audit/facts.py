@@ -434,9 +434,46 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
                 continue
             after = after if after is not None else ctx.upstream_text(s.e.sha, h.path) or ""
             holder = hunks_mod.def_above(after, h.new_start - 1 + i)
-            if holder and ctx.port_lacks(naming.parts(holder)[-1]):
+            if _lacked_function(s, holder):
                 continue
             return False
+    return readers > 0 or _read_in_tree_only_where_port_lacks(s, name)
+
+
+def _lacked_function(s: Subject, holder: str | None) -> bool:
+    """Does the port lack the function `holder` (`Class.method`)? A dunder method is its class's:
+    every port has an `__init__` in some spelling, so the class decides."""
+    parts = naming.parts(holder) if holder else []
+    name = parts[-1] if parts else ""
+    if name.startswith("__"):
+        name = parts[-2] if len(parts) > 1 else ""
+    return bool(name) and s.ctx.port_lacks(name)
+
+
+def _read_in_tree_only_where_port_lacks(s: Subject, name: str) -> bool:
+    """For a name no line of the change reads: is every code line of the upstream tree at the
+    entry's commit that reads it in a file with no port counterpart, or inside a function the port
+    lacks, with at least one such line? A hook or op wrapper that only code outside the change
+    calls serves whatever that code is."""
+    ctx = s.ctx
+    lines = ctx.upstream_readers(s.e.sha, name)
+    if not lines:
+        return False
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
+    readers = 0
+    for path, number, line in lines:
+        if not path.endswith(".py") or not ctx.is_code(path) or keyword.search(line) or hunks_mod.defines([line], name):
+            continue
+        if not word.search(hunks_mod.feature_code(line)):
+            continue  # named in a string or a comment only
+        readers += 1
+        if not ctx.port_files(path):
+            continue
+        holder = hunks_mod.def_above(ctx.upstream_text(s.e.sha, path) or "", number - 1)
+        if _lacked_function(s, holder):
+            continue
+        return False
     return readers > 0
 
 

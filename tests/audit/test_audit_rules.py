@@ -1525,6 +1525,27 @@ def test_a_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
     assert any("touches only lines that serve _drain_widgets" in e for e in got["evidence"]), got["evidence"]
 
 
+def test_a_hook_only_code_outside_the_change_calls_serves_that_code(tmp_path):
+    """The change adds `pin_numa_node` to a class the port has, and its only caller is a file
+    outside the queue's paths with no port counterpart: the hook serves that code, so it is no
+    work. Where a function the port has calls it, the same hook is work; so it is when nothing
+    in the upstream tree calls it at all."""
+    hook = "\n    def pin_numa_node(self):\n        return self.budget % 4\n"
+    caller = "from vllm.core.sched import Scheduler\n\n\ndef bind(s: Scheduler):\n    return s.pin_numa_node()\n"
+    _, r = pair(tmp_path / "a", [("[NUMA] Pin", {"vllm/core/sched.py": SCHED + hook, "plugins/numa.py": caller})])
+    got = r["[NUMA] Pin"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [got["reason"], got["evidence"]]
+    assert any("touches only lines that serve pin_numa_node" in e for e in got["evidence"]), got["evidence"]
+    # the caller's file has a port counterpart that has `bind`: the hook is the port's business
+    ported = {"src/plugins/numa.cpp": "// Ported from: plugins/numa.py\nint bind(int s) { return s; }\n"}
+    changes = [("[NUMA] Pin", {"vllm/core/sched.py": SCHED + hook, "plugins/numa.py": caller})]
+    _, r = pair(tmp_path / "b", changes, port_extra=ported)
+    assert r["[NUMA] Pin"]["verdict"] in ("real-gap", "owned", "blocked"), r["[NUMA] Pin"]["reason"]
+    # nobody calls it yet: a new member of the port's class may serve anyone, and stays work
+    _, r = pair(tmp_path / "c", [("[NUMA] Pin", {"vllm/core/sched.py": SCHED + hook})])
+    assert r["[NUMA] Pin"]["verdict"] in ("real-gap", "owned", "blocked"), r["[NUMA] Pin"]["reason"]
+
+
 def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
     """Upstream reads `pending_total_cpu`, the host copy of `pending_total`; a port with one buffer
     names it `pending_total`, so the change is ported. A port without the array lacks the mirror too."""
