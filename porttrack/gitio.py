@@ -407,10 +407,13 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
     return out
 
 
-def grep_rev(repo: Path, rev: str, word: str) -> list[tuple[str, int, str]] | None:
-    """The lines of the tree at `rev` that name `word` as a whole word (fixed string, case kept), as
-    (path, line, text); None when git cannot grep that revision."""
-    proc = run(repo, "grep", "-n", "-I", "-w", "-F", "--no-textconv", "-e", word, rev, "--", stderr=subprocess.DEVNULL)
+def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[str, int, str]] | None:
+    """The lines of the tree at `rev`, in the files `paths` match (pathspecs: `*.py`), that name
+    `word` as a whole word (fixed string, case kept), as (path, line, text); None when git cannot
+    grep that revision. A blob the clone lacks is passed over."""
+    proc = run(
+        repo, "grep", "-n", "-I", "-w", "-F", "--no-textconv", "-e", word, rev, "--", *paths, stderr=subprocess.DEVNULL
+    )
     if proc.returncode == 1:
         return []
     if proc.returncode != 0:

@@ -57,8 +57,8 @@ def test_grep_rev_finds_whole_words_at_a_revision_and_nothing_after_it(tmp_path)
     repo = init_repo(tmp_path / "up")
     first = commit_files(repo, {"a.py": "def pin_node():\n    pass\n", "b.py": "x = pin_nodes\n"}, "one")
     commit_files(repo, {"a.py": "def other():\n    pass\n"}, "two")
-    assert gitio.grep_rev(repo, first, "pin_node") == [("a.py", 1, "def pin_node():")]
-    assert gitio.grep_rev(repo, "HEAD", "pin_node") == []
+    assert gitio.grep_rev(repo, first, "pin_node", ["*.py"]) == [("a.py", 1, "def pin_node():")]
+    assert gitio.grep_rev(repo, "HEAD", "pin_node", ["*.py"]) == []
     # an option-like word is a pattern, not a flag
-    assert gitio.grep_rev(repo, "HEAD", "--no-index") == []
-    assert gitio.grep_rev(repo, "no-such-rev", "pin_node") is None
+    assert gitio.grep_rev(repo, "HEAD", "--no-index", ["*.py"]) == []
+    assert gitio.grep_rev(repo, "no-such-rev", "pin_node", ["*.py"]) is None

@@ -456,17 +456,30 @@ def _read_in_tree_only_where_port_lacks(s: Subject, name: str) -> bool:
     lacks, with at least one such line? A hook or op wrapper that only code outside the change
     calls serves whatever that code is."""
     ctx = s.ctx
-    lines = ctx.upstream_readers(s.e.sha, name)
-    if not lines:
-        return False
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
+
+    def reads(path: str, line: str) -> bool:
+        code = path.endswith(".py") and ctx.is_code(path)
+        return (
+            code
+            and not keyword.search(line)
+            and not hunks_mod.defines([line], name)
+            and bool(word.search(hunks_mod.feature_code(line)))
+        )
+
+    # Python calls a dunder for the class: its readers are never to be found by name. The tree is
+    # searched only where the commit itself adds a reader outside the change (the hook's caller),
+    # and only in the top folders of the commit's readers and the entry's files
+    added = [(h.path, x) for h in ctx.hunks(s.e, ["."]) or [] for x in h.new]
+    found = {path for path, x in added if reads(path, x)}
+    if name.startswith("__") or not found:
+        return False
+    tops = tuple(sorted({f"{p.split('/', 1)[0]}/*.py" if "/" in p else p for p in found | set(s.e.files)}))
     readers = 0
-    for path, number, line in lines:
-        if not path.endswith(".py") or not ctx.is_code(path) or keyword.search(line) or hunks_mod.defines([line], name):
+    for path, number, line in ctx.upstream_readers(s.e.sha, name, tops) or []:
+        if not reads(path, line):
             continue
-        if not word.search(hunks_mod.feature_code(line)):
-            continue  # named in a string or a comment only
         readers += 1
         if not ctx.port_files(path):
             continue

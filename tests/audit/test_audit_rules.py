@@ -1541,7 +1541,7 @@ def test_a_hook_only_code_outside_the_change_calls_serves_that_code(tmp_path):
     changes = [("[NUMA] Pin", {"vllm/core/sched.py": SCHED + hook, "plugins/numa.py": caller})]
     _, r = pair(tmp_path / "b", changes, port_extra=ported)
     assert r["[NUMA] Pin"]["verdict"] in ("real-gap", "owned", "blocked"), r["[NUMA] Pin"]["reason"]
-    # nobody calls it yet: a new member of the port's class may serve anyone, and stays work
+    # the commit calls it nowhere: a new member of the port's class may serve anyone, and stays work
     _, r = pair(tmp_path / "c", [("[NUMA] Pin", {"vllm/core/sched.py": SCHED + hook})])
     assert r["[NUMA] Pin"]["verdict"] in ("real-gap", "owned", "blocked"), r["[NUMA] Pin"]["reason"]
 
