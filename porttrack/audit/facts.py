@@ -412,7 +412,7 @@ def _defined_on_port_surface(s: Subject, name: str) -> bool:
             if any(not ctx.port_lacks(c) for c in owners) and not _read_only_where_port_lacks(s, name):
                 return True
         elif h.path not in s.unmapped and ctx.maps_to_port(h.path):
-            return True
+            return not _read_only_where_port_lacks(s, name)
     return False
 
 
@@ -427,7 +427,7 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
     for h in ctx.hunks(s.e, s.e.files) or []:
         after: str | None = None
         for i, line in enumerate(h.new):
-            if not word.search(line) or keyword.search(line) or hunks_mod.defines([line], name):
+            if not word.search(hunks_mod.feature_code(line)) or keyword.search(line) or hunks_mod.defines([line], name):
                 continue
             readers += 1
             if not ctx.port_files(h.path):

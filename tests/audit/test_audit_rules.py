@@ -1525,6 +1525,30 @@ def test_a_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
     assert any("touches only lines that serve _drain_widgets" in e for e in got["evidence"]), got["evidence"]
 
 
+def test_a_top_level_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
+    """New top-level names of a file the port maps are a new surface only if something the port
+    has may read them: here only `pump`, in a file with no port counterpart, calls `drain_widgets`,
+    and only `drain_widgets` reads `WIDGET_FACTOR`; a comment that names the helper reads nothing."""
+    helper = (
+        "\n\nWIDGET_FACTOR = widget_registry.factor()  # read by drain_widgets\n\n\n"
+        "def drain_widgets(n):\n    return n * WIDGET_FACTOR\n"
+    )
+    pump = "from vllm.core.sched import drain_widgets\n\n\ndef pump(n):\n    return drain_widgets(n)\n"
+    _, r = pair(
+        tmp_path / "a", [("[Widgets] Drain", {"vllm/core/sched.py": SCHED + helper, "vllm/widgets/pump.py": pump})]
+    )
+    got = r["[Widgets] Drain"]
+    assert got["verdict"] == "surface-absent", [got["reason"], got["evidence"]]
+    # called from `step`, which the port has, the same helper is work
+    used = SCHED.replace(
+        "        return compute_budget(", "        drain_widgets(tokens)\n        return compute_budget("
+    )
+    _, r = pair(
+        tmp_path / "b", [("[Widgets] Drain", {"vllm/core/sched.py": used + helper, "vllm/widgets/pump.py": pump})]
+    )
+    assert r["[Widgets] Drain"]["verdict"] in ("real-gap", "owned", "blocked"), r["[Widgets] Drain"]["reason"]
+
+
 def test_a_hook_only_code_outside_the_change_calls_serves_that_code(tmp_path):
     """The change adds `pin_numa_node` to a class the port has, and its only caller is a file
     outside the queue's paths with no port counterpart: the hook serves that code, so it is no
