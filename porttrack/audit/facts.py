@@ -421,6 +421,12 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
     no port counterpart, or inside a function the port lacks, with at least one such line? A new
     member read only there serves what the port lacks, though its class is the port's; a member the
     change never reads may serve anyone, and stays work."""
+    if name not in s.read_only_lacking:
+        s.read_only_lacking[name] = _reads_only_where_port_lacks(s, name)
+    return s.read_only_lacking[name]
+
+
+def _reads_only_where_port_lacks(s: Subject, name: str) -> bool:
     ctx, readers = s.ctx, 0
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")  # `n = ...`, or `n=...` passed to a call
@@ -460,13 +466,10 @@ def _read_in_tree_only_where_port_lacks(s: Subject, name: str) -> bool:
     keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
 
     def reads(path: str, line: str) -> bool:
+        if name not in line or not word.search(hunks_mod.feature_code(line)):
+            return False  # the cheap tests first: a large commit adds thousands of lines
         code = path.endswith(".py") and ctx.is_code(path)
-        return (
-            code
-            and not keyword.search(line)
-            and not hunks_mod.defines([line], name)
-            and bool(word.search(hunks_mod.feature_code(line)))
-        )
+        return code and not keyword.search(line) and not hunks_mod.defines([line], name)
 
     # Python calls a dunder for the class: its readers are never to be found by name. The tree is
     # searched only where the commit itself adds a reader outside the change (the hook's caller),

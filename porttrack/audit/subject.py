@@ -322,6 +322,7 @@ class Subject:
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
     defining: set[str] | None = None  # facts._defining_files (computed once)
+    read_only_lacking: dict[str, bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks, per name
     spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
     _probed: bool = False
 
