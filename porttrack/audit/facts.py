@@ -5,6 +5,7 @@ calls another rule."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
@@ -427,23 +428,42 @@ def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
 
 
 def _reads_only_where_port_lacks(s: Subject, name: str) -> bool:
-    ctx, readers = s.ctx, 0
+    reads = _reader(name)
+    lines = [
+        (h.path, h.new_start + i, line)
+        for h in s.ctx.hunks(s.e, s.e.files) or []
+        for i, line in enumerate(h.new)
+        if reads(line)
+    ]
+    if lines:
+        return _all_where_port_lacks(s, lines)
+    return _read_in_tree_only_where_port_lacks(s, name)
+
+
+def _reader(name: str) -> Callable[[str], bool]:
+    """Does a line read `name`: name it in code (not in a string or a comment), other than where it
+    defines it, assigns it, or passes it as a keyword argument (`n = ...`, `f(n=...)`)?"""
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")  # `n = ...`, or `n=...` passed to a call
-    for h in ctx.hunks(s.e, s.e.files) or []:
-        after: str | None = None
-        for i, line in enumerate(h.new):
-            if not word.search(hunks_mod.feature_code(line)) or keyword.search(line) or hunks_mod.defines([line], name):
-                continue
-            readers += 1
-            if not ctx.port_files(h.path):
-                continue
-            after = after if after is not None else ctx.upstream_text(s.e.sha, h.path) or ""
-            holder = hunks_mod.def_above(after, h.new_start - 1 + i)
-            if _lacked_function(s, holder):
-                continue
+    keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
+
+    def reads(line: str) -> bool:
+        # the cheap test first: a large commit adds thousands of lines
+        if name not in line or not word.search(hunks_mod.feature_code(line)):
             return False
-    return readers > 0 or _read_in_tree_only_where_port_lacks(s, name)
+        return not keyword.search(line) and not hunks_mod.defines([line], name)
+
+    return reads
+
+
+def _all_where_port_lacks(s: Subject, lines: list[tuple[str, int, str]]) -> bool:
+    """Does every one of these upstream lines (path, 1-based line, text; at the entry's commit) lie
+    in a file with no port counterpart, or inside a function the port lacks?"""
+    for path, number, _ in lines:
+        if not s.ctx.port_files(path):
+            continue
+        if not _lacked_function(s, hunks_mod.def_above(s.ctx.upstream_text(s.e.sha, path) or "", number - 1)):
+            return False
+    return True
 
 
 def _lacked_function(s: Subject, holder: str | None) -> bool:
@@ -460,37 +480,21 @@ def _read_in_tree_only_where_port_lacks(s: Subject, name: str) -> bool:
     """For a name no line of the change reads: is every code line of the upstream tree at the
     entry's commit that reads it in a file with no port counterpart, or inside a function the port
     lacks, with at least one such line? A hook or op wrapper that only code outside the change
-    calls serves whatever that code is."""
-    ctx = s.ctx
-    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
+    calls serves whatever that code is. Python calls a dunder for the class, so its readers are
+    never found by name. The tree is searched only where the commit itself adds a reader outside
+    the change (the hook's caller), and only in the top folders of those readers and the entry's
+    files (tests and docs are no readers)."""
+    ctx, reads = s.ctx, _reader(name)
 
-    def reads(path: str, line: str) -> bool:
-        if name not in line or not word.search(hunks_mod.feature_code(line)):
-            return False  # the cheap tests first: a large commit adds thousands of lines
-        code = path.endswith(".py") and ctx.is_code(path)
-        return code and not keyword.search(line) and not hunks_mod.defines([line], name)
+    def code(path: str) -> bool:
+        return path.endswith(".py") and ctx.is_code(path)
 
-    # Python calls a dunder for the class: its readers are never to be found by name. The tree is
-    # searched only where the commit itself adds a reader outside the change (the hook's caller),
-    # and only in the top folders of the commit's readers and the entry's files
-    added = [(h.path, x) for h in ctx.hunks(s.e, ["."]) or [] for x in h.new]
-    found = {path for path, x in added if reads(path, x)}
-    if name.startswith("__") or not found:
+    added = {h.path for h in ctx.hunks(s.e, ["."]) or [] if code(h.path) and any(reads(x) for x in h.new)}
+    if name.startswith("__") or not added:
         return False
-    tops = tuple(sorted({f"{p.split('/', 1)[0]}/*.py" if "/" in p else p for p in found | set(s.e.files)}))
-    readers = 0
-    for path, number, line in ctx.upstream_readers(s.e.sha, name, tops) or []:
-        if not reads(path, line):
-            continue
-        readers += 1
-        if not ctx.port_files(path):
-            continue
-        holder = hunks_mod.def_above(ctx.upstream_text(s.e.sha, path) or "", number - 1)
-        if _lacked_function(s, holder):
-            continue
-        return False
-    return readers > 0
+    tops = tuple(sorted({f"{p.split('/', 1)[0]}/*.py" if "/" in p else p for p in added | set(s.e.files)}))
+    lines = [x for x in ctx.upstream_readers(s.e.sha, name, tops) or [] if code(x[0]) and reads(x[2])]
+    return bool(lines) and _all_where_port_lacks(s, lines)
 
 
 def _content_ported(s: Subject) -> bool:
