@@ -412,7 +412,19 @@ def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[st
     `word` as a whole word (fixed string, case kept), as (path, line, text); None when git cannot
     grep that revision. A blob the clone lacks is passed over."""
     proc = run(
-        repo, "grep", "-n", "-I", "-w", "-F", "--no-textconv", "-e", word, rev, "--", *paths, stderr=subprocess.DEVNULL
+        repo,
+        "grep",
+        "-n",
+        "-I",
+        "-w",
+        "-F",
+        "--no-textconv",
+        "-e",
+        word,
+        _revision(rev),  # git grep knows no --end-of-options: a revision never starts with '-'
+        "--",
+        *paths,
+        stderr=subprocess.DEVNULL,
     )
     if proc.returncode == 1:
         return []

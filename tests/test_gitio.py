@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from porttrack import gitio
+from porttrack.errors import UserError
 from conftest import commit_files, git, init_repo
 
 HEX = "0123456789abcdef" * 2 + "01234567"  # a changed line that looks like a commit id
@@ -62,3 +65,11 @@ def test_grep_rev_finds_whole_words_at_a_revision_and_nothing_after_it(tmp_path)
     # an option-like word is a pattern, not a flag
     assert gitio.grep_rev(repo, "HEAD", "--no-index", ["*.py"]) == []
     assert gitio.grep_rev(repo, "no-such-rev", "pin_node", ["*.py"]) is None
+
+
+def test_grep_rev_never_reads_a_revision_as_an_option(tmp_path):
+    repo = init_repo(tmp_path / "up")
+    commit_files(repo, {"a.py": "x = 1\n"}, "one")
+    with pytest.raises(UserError, match="never an option"):
+        gitio.grep_rev(repo, "--open-files-in-pager=touch pwned", "x", ["*.py"])
+    assert not (repo / "pwned").exists()
