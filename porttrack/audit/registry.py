@@ -10,7 +10,16 @@ from porttrack.audit.rules_blocked import _absent_blockers, _blocked, _owned
 from porttrack.audit.facts import _content_states
 from porttrack.audit.gating import _lacking_gates
 from porttrack.audit.rules_content import _content, _inert, _ported, _real_gap, _surface_absent, _untouched
-from porttrack.audit.rules_records import _behaviour, _deferred, _ignore, _no_op, _path_rule, _unmapped, _untrusted
+from porttrack.audit.rules_records import (
+    _behaviour,
+    _cited,
+    _deferred,
+    _ignore,
+    _no_op,
+    _path_rule,
+    _unmapped,
+    _untrusted,
+)
 
 
 # The rules in the order they are tried; docs/audit.md's table is rendered from this (`rules_table`).
@@ -68,6 +77,15 @@ RULES: tuple[AuditRule, ...] = (
         "recorded one of the entry's files as `unreadable` (its blob is missing from the upstream clone, so "
         "its symbols are unknown)",
         "the probe's reason, or the unreadable files",
+    ),
+    AuditRule(
+        "cited",
+        "ported",
+        _cited,
+        "a comment in the port's code scope cites the entry's PR (`#N`, `vllm#N`, `/pull/N`) on a line that "
+        "carries no word of `[audit] deferral_words`, and no deferral record names the PR: the port names the "
+        "change it carries, however it spells the code, so this comes before the rules that judge by names",
+        "the citing line, by path:line",
     ),
     AuditRule(
         "unmapped",

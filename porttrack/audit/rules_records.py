@@ -1,4 +1,4 @@
-"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, unmapped, path rules, untrusted."""
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, unmapped, path rules, untrusted."""
 
 from __future__ import annotations
 
@@ -178,6 +178,22 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     rec, what = found
     s.ev.append(f"deferral record {rec.where} ({rec.deferral!r}) names {what}: {rec.text}")
     return s.fire(rule, f"the port records {what} as left out ({rec.deferral}) at {rec.where}")
+
+
+def _cited(rule: AuditRule, s: Subject) -> bool:
+    """A comment in the port's code cites the entry's PR (`#N`, `vllm#N`, `/pull/N`) on a line no
+    deferral word marks, and no deferral record names the PR: the port says where it carries the
+    change, whatever names it spells it with."""
+    pr, ctx = s.e.pr, s.ctx
+    if pr is None or any(pr in r.prs for r in ctx.records.deferrals):  # a record that defers it wins
+        return False
+    rec = next(
+        (r for r in ctx.records.citations if pr in r.prs and pathrules.under(r.path, list(ctx.cfg.code_scope))),
+        None,
+    )
+    if rec is None:
+        return False
+    return s.fire(rule, f"the port's code cites #{pr} at {rec.where}, with no deferral word: it carries the change")
 
 
 def _unmapped(rule: AuditRule, s: Subject) -> bool:

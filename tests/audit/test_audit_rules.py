@@ -1525,6 +1525,27 @@ def test_a_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
     assert any("touches only lines that serve _drain_widgets" in e for e in got["evidence"]), got["evidence"]
 
 
+def test_a_comment_in_the_ports_code_that_cites_the_pr_makes_it_ported(tmp_path):
+    """The change reads as work by its names, but a comment in the port's code cites its PR: the
+    port says it carries it. A line that defers the PR, or a citation in the docs, says no such thing."""
+    change = edit("        return request\n", "        return release_pool_blocks(request)\n")
+    subject = "[Core] Free releases its blocks (#4242)"
+    cite = PORT_SCHED.replace(
+        "  int free(int request)", "  // pool release as upstream #4242 does\n  int free(int request)"
+    )
+    _, r = pair(tmp_path / "a", [(subject, change)], port_sched=cite)
+    got = r[subject]
+    assert (got["verdict"], got["rule"]) == ("ported", "cited"), [got["reason"], got["evidence"]]
+    assert "src/core/sched.cpp:" in got["reason"], got["reason"]
+    deferred = PORT_SCHED.replace(
+        "  int free(int request)", "  // Deferred: pool release (#4242)\n  int free(int request)"
+    )
+    _, r = pair(tmp_path / "b", [(subject, change)], port_sched=deferred)
+    assert r[subject]["rule"] != "cited", r[subject]["reason"]
+    _, r = pair(tmp_path / "c", [(subject, change)], port_extra={"docs/notes.md": "Pool release follows #4242.\n"})
+    assert r[subject]["rule"] != "cited", r[subject]["reason"]
+
+
 def test_a_top_level_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
     """New top-level names of a file the port maps are a new surface only if something the port
     has may read them: here only `pump`, in a file with no port counterpart, calls `drain_widgets`,
