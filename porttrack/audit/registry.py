@@ -82,7 +82,8 @@ RULES: tuple[AuditRule, ...] = (
         "cited",
         "ported",
         _cited,
-        "a comment in the port's code scope cites the entry's PR (`#N`, `vllm#N`, `/pull/N`) on a line that "
+        "a comment in the port's code scope cites the entry's PR (`#N`, or `NAME#N` or `NAME/pull/N` where NAME is "
+        "the last part of the queue's upstream name; another project's `other#N` cites nothing) on a line that "
         "carries no word of `[audit] deferral_words`, and no deferral record names the PR: the port names the "
         "change it carries, however it spells the code, so this comes before the rules that judge by names",
         "the citing line, by path:line",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from porttrack import gates
@@ -181,14 +182,20 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
 
 
 def _cited(rule: AuditRule, s: Subject) -> bool:
-    """A comment in the port's code cites the entry's PR (`#N`, `vllm#N`, `/pull/N`) on a line no
+    """A comment in the port's code cites the entry's PR (`#N`, `vllm#N`, `vllm/pull/N`) on a line no
     deferral word marks, and no deferral record names the PR: the port says where it carries the
     change, whatever names it spells it with."""
     pr, ctx = s.e.pr, s.ctx
     if pr is None or any(pr in r.prs for r in ctx.records.deferrals):  # a record that defers it wins
         return False
+    # `#N` alone, or the upstream's own `name#N` or `.../name/pull/N`: `pytorch#N` is another project's
+    name = re.escape((ctx.queue.meta.upstream or ctx.cfg.upstream_name).rsplit("/", 1)[-1])
+    cites = re.compile(
+        rf"(?<![\w.\-/])#{pr}(?!\d)" + (rf"|(?<![\w.-]){name}#{pr}(?!\d)|/{name}/pull/{pr}(?!\d)" if name else "")
+    )
+    code = list(ctx.cfg.code_scope)
     rec = next(
-        (r for r in ctx.records.citations if pr in r.prs and pathrules.under(r.path, list(ctx.cfg.code_scope))),
+        (r for r in ctx.records.citations if pr in r.prs and pathrules.under(r.path, code) and cites.search(r.text)),
         None,
     )
     if rec is None:

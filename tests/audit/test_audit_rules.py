@@ -1544,6 +1544,10 @@ def test_a_comment_in_the_ports_code_that_cites_the_pr_makes_it_ported(tmp_path)
     assert r[subject]["rule"] != "cited", r[subject]["reason"]
     _, r = pair(tmp_path / "c", [(subject, change)], port_extra={"docs/notes.md": "Pool release follows #4242.\n"})
     assert r[subject]["rule"] != "cited", r[subject]["reason"]
+    # another project's PR of the same number says nothing of this one
+    other = PORT_SCHED.replace("  int free(int request)", "  // works around pytorch#4242\n  int free(int request)")
+    _, r = pair(tmp_path / "d", [(subject, change)], port_sched=other)
+    assert r[subject]["rule"] != "cited", r[subject]["reason"]
 
 
 def test_a_top_level_helper_only_code_the_port_lacks_calls_is_no_work(tmp_path):
