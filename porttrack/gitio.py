@@ -414,6 +414,7 @@ def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[st
     proc = run(
         repo,
         "grep",
+        "-z",  # `rev:path NUL line NUL text`: a path may hold a colon
         "-n",
         "-I",
         "-w",
@@ -432,12 +433,10 @@ def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[st
         return None
     out: list[tuple[str, int, str]] = []
     prefix = f"{rev}:"
-    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
-        rest = raw[len(prefix) :] if raw.startswith(prefix) else raw
-        path, _, rest = rest.partition(":")
-        line, _, text = rest.partition(":")
-        if line.isdigit():
-            out.append((path, int(line), text))
+    for raw in proc.stdout.decode("utf-8", "replace").split("\n"):
+        fields = (raw[len(prefix) :] if raw.startswith(prefix) else raw).split("\0", 2)
+        if len(fields) == 3 and fields[1].isdigit():
+            out.append((fields[0], int(fields[1]), fields[2]))
     return out
 
 

@@ -73,3 +73,9 @@ def test_grep_rev_never_reads_a_revision_as_an_option(tmp_path):
     with pytest.raises(UserError, match="never an option"):
         gitio.grep_rev(repo, "--open-files-in-pager=touch pwned", "x", ["*.py"])
     assert not (repo / "pwned").exists()
+
+
+def test_grep_rev_reads_a_path_that_holds_a_colon(tmp_path):
+    repo = init_repo(tmp_path / "up")
+    sha = commit_files(repo, {"c:d.py": "y = pin_node\n"}, "one")
+    assert gitio.grep_rev(repo, sha, "pin_node", ["*.py"]) == [("c:d.py", 1, "y = pin_node")]
