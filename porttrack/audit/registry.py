@@ -64,8 +64,8 @@ RULES: tuple[AuditRule, ...] = (
         "docstring, or one of the constructs of `[audit] language_only` (decorators, `__slots__`, imports, "
         "typing, log text, `torch.compile`, `pin_memory`, device asserts, garbage collector calls, library "
         "version checks by default), or code that carries no behaviour (see No-op below: moved code, message "
-        "text, renamed locals, unused parameters, signature annotations, copies, properties that became "
-        "methods, trailing comments)",
+        "text, renamed names, unused parameters, signature annotations, copies, properties that became "
+        "methods, trailing comments, export lists)",
         "the constructs met, by name",
     ),
     AuditRule(

@@ -126,7 +126,8 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         return False
     ctx, sha = s.ctx, s.e.sha
     texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
-    every = ctx.hunks(s.e, s.e.files) or hunks
+    # a renamed file's old path is diffed too: `--no-renames` shows its content as removed there
+    every = ctx.hunks(s.e, [*s.e.files, *sorted(set(s.e.renames.values()))]) or hunks
     strings = _string_line_keys(s, hunks)
     lo = hunks_mod.language_only(
         hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False), strings

@@ -242,7 +242,7 @@ class _Ctx:
         """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first
         need), or None when that diff does not hold them (then the entry is diffed alone)."""
         if self._diffs is None:
-            files = sorted({f for x in self.chosen for f in x.files})
+            files = sorted({f for x in self.chosen for f in [*x.files, *x.renames.values()]})
             self._diffs = gitio.diff_hunks_many(repo, [x.sha for x in self.chosen], files) if files else {}
             self._diffed = set(files)
         want = set(paths)

@@ -1,5 +1,5 @@
 """Changed lines that carry no behaviour although they are code: moved code, reworded messages,
-renamed locals and removed parameters nothing read. audit's `no-op` rule counts them with the
+renamed names and removed parameters nothing read. audit's `no-op` rule counts them with the
 language-only constructs (docs/audit.md, "No-op").
 
 Each finder returns the lines it explains as (hunk index, side, line index) -> what it is, where
@@ -14,6 +14,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from porttrack.gitio import Hunk
@@ -30,12 +31,13 @@ class Texts(NamedTuple):
 
 MOVED = "moved code"
 MESSAGE = "message text"
-RENAME = "renamed local"
+RENAME = "renamed name"
 UNUSED = "unused parameter"
 ANNOTATION = "annotation"
 COPY = "copy"
 PROPERTY = "property call"
 COMMENT = "trailing comment"
+EXPORT = "export list"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -46,9 +48,9 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
     `messages=False` leaves out the one finder that parses whole files."""
     out: dict[Line, str] = {}
     finders = (
-        (_moved, _messages, _renamed_locals, _unused_parameters, _mechanics)
+        (_moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
         if messages
-        else (_moved, _renamed_locals, _unused_parameters, _mechanics)
+        else (_moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
     )
     for finder in finders:
         for line, what in finder(hunks, texts, every or hunks).items():
@@ -89,12 +91,14 @@ def _parse(text: str | None) -> ast.Module | None:
 
 
 @functools.lru_cache(maxsize=32)  # one file's text recurs: after one change, before the next
-def _message_lines(text: str | None) -> frozenset[int]:
-    """1-based lines inside a `raise` statement or a logging, `warnings.warn` or `print` call."""
+def _message_lines(text: str | None) -> tuple[frozenset[int], dict[int, str]]:
+    """1-based lines inside a `raise` statement or a logging, `warnings.warn` or `print` call, and
+    the first line of each `raise` with what it raises (`ValueError`; "" for a bare `raise`)."""
     tree = _parse(text)
     if tree is None:
-        return frozenset()
+        return frozenset(), {}
     out: set[int] = set()
+    raises: dict[int, str] = {}
     # statements only (a message is a statement of its own): walking every expression node of a
     # long file costs more than the parse
     stack: list[ast.AST] = [tree]
@@ -103,10 +107,13 @@ def _message_lines(text: str | None) -> frozenset[int]:
         call = node.value if isinstance(node, ast.Expr) else None
         if isinstance(node, ast.Raise) or (isinstance(call, ast.Call) and _is_message_call(call.func)):
             out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
+            if isinstance(node, ast.Raise):
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                raises[node.lineno] = ast.unparse(exc) if exc is not None else ""
             continue
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             stack.extend(x for x in getattr(node, name, []) or [] if isinstance(x, ast.AST))
-    return frozenset(out)
+    return frozenset(out), raises
 
 
 def _is_message_call(func: ast.expr) -> bool:
@@ -126,9 +133,13 @@ def maybe_message(line: str) -> bool:
 
 
 def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
-    """Lines inside a raise statement or a log call: the upstream's wording, not its behaviour."""
+    """Lines inside a raise statement or a log call: the upstream's wording, not its behaviour. What
+    is raised is behaviour, though: the first line of a `raise` counts only where the other side of
+    the change raises the same thing in that file (a `raise` that became a warning is behaviour)."""
     out: dict[Line, str] = {}
-    parsed: dict[tuple[str, str], frozenset[int]] = {}
+    parsed: dict[tuple[str, str], tuple[frozenset[int], dict[int, str]]] = {}
+    heads: dict[tuple[str, str], Counter[str]] = {}  # (side, path) -> what the changed `raise` lines raise
+    firsts: list[tuple[Line, str, str, str]] = []  # (line, side, path, what it raises)
     for k, h in enumerate(hunks):
         for side, lines, start, text in (
             ("old", h.old, h.old_start, texts.before),
@@ -139,8 +150,16 @@ def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, 
                 continue
             if (side, h.path) not in parsed:
                 parsed[(side, h.path)] = _message_lines(text(h.path))
-            inside = parsed[(side, h.path)]
-            out.update(((k, side, i), MESSAGE) for i, _ in _code(lines) if start + i in inside)
+            inside, raises = parsed[(side, h.path)]
+            for i, _ in _code(lines):
+                if start + i in raises:
+                    heads.setdefault((side, h.path), Counter())[raises[start + i]] += 1
+                    firsts.append(((k, side, i), side, h.path, raises[start + i]))
+                elif start + i in inside:
+                    out[(k, side, i)] = MESSAGE
+    for line, side, path, raised in firsts:
+        if heads.get(("new" if side == "old" else "old", path), Counter())[raised]:
+            out[line] = MESSAGE
     return out
 
 
@@ -159,6 +178,26 @@ def _assigned(name: str, lines: Iterable[str]) -> bool:
     return any(rx.search(x) for x in lines)
 
 
+_DEFINES = re.compile(r"^\s*(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+
+
+def _renamed_here(a: str, b: str, hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> bool:
+    """The change itself renames `a` to `b`: a local assigned on the lines `hunks` remove, or a
+    definition the change renames (a `def` or `class` line of `a` removed and one of `b` added, or
+    a module's file `a.py` gone and `b.py` new). An imported name alone may now name other code."""
+    if _assigned(a, [x for h in hunks for x in h.old]):
+        return True
+
+    def defines(name: str, side: str) -> bool:
+        return any((m := _DEFINES.match(x)) is not None and m.group(1) == name for h in every for x in getattr(h, side))
+
+    if defines(a, "old") and defines(b, "new"):
+        return True
+    gone = {PurePosixPath(h.path).stem for h in every if texts.after(h.path) is None}
+    came = {PurePosixPath(h.path).stem for h in every if texts.before(h.path) is None}
+    return a in gone and b in came
+
+
 def _words(text: str | None) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", text or ""))
 
@@ -172,6 +211,7 @@ def _pairs(old: list[str], new: list[str], known: dict[str, str]) -> dict[str, s
     if not old or len(old) != len(new):
         return None
     mine: dict[str, str] = {}
+    texts: list[tuple[str, str]] = []  # string literals that differ: they must differ by the renames alone
     for a, b in zip(old, new, strict=True):
         sa, sb = _shape(a), _shape(b)
         if len(sa) != len(sb):
@@ -179,31 +219,39 @@ def _pairs(old: list[str], new: list[str], known: dict[str, str]) -> dict[str, s
         for x, y in zip(sa, sb, strict=True):
             if x == y:
                 continue
+            if x[-1:] in "'\"" and y[-1:] in "'\"":
+                texts.append((x, y))
+                continue
             if not (_NAME.fullmatch(x) and _NAME.fullmatch(y)) or {**known, **mine}.setdefault(x, y) != y:
                 return None
             mine[x] = y
+    names = {**known, **mine}
+    if any(_NAME.sub(lambda m: names.get(m.group(), m.group()), x) != y for x, y in texts):
+        return None
     return mine
 
 
 def _renamed_locals(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
-    """Hunks that rewrite lines one for one, the same but for local names renamed throughout: the
-    old name is assigned in the change and gone from the file after it, the new one unknown before."""
+    """Hunks that rewrite lines one for one, the same but for names renamed throughout: the change
+    renames the old name (`_renamed_here`), and in each file where it is renamed it is gone after
+    the change and the new name unknown before it."""
     pairs: dict[str, str] = {}
-    where: dict[str, str] = {}  # old name -> the file it is renamed in
+    where: dict[str, set[str]] = {}  # old name -> the files it is renamed in
     candidates: list[tuple[int, list[int], list[int]]] = []
     for k, h in enumerate(hunks):
         old, new = list(_code(h.old)), list(_code(h.new))
         mine = _pairs([x for _, x in old], [x for _, x in new], pairs)
         if mine is not None:
             pairs.update(mine)
-            where.update((a, h.path) for a in mine)
+            for a in mine:
+                where.setdefault(a, set()).add(h.path)
             candidates.append((k, [i for i, _ in old], [i for i, _ in new]))
     if not pairs:
         return {}
     for a, b in pairs.items():
-        path = where[a]
-        removed = [x for h in hunks if h.path == path for x in h.old]
-        if not _assigned(a, removed) or a in _words(texts.after(path)) or b in _words(texts.before(path)):
+        if not _renamed_here(a, b, hunks, texts, every):
+            return {}
+        if any(a in _words(texts.after(p)) or b in _words(texts.before(p)) for p in where[a]):
             return {}
     out: dict[Line, str] = {}
     for k, olds, news in candidates:
@@ -285,6 +333,44 @@ def _unannotated(line: str) -> str:
             continue
         out.append(tok)
     return " ".join(out)
+
+
+@functools.lru_cache(maxsize=32)
+def _export_rows(text: str | None) -> frozenset[int]:
+    """1-based lines of the module's `__all__` statements: `__all__ = [...]`, `__all__ += [...]`,
+    `__all__.extend(...)` and the like."""
+    if text is None or "__all__" not in text:
+        return frozenset()
+    tree = _parse(text)
+    if tree is None:
+        return frozenset()
+    rows: set[int] = set()
+    for node in ast.walk(tree):  # also under `if` and `try`: `__all__ += [...]` where an import may fail
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            targets = [getattr(node.value.func, "value", node.value.func)]
+        else:
+            continue
+        if any(isinstance(x, ast.Name) and x.id == "__all__" for x in targets):
+            rows.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(rows)
+
+
+def _exports(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Lines of a module's `__all__`: it names what `from module import *` takes, which a port
+    spells as its own headers, so editing it carries no behaviour."""
+    out: dict[Line, str] = {}
+    for k, h in enumerate(hunks):
+        sides = (("old", h.old, h.old_start, texts.before), ("new", h.new, h.new_start, texts.after))
+        for side, lines, start, text_of in sides:
+            if not any("__all__" in x or x.strip().startswith(("'", '"')) for x in lines):
+                continue  # an `__all__` edit names `__all__` or lists quoted names: skip the parse otherwise
+            rows = _export_rows(text_of(h.path))
+            out.update(((k, side, i), EXPORT) for i, _ in _code(lines) if start + i in rows)
+    return out
 
 
 @functools.lru_cache(maxsize=32)

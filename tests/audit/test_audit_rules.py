@@ -190,7 +190,7 @@ def test_no_op_names_code_that_carries_no_behaviour(tmp_path):
     util_map = "[[map]]\nupstream = 'vllm/core/util.py'\nport = ['src/core/sched.cpp']\n"
     _, r = pair(tmp_path / "a", commits, base_sched=REFACTOR_BASE, extra=util_map)
     assert r["[Core] Move clamp"]["reason"] == "language-only change: import, moved code", r["[Core] Move clamp"]
-    assert r["[Core] Reword"]["reason"] == "language-only change: renamed local, message text", r["[Core] Reword"]
+    assert r["[Core] Reword"]["reason"] == "language-only change: renamed name, message text", r["[Core] Reword"]
     assert r["[Core] Drop eager"]["reason"] == "language-only change: unused parameter"
     assert r["[Core] Collect"]["reason"] == "language-only change: import, garbage collector"
     for behaviour in ("[Core] Cap attribute", "[Core] Compare"):
@@ -1615,3 +1615,22 @@ def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
     got = r["[Core] Count frees"]
     assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
     assert any("missing ['pending_total_cpu']" in e for e in got["evidence"]), got["evidence"]
+
+
+def test_a_file_renamed_with_its_importers_is_no_op(tmp_path):
+    """A file renamed whole (its old path is diffed too, as `--no-renames` shows it removed there)
+    and the module name renamed where it is imported: no behaviour."""
+    fast = "def pick(req):\n    if req.size > 4:\n        return req.size * 2\n    return req.size\n"
+    user = "from . import fast\n\n\ndef route(req):\n    return fast.pick(req)\n"
+    renamed = user.replace("fast", "fast_rdna")
+    commits = [
+        (
+            "[Core] Rename fast",
+            {"vllm/core/fast.py": None, "vllm/core/fast_rdna.py": fast, "vllm/core/user.py": renamed},
+        ),
+        ("[Core] Rename and change", {"vllm/core/fast_rdna.py": fast.replace("* 2", "* 3")}),
+    ]
+    _, r = pair(tmp_path, commits, base_extra={"vllm/core/fast.py": fast, "vllm/core/user.py": user})
+    assert r["[Core] Rename fast"]["verdict"] == "no-op", r["[Core] Rename fast"]
+    assert "renamed name" in r["[Core] Rename fast"]["reason"] and "moved code" in r["[Core] Rename fast"]["reason"]
+    assert r["[Core] Rename and change"]["verdict"] != "no-op"

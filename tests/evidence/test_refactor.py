@@ -197,3 +197,92 @@ def test_a_file_nested_past_the_parser_explains_nothing_and_raises_nothing(tmp_p
     found, hunks = explained(tmp_path, {"m.py": LEDGER + deep}, {"m.py": after + deep})
     assert refactor.ANNOTATION not in kinds(found)
     assert len(found) < changed_lines(hunks)
+
+
+ROUTER = """\
+import logging
+
+from . import fast_path
+
+logger = logging.getLogger(__name__)
+
+
+class FastRouter:
+    def route(self, req):
+        if fast_path.is_supported(req):
+            logger.info("routing %s", req)
+            req.tag = "FastRouter:fast_path"
+            return fast_path.run(req)
+        return None
+"""
+
+
+def test_a_module_or_class_renamed_throughout_carries_no_behaviour(tmp_path):
+    # the import binds the module's name, the `class` line the class's; a string names the new ones
+    mod = "def is_supported(req):\n    return req.size > 0\n\n\ndef run(req):\n    return req.size * 2\n"
+    after = ROUTER.replace("fast_path", "fast_path_v2").replace("FastRouter", "QuickRouter")
+    found, hunks = explained(
+        tmp_path, {"m.py": ROUTER, "fast_path.py": mod}, {"m.py": after, "fast_path.py": None, "fast_path_v2.py": mod}
+    )
+    assert kinds(found) == {refactor.RENAME, refactor.MOVED}
+    assert len(found) == changed_lines(hunks)
+    # the same import of another module, whose file the change does not rename, may be other code
+    found, hunks = explained(tmp_path / "d", {"m.py": ROUTER}, {"m.py": after})
+    assert len(found) < changed_lines(hunks)
+    # a string that changes by more than the rename is behaviour
+    worded = ROUTER.replace("FastRouter", "QuickRouter").replace('"QuickRouter:fast_path"', '"Quick:fast_path"')
+    found, hunks = explained(tmp_path / "b", {"m.py": ROUTER}, {"m.py": worded})
+    assert len(found) < changed_lines(hunks)
+    # a name the change does not bind (here an attribute) is no rename of this code's own
+    called = ROUTER.replace("fast_path.run(req)", "fast_path.run_v2(req)")
+    found, hunks = explained(tmp_path / "c", {"m.py": ROUTER}, {"m.py": called})
+    assert len(found) < changed_lines(hunks)
+
+
+EXPORTS = """\
+from .a import Alpha, Beta
+
+__all__ = [
+    "Alpha",
+]
+
+try:
+    from .c import Gamma
+
+    __all__ += [
+        "Gamma",
+    ]
+except ImportError:
+    pass
+"""
+
+
+def test_the_export_list_carries_no_behaviour(tmp_path):
+    after = EXPORTS.replace('    "Alpha",\n', '    "Alpha",\n    "Beta",\n').replace(
+        '"Gamma",\n', '"Gamma",\n        "Delta",\n'
+    )
+    found, hunks = explained(tmp_path, {"m.py": EXPORTS}, {"m.py": after})
+    assert kinds(found) == {refactor.EXPORT}
+    assert len(found) == changed_lines(hunks)
+    # the same quoted names in another list are data the code reads
+    table = EXPORTS.replace("__all__ = [", "KINDS = [")
+    found, hunks = explained(tmp_path / "b", {"m.py": table}, {"m.py": table.replace('"Alpha",', '"Beta",')})
+    assert len(found) < changed_lines(hunks)
+
+
+def test_a_raise_that_became_a_warning_is_behaviour(tmp_path):
+    before = (
+        'def check(mm):\n    if mm:\n        raise NotImplementedError(\n            "no multimodal yet"\n        )\n'
+    )
+    reworded = before.replace('"no multimodal yet"', '"multimodal is not supported yet"')
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": reworded})
+    assert kinds(found) == {refactor.MESSAGE}
+    assert len(found) == changed_lines(hunks)
+    # the wording changed and so did what it does: it warns and goes on
+    warns = reworded.replace("raise NotImplementedError(", "logger.warning(")
+    found, hunks = explained(tmp_path / "b", {"m.py": before}, {"m.py": warns})
+    assert len(found) < changed_lines(hunks)
+    # so is a raise of another exception
+    other = reworded.replace("raise NotImplementedError(", "raise ValueError(")
+    found, hunks = explained(tmp_path / "c", {"m.py": before}, {"m.py": other})
+    assert len(found) < changed_lines(hunks)
