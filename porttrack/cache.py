@@ -120,6 +120,10 @@ def open_db(path: Path, *, autocommit: bool = True) -> sqlite3.Connection:
         except sqlite3.DatabaseError as e:
             if _readonly(e):
                 raise
+            if not (is_damage(e) or isinstance(e, _Invalid)):
+                # locked, busy, an I/O error: another run may hold the file, which is never removed under it
+                warn(f"cache {path} cannot be opened now ({e}); this run keeps its cache in memory.")
+                return _open(MEMORY, autocommit)
             warn(f"cache {path} was damaged ({e}); it was rebuilt.")
             _remove(path)
             _checked.discard(where)
@@ -149,8 +153,17 @@ def _readonly(e: Exception) -> bool:
     return "readonly" in msg or "read-only" in msg or "unable to open" in msg
 
 
+class _Invalid(sqlite3.DatabaseError):
+    """The file opened, and is not this schema's cache, or fails its integrity check: damage."""
+
+
+BUSY_TIMEOUT_S = 60.0  # how long a run waits for another run's write before it goes on without the file
+
+
 def _open(where: str, autocommit: bool) -> sqlite3.Connection:
-    db = sqlite3.connect(where, timeout=60, isolation_level=None if autocommit else "DEFERRED", check_same_thread=False)
+    db = sqlite3.connect(
+        where, timeout=BUSY_TIMEOUT_S, isolation_level=None if autocommit else "DEFERRED", check_same_thread=False
+    )
     try:
         if where != ":memory:":
             db.execute("PRAGMA journal_mode=WAL")  # concurrent runs read while one writes
@@ -159,10 +172,10 @@ def _open(where: str, autocommit: bool) -> sqlite3.Connection:
         # editor integration) must notice a cache that another writer replaced since its last open.
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version not in (0, SCHEMA):
-            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA}")
+            raise _Invalid(f"schema version {version}, expected {SCHEMA}")
         if where not in _checked or not version:
             if version and db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("quick_check failed")
+                raise _Invalid("quick_check failed")
             db.execute("BEGIN IMMEDIATE")  # fails here, not mid-run, when the file cannot be written
             for table in _TABLES:
                 db.execute("CREATE TABLE IF NOT EXISTS " + table)

@@ -195,3 +195,24 @@ def test_ci_cache_recipe(port: Path, tmp_path: Path):
     strip = lambda out: [{k: v for k, v in p.items() if k not in ("tree", "commit")} for p in json.loads(out)]  # noqa: E731
     assert strip(warm.stdout) == strip(cold.stdout) and json.loads(cold.stdout)[0]["code"] == 4
     assert "indexed" in cold.stderr and "indexed" not in warm.stderr  # the restored clone parsed nothing
+
+
+def test_a_cache_another_run_holds_is_never_removed(tmp_path: Path, monkeypatch):
+    """A locked or busy file is another run's, not a damaged one: this run goes on in memory, with
+    one warning, and the file and its rows stay."""
+    path = cache_mod.db_path(tmp_path / "cache")
+    holder = sqlite3.connect(path)
+    holder.execute("CREATE TABLE mine (x)")
+    holder.execute("INSERT INTO mine VALUES (1)")
+    holder.commit()
+    holder.execute("BEGIN EXCLUSIVE")  # another run, mid-write
+    monkeypatch.setattr(cache_mod, "BUSY_TIMEOUT_S", 0.05)
+    try:
+        db = cache_mod.open_db(path)
+        assert db.execute("PRAGMA database_list").fetchone()[2] == ""  # in memory
+        db.close()
+    finally:
+        holder.rollback()
+        holder.close()
+    with sqlite3.connect(path) as again:
+        assert again.execute("SELECT x FROM mine").fetchall() == [(1,)]
