@@ -50,6 +50,13 @@ def _content_states(s: Subject) -> list[Judged]:
             twin = hunks_mod.compare(read, s.ctx.port_tokens_of(tuple(twins)), s.ctx.cfg.language_only, before, after)
             if twin.state == "ported":
                 files, st = twins, twin
+        if st.state == "neutral" and (found := _rows_found(s, read, files)):
+            st = st._replace(state="ported", new_found=sorted(set().union(*(row for row, _ in found))))
+            where = ", ".join(f"{pf}:{n}" for _, (pf, n) in found[:3])
+            s.ev.append(
+                f"hunk {h.path}:{h.new_start} adds only rows of literals the file used before, and each is "
+                f"found whole on one line of the port ({where})"
+            )
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))
         elif lacking := _every_line_lacks(s, h):
@@ -72,6 +79,26 @@ def _content_states(s: Subject) -> list[Judged]:
         )
     s.content = _superseded(s, _guards(s, s.content))
     return s.content
+
+
+def _rows_found(s: Subject, h, files: list[str]) -> list[tuple[frozenset[str], tuple[str, int]]]:
+    """A hunk that tells nothing by its tokens (each was in the file before) may still add rows of
+    a table: each added line a row of literals (`"Dots1ForCausalLM": "0.23.0",`) that one line of the
+    port's files holds whole. Each row with the port file and line that holds it; empty unless every
+    added row is found, and every removed row is gone from those lines."""
+    constructs = s.ctx.cfg.language_only
+    new, old = hunks_mod.row_lines(h.new, constructs), hunks_mod.row_lines(h.old, constructs)
+    if not new or old is None or not files:
+        return []
+    rows = [(pf, n + 1, row) for pf in files for n, row in enumerate(s.ctx.port_rows(pf)) if len(row) >= 2]
+
+    def holder(want: frozenset[str]) -> tuple[str, int] | None:
+        return next(((pf, n) for pf, n, row in rows if want <= row), None)
+
+    if any(holder(row) for row in old if row not in new):
+        return []
+    found = [(row, holder(row)) for row in new]
+    return [(row, at) for row, at in found if at is not None] if all(at for _, at in found) else []
 
 
 def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[str]) -> frozenset[str]:

@@ -62,6 +62,7 @@ class _Ctx:
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
+        self._port_rows: dict[str, list[frozenset[str]]] = {}
         self._siblings: dict[str, list[str]] | None = None
         self._neighbours: dict[tuple[str, ...], list[str]] = {}
         self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
@@ -182,6 +183,12 @@ class _Ctx:
         if rel not in self._port_tokens:
             self._port_tokens[rel] = hunks_mod.port_tokens(self._port_text(rel))
         return self._port_tokens[rel]
+
+    def port_rows(self, rel: str) -> list[frozenset[str]]:
+        """hunks.literal_rows of one port file: the literals of each of its lines."""
+        if rel not in self._port_rows:
+            self._port_rows[rel] = hunks_mod.literal_rows(self._port_text(rel))
+        return self._port_rows[rel]
 
     def _port_text(self, rel: str) -> str:
         """One port file's text, never read through a link or out of the root ("" when unreadable)."""

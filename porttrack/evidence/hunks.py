@@ -567,6 +567,44 @@ def port_tokens(text: str) -> set[str]:
     return out
 
 
+# a string literal's contents, or a number (a version or a size, not a 0, 1 or 2 that any line has)
+_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|(?<![\w.])(\d+(?:\.\d+)*)(?![\w.])")
+MIN_ROW = 2  # literals a line needs before finding them together on one port line tells anything
+
+
+def literals(line: str) -> frozenset[str]:
+    """The string contents (in double quotes, as `port_form` writes them) and the numbers of one line."""
+    out = set()
+    for m in _LITERAL.finditer(line):
+        if m.group(3) is not None:
+            if m.group(3) not in ("0", "1", "2"):
+                out.add(m.group(3))
+        elif text := m.group(1) if m.group(1) is not None else m.group(2):
+            out.add('"' + text + '"')
+    return frozenset(out)
+
+
+def literal_rows(text: str) -> list[frozenset[str]]:
+    """`literals` of each line of a port file, comments left out (line numbers kept: index + 1)."""
+    code = _C_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
+    return [literals(x) if ('"' in x or any(c.isdigit() for c in x)) else frozenset() for x in code.splitlines()]
+
+
+def row_lines(lines: list[str], constructs: dict[str, str] | None = None) -> list[frozenset[str]] | None:
+    """The literals of each code line of one side of a hunk, when every line that carries a token
+    is a row of at least MIN_ROW literals, one a string of four characters or more
+    (`"Dots1ForCausalLM": "0.23.0",`); None otherwise. Numbers alone (`(0, 3, 4, 5)`) recur by chance."""
+    out = []
+    for line in _code_lines(lines, constructs):
+        if not tokens([line]):
+            continue  # brackets and commas alone
+        row = literals(line)
+        if len(row) < MIN_ROW or not any(x[0] == '"' and len(x) >= 6 for x in row):
+            return None
+        out.append(row)
+    return out
+
+
 def port_form(t: str) -> str:
     """A telling token as the port's token sets hold it: a name in its one spelling, a string in
     double quotes, a number as it is."""

@@ -1634,3 +1634,24 @@ def test_a_file_renamed_with_its_importers_is_no_op(tmp_path):
     assert r["[Core] Rename fast"]["verdict"] == "no-op", r["[Core] Rename fast"]
     assert "renamed name" in r["[Core] Rename fast"]["reason"] and "moved code" in r["[Core] Rename fast"]["reason"]
     assert r["[Core] Rename and change"]["verdict"] != "no-op"
+
+
+def test_a_row_of_literals_found_whole_on_one_port_line_is_ported(tmp_path):
+    """A table row whose every literal the file used before tells nothing token by token; the
+    port holding the row whole, on one line, does."""
+    table = 'RETIRED = {\n    "OldNet": "0.2.0",\n}\nSUPPORTED = ["Dots"]\n\n'
+    base = SCHED.replace("logger = logging", table + "logger = logging")
+    change = {
+        "vllm/core/sched.py": base.replace('    "OldNet": "0.2.0",\n', '    "OldNet": "0.2.0",\n    "Dots": "0.2.0",\n')
+    }
+    whole = PORT_SCHED + 'const char* kRetired[][2] = {{{{"OldNet", "0.2.0"}}, {{"Dots", "0.2.0"}}}};\n'
+    _, r = pair(tmp_path / "a", [("[Model] Retire Dots", change)], base_sched=base, port_sched=whole)
+    got = r["[Model] Retire Dots"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), got
+    assert any("found whole on one line of the port (src/core/sched.cpp:14)" in e for e in got["evidence"]), got
+    # the same literals on different lines are no row of the port's
+    apart = (
+        PORT_SCHED + 'const char* kRetired[][2] = {{{{"OldNet", "0.2.0"}}}};\nconst char* kSupported[] = {{"Dots"}};\n'
+    )
+    _, r = pair(tmp_path / "b", [("[Model] Retire Dots", change)], base_sched=base, port_sched=apart)
+    assert r["[Model] Retire Dots"]["verdict"] != "ported", r["[Model] Retire Dots"]
