@@ -83,7 +83,7 @@ def _content_states(s: Subject) -> list[Judged]:
 
 def _rows_found(s: Subject, h, files: list[str]) -> list[tuple[frozenset[str], tuple[str, int]]]:
     """A hunk that tells nothing by its tokens (each was in the file before) may still add rows of
-    a table: each added line a row of literals (`"Dots1ForCausalLM": "0.23.0",`) that one line of the
+    a table: each added line a row of literals (`"OldNetForLM": "1.4.0",`) that one line of the
     port's files holds whole. Each row with the port file and line that holds it; empty unless every
     added row is found, and every removed row is gone from those lines."""
     constructs = s.ctx.cfg.language_only

@@ -593,7 +593,7 @@ def literal_rows(text: str) -> list[frozenset[str]]:
 def row_lines(lines: list[str], constructs: dict[str, str] | None = None) -> list[frozenset[str]] | None:
     """The literals of each code line of one side of a hunk, when every line that carries a token
     is a row of at least MIN_ROW literals, one a string of four characters or more
-    (`"Dots1ForCausalLM": "0.23.0",`); None otherwise. Numbers alone (`(0, 3, 4, 5)`) recur by chance."""
+    (`"OldNetForLM": "1.4.0",`); None otherwise. Numbers alone (`(0, 3, 4, 5)`) recur by chance."""
     out = []
     for line in _code_lines(lines, constructs):
         if not tokens([line]):

@@ -206,9 +206,9 @@ def test_def_above_names_the_outermost_function_that_holds_a_line():
 
 
 def test_rows_of_literals_need_a_string_and_two_literals():
-    assert hunks.row_lines(['    "Dots1Net": "0.23.0",', "}"]) == [frozenset({'"Dots1Net"', '"0.23.0"'})]
+    assert hunks.row_lines(['    "OldNetForLM": "1.4.0",', "}"]) == [frozenset({'"OldNetForLM"', '"1.4.0"'})]
     assert hunks.row_lines(["    stride = (0, 3, 4, 5)"]) is None  # numbers alone recur by chance
     assert hunks.row_lines(['    mode = pick("fast")']) is None  # a line of code, not a row
     # a port line's literals, its comments left out and its line numbers kept
-    rows = hunks.literal_rows('int a;\n/* "Dots1Net"\n */ {"Dots1Net", "0.23.0"},  // "x" 5\n')
-    assert rows == [frozenset(), frozenset(), frozenset({'"Dots1Net"', '"0.23.0"'})]
+    rows = hunks.literal_rows('int a;\n/* "OldNetForLM"\n */ {"OldNetForLM", "1.4.0"},  // "x" 5\n')
+    assert rows == [frozenset(), frozenset(), frozenset({'"OldNetForLM"', '"1.4.0"'})]
