@@ -97,8 +97,12 @@ def _rows_found(s: Subject, h, files: list[str]) -> list[tuple[frozenset[str], t
 
     if any(holder(row) for row in old if row not in new):
         return []
-    found = [(row, holder(row)) for row in new]
-    return [(row, at) for row, at in found if at is not None] if all(at for _, at in found) else []
+    found = []
+    for row in new:
+        if (at := holder(row)) is None:
+            return []
+        found.append((row, at))
+    return found
 
 
 def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[str]) -> frozenset[str]:

@@ -45,7 +45,8 @@ MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side o
 def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, messages: bool = True) -> dict[Line, str]:
     """Every line of `hunks` that one of the finders explains. `every` is all the change's hunks
     (default `hunks`): code moved out of a mirrored file may land in any file of the change.
-    `messages=False` leaves out the one finder that parses whole files."""
+    `messages=False` leaves out the message finder, which parses every file it meets with a string
+    or a call; the others parse a file only when a line they would explain calls for it."""
     out: dict[Line, str] = {}
     finders = (
         (_moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
@@ -138,7 +139,7 @@ def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, 
     the change raises the same thing in that file (a `raise` that became a warning is behaviour)."""
     out: dict[Line, str] = {}
     parsed: dict[tuple[str, str], tuple[frozenset[int], dict[int, str]]] = {}
-    heads: dict[tuple[str, str], Counter[str]] = {}  # (side, path) -> what the changed `raise` lines raise
+    heads: dict[tuple[str, str], set[str]] = {}  # (side, path) -> what the changed `raise` lines raise
     firsts: list[tuple[Line, str, str, str]] = []  # (line, side, path, what it raises)
     for k, h in enumerate(hunks):
         for side, lines, start, text in (
@@ -153,12 +154,12 @@ def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, 
             inside, raises = parsed[(side, h.path)]
             for i, _ in _code(lines):
                 if start + i in raises:
-                    heads.setdefault((side, h.path), Counter())[raises[start + i]] += 1
+                    heads.setdefault((side, h.path), set()).add(raises[start + i])
                     firsts.append(((k, side, i), side, h.path, raises[start + i]))
                 elif start + i in inside:
                     out[(k, side, i)] = MESSAGE
     for line, side, path, raised in firsts:
-        if heads.get(("new" if side == "old" else "old", path), Counter())[raised]:
+        if raised in heads.get(("new" if side == "old" else "old", path), set()):
             out[line] = MESSAGE
     return out
 
