@@ -45,6 +45,7 @@ MEMORY = ":memory:"  # a `[cache] dir` refused by `confine`: this run keeps its 
 MARKER = ".porttrack-cache"  # written into a configured folder porttrack made its own; cleanup needs it
 
 _checked: set[str] = set()  # files validated by this process
+_failed: set[str] = set()  # files that failed this process mid-run: it keeps its cache in memory from then on
 _warned: set[str] = set()
 
 
@@ -109,7 +110,7 @@ def open_db(path: Path, *, autocommit: bool = True) -> sqlite3.Connection:
     opens it. A damaged file is removed and rebuilt with one warning; a cache that cannot be
     written is replaced by one in memory, with one warning: a run is never stopped by its cache."""
     where = str(path)
-    if where == MEMORY:
+    if where == MEMORY or where in _failed:
         return _open(MEMORY, autocommit)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +138,15 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     """Whether an error met mid-run says the file is damaged (not busy, not read-only)."""
     msg = str(e).lower()
     return "malformed" in msg or "not a database" in msg or "corrupt" in msg
+
+
+def failed(path: Path, e: sqlite3.Error) -> None:
+    """A cache file that failed mid-run, not from damage (full, an I/O error, locked past the wait):
+    it may be another run's, so it stays; this process keeps its cache in memory from now on."""
+    if str(path) == MEMORY:
+        return
+    warn(f"cache {path} failed mid-run ({e}); this run keeps its cache in memory.")
+    _failed.add(str(path))
 
 
 def rebuild(path: Path, why: str) -> None:

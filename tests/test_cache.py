@@ -216,3 +216,32 @@ def test_a_cache_another_run_holds_is_never_removed(tmp_path: Path, monkeypatch)
         holder.close()
     with sqlite3.connect(path) as again:
         assert again.execute("SELECT x FROM mine").fetchall() == [(1,)]
+
+
+def test_a_cache_that_fails_mid_run_is_kept_and_the_run_goes_on_in_memory(port: Path, tmp_path: Path):
+    """A write that fails mid-scan (here a file-size limit: the cache cannot grow) is not damage: the
+    file stays, the scan runs again with its cache in memory, with one warning, and counts the same."""
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    body = "".join(f"void use{j}(Zeroer& z) {{ z.zero_blocks({j}); }}\n" for j in range(200))
+    commit_files(port, {f"src/use{i}.cpp": body for i in range(40)}, "many uses")
+    cache_mod.open_db(db(port)).close()  # the tables are there: opening this cache writes one page
+
+    def limited() -> None:
+        limit = 48 * 1024  # the open fits (a 32 KiB -shm file, one page), the scan's writes do not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "porttrack", "probe", "zero_blocks", "--json"]
+    proc = subprocess.run(cmd, cwd=port, env=env, capture_output=True, text=True, preexec_fn=limited)
+    assert proc.returncode == 0, proc.stderr
+    assert warnings(proc.stderr) == [
+        f"porttrack: warning: cache {db(port)} failed mid-run (disk I/O error); this run keeps its cache in memory."
+    ]
+    assert db(port).is_file()
+    unlimited = subprocess.run(cmd, cwd=port, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == json.loads(unlimited.stdout) and json.loads(proc.stdout)[0]["code"] == 8004

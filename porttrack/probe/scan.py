@@ -87,9 +87,13 @@ def scan(
     try:
         return _scan(ctx, rev, list(exclude))
     except (CacheDamaged, sqlite3.DatabaseError) as e:
-        if not isinstance(e, CacheDamaged) and not cache_mod.is_damage(e):
+        # a run is never stopped by its cache: the scan runs again on a fresh file, or in memory
+        if isinstance(e, CacheDamaged) or cache_mod.is_damage(e):
+            cache_mod.rebuild(cache_mod.db_path(cache_dir), f"{e}")
+        elif isinstance(e, sqlite3.OperationalError):  # full, an I/O error, locked past the wait
+            cache_mod.failed(cache_mod.db_path(cache_dir), e)
+        else:
             raise
-        cache_mod.rebuild(cache_mod.db_path(cache_dir), f"{e}")
         return _scan(ctx, rev, list(exclude))
 
 
