@@ -228,8 +228,11 @@ class Extractor:
             ctx = multiprocessing.get_context("fork")
         except ValueError:  # no fork on this platform
             return None
-        self._commit()  # the workers read the cache file: let them see what is in it
-        _FORKED = (todo, open_reader, self.path)
+        # A worker never opens the cache file: SQLite's per-process lock state is copied by the fork,
+        # so a second connection in the child can read and write without the locks it believes it
+        # holds (sqlite.org/howtocorrupt.html, 2.6). The definitions it may reuse go with the fork.
+        known = self._stored("blob", sorted({f"{lang}:{old}" for lang, old, _ in todo if old}))
+        _FORKED = (todo, open_reader, known)
         out: dict[str, FileDiff] = {}
         total, finished = len(todo), 0
         pool = None
@@ -338,11 +341,6 @@ class Extractor:
         data = self._fetched.get(sha)
         return data if data is not None else self.read(sha)
 
-    def _commit(self) -> None:
-        if self.db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.commit()
-
     def close(self) -> None:
         if self.db is not None:
             try:
@@ -392,6 +390,20 @@ class Extractor:
         except (sqlite3.Error, ValueError):
             return None
 
+    def _stored(self, table: str, keys: list[str]) -> dict[str, str]:
+        """The stored rows (JSON text) of these keys; none when the cache cannot be read."""
+        out: dict[str, str] = {}
+        if self.db is None:
+            return out
+        try:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                q = f"SELECT key, value FROM sym_{table} WHERE key IN ({','.join('?' * len(chunk))})"
+                out.update(self.db.execute(q, chunk))
+        except sqlite3.Error:
+            return {}
+        return out
+
     def _put(self, table: str, key: str, value) -> None:
         if self._puts is not None:
             self._puts.append((table, key, value))
@@ -430,7 +442,7 @@ _KEEP_BYTES = 24 << 20  # source bytes whose parse trees one process keeps (~15x
 _POOL_MIN = 48  # fewer changes to compute than this: not worth starting processes
 
 
-_FORKED: tuple | None = None  # (changes, open_reader, cache path), inherited by forked workers
+_FORKED: tuple | None = None  # (changes, open_reader, stored definitions by key), inherited by forked workers
 
 
 def _buckets(todo, jobs: int, sizes) -> list[list[int]] | None:
@@ -482,10 +494,12 @@ def _buckets(todo, jobs: int, sizes) -> list[list[int]] | None:
 def _work(bucket: list[int]):
     """In a forked worker: compute one bucket of changes, return the results to store."""
     assert _FORKED is not None, "set by the parent before it forks"
-    todo, open_reader, path = _FORKED
+    todo, open_reader, known = _FORKED
     reader = open_reader()
     try:
-        ex = Extractor(reader.one, None, reader.many, _db_path=path)
+        ex = Extractor(reader.one, None, reader.many, _db_path=Path(cache_mod.MEMORY))
+        assert ex.db is not None, "an in-memory cache always opens"
+        ex.db.executemany("INSERT INTO sym_blob (key, value) VALUES (?, ?)", known.items())
         ex._puts = []
         try:
             changes = [todo[i] for i in bucket]

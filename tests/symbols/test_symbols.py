@@ -342,6 +342,26 @@ def test_extract_in_forked_workers(tmp_path, monkeypatch):
         ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs))
 
 
+def test_forked_workers_never_open_the_cache_yet_reuse_its_definitions(tmp_path, monkeypatch):
+    """SQLite's lock state is copied by a fork, so a worker's own connection could write without real
+    locks: workers get the stored definitions they may reuse from the parent, and open no file."""
+    import shutil
+
+    monkeypatch.setattr(symbols, "_POOL_MIN", 1)
+    blobs, changes = _chains()
+    reader = _DictReader(blobs)
+    with Extractor(reader.one, tmp_path / "c", reader.many) as ex:
+        ex.extract([(lang, new, old) for lang, old, new in changes])  # every blob's definitions stored
+    with Extractor(reader.one, tmp_path / "c", reader.many) as ex:
+        shutil.rmtree(tmp_path / "c")  # a worker that opened the cache would make the folder again
+        forked = ex.extract(changes, jobs=2, open_reader=lambda: _DictReader(blobs))
+        # each chain's oldest blob is read once, as a before-side: its stored definitions serve, no parse
+        assert ex.parsed == 6
+    assert not (tmp_path / "c").exists()
+    with Extractor(reader.one, tmp_path / "serial", reader.many) as ex:
+        assert forked == ex.extract(changes)
+
+
 def test_comment_spans_are_the_comment_nodes():
     cases = [
         ("python", b'x = "# not a comment"  # one\n# two # still two\ndef f():\n    return 1  # three\n'),
