@@ -149,6 +149,16 @@ RULES: tuple[AuditRule, ...] = (
         "port lacks)",
     ),
     AuditRule(
+        "untouched",
+        "surface-absent",
+        _untouched,
+        "the upstream diff can be read, no hunk in a file the port maps leaves work (each only removes code "
+        "the port lacks, or serves what the port lacks: see Content evidence), no hunk's new side is in the "
+        "port, and every hunk that adds code lies in a file with no port counterpart and names something "
+        "the port lacks, or lies in a class or function the port lacks",
+        "each hunk's state, and an `absent` gate per name the port lacks (at most three)",
+    ),
+    AuditRule(
         "absent-blockers",
         "surface-absent",
         _absent_blockers,
@@ -176,16 +186,6 @@ RULES: tuple[AuditRule, ...] = (
         "nothing. Without an upstream checkout to read the diff, a path citation is enough, as the evidence "
         "says",
         '`owner = "ROW-ID (matrix.md:line)"` and what the row cites',
-    ),
-    AuditRule(
-        "untouched",
-        "surface-absent",
-        _untouched,
-        "the upstream diff can be read, no hunk in a file the port maps leaves work (each only removes code "
-        "the port lacks, or serves what the port lacks: see Content evidence), no hunk's new side is in the "
-        "port, and every hunk that adds code lies in a file with no port counterpart and names something "
-        "the port lacks, or lies in a class or function the port lacks",
-        "each hunk's state, and an `absent` gate per name the port lacks (at most three)",
     ),
     AuditRule(
         "real-gap",

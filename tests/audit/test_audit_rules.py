@@ -1263,6 +1263,42 @@ def test_a_change_that_only_removes_what_the_port_lacks_is_no_work_in_the_ports_
     assert got["verdict"] == "real-gap", [got["reason"], got["evidence"]]
 
 
+def test_a_change_that_leaves_the_port_no_work_is_no_work_whatever_it_waits_on_or_whoever_tracks_it(tmp_path):
+    """The code is read first: a change whose hunks leave the port's files nothing to do (it removes
+    only what the port lacks, and adds code, in a file with no counterpart, that needs what the port
+    lacks) is `untouched`, even where it uses a name an earlier unported entry adds (which made it
+    `blocked`) or an open matrix row cites its lines (which made it `owned`). Waiting and ownership
+    are about work, and this change has none for the port."""
+    helper = "\n\ndef trim_budget(request):\n    return compute_budget(request, 4)\n"
+    policy = (
+        "def trim_request(request, max_trim_tokens):\n"
+        "    budget = trim_budget(request)\n"
+        "    return shorten_tokens(budget, max_trim_tokens)\n"
+    )
+    changes = [
+        ("[Core] Add a trim budget (#5)", {"vllm/core/sched.py": TRIMMED + helper}),
+        (
+            "[Core] Move trimming out of the scheduler (#6)",
+            {"vllm/core/sched.py": SCHED + helper, "vllm/trim/policy.py": policy},
+        ),
+    ]
+    _, r = pair(tmp_path / "waits", changes, base_sched=TRIMMED)
+    assert r["[Core] Add a trim budget (#5)"]["verdict"] == "real-gap", r["[Core] Add a trim budget (#5)"]
+    got = r["[Core] Move trimming out of the scheduler (#6)"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert not got["blocked_by"], got
+    row = "| `SCHED-TRIM` | trimming | `vllm/core/sched.py:13-15` | `ACTIVE` |\n"
+    _, r = pair(
+        tmp_path / "tracked",
+        [("[Core] Trim nothing (#7)", {"vllm/core/sched.py": SCHED})],
+        base_sched=TRIMMED,
+        rows=row,
+    )
+    got = r["[Core] Trim nothing (#7)"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert not got["owner"], got
+
+
 def test_code_added_without_counterpart_that_needs_only_what_the_port_has_is_work(tmp_path):
     """The scheduler's deletion is the same, but the edit in the file with no counterpart needs only
     what the port has (the port keeps that policy in a file of its own): it may be behaviour the port
