@@ -201,10 +201,14 @@ def run_cli_process(
     return _check(proc, check_rc)
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Each test session gets its own parse cache, so no test reads another machine's cache."""
-    monkeypatch.setenv("PORTTRACK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Each test session gets its own parse cache, so no test reads or writes the user's. Session
+    scope: an autouse fixture comes before the other fixtures of its scope, and session fixtures
+    (the audited demo pair, built trees) run porttrack too."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PORTTRACK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+        yield
 
 
 SHM = Path("/dev/shm")

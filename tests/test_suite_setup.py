@@ -39,3 +39,16 @@ def test_scratch_goes_to_memory_only_where_nobody_chose_and_there_is_room(tmp_pa
     root = scratch_root(dict(os.environ))
     if root is not None:
         assert tmp_path.is_relative_to(root), f"{tmp_path} is not under {root}"
+
+
+@pytest.fixture(scope="session")
+def cache_seen_by_a_session_fixture() -> str | None:
+    import os
+
+    return os.environ.get("PORTTRACK_CACHE_DIR")
+
+
+def test_session_fixtures_never_use_the_users_cache(cache_seen_by_a_session_fixture, tmp_path_factory):
+    """Session fixtures run porttrack (the audited demo pair, built trees): they get the suite's cache
+    folder, never the user's, where a run of theirs could meet the user's own runs."""
+    assert cache_seen_by_a_session_fixture == str(tmp_path_factory.getbasetemp() / "cache")
