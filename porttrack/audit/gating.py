@@ -101,7 +101,7 @@ def _holder(s: Subject) -> str | None:
             continue
         cls = _owner_class(x)
         if cls is None:
-            return x
+            return s.spelled.get(x, x)  # as the port spells it: check probes that name
         if _code(s.ctx.probes.count(cls)) > 0:
             return cls
     return None
@@ -134,7 +134,7 @@ def _lacking_gates(s: Subject, states: list[Judged], names: list[str] | None = N
         elif j.kind in ("foreign", "absent", "reaching"):
             names += [t for t in _names(j.state.new_missing) if ctx.port_lacks(t)]
     holder = _holder(s)
-    count = (s.counts.get(holder) or ctx.probes.count(holder)) if holder is not None else None
+    count = ctx.probes.count(holder) if holder is not None else None
     for n in list(dict.fromkeys(names))[:3]:
         s.res.gates.append(
             Gate(

@@ -1299,6 +1299,27 @@ def test_a_change_that_leaves_the_port_no_work_is_no_work_whatever_it_waits_on_o
     assert not got["owner"], got
 
 
+def test_absent_gates_are_controlled_by_the_name_as_the_port_spells_it_so_check_agrees(tmp_path):
+    """An `untouched` change's absent gates take their control from a name the entry changes that
+    the port has, here the constant `MAX_TRIM`, which the port spells `max_trim`. The control and
+    the line it cites are the port's spelling: `check` right after `audit --write` finds both,
+    where `MAX_TRIM` itself has no code hit and no mention on that line."""
+    const = "\nMAX_TRIM = 8\n"
+    trim = "\n\ndef trim_request(request, max_trim_tokens):\n    return shorten_tokens(request, max_trim_tokens)\n"
+    port_sched = PORT_SCHED.replace("int Run(Scheduler& s)", "static const int max_trim = 8;\nint Run(Scheduler& s)")
+    port, r = pair(
+        tmp_path,
+        [("[Core] Drop trimming (#7)", {"vllm/core/sched.py": SCHED + const.replace("= 8", "= (8)")})],
+        base_sched=SCHED + const + trim,
+        port_sched=port_sched.replace("s.step(4)", "s.step(max_trim)"),
+    )
+    got = r["[Core] Drop trimming (#7)"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert got["gates"] and {g["control"] for g in got["gates"]} == {"max_trim"}, got["gates"]
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    assert run_cli("check", cwd=port).returncode == 0
+
+
 def test_code_added_without_counterpart_that_needs_only_what_the_port_has_is_work(tmp_path):
     """The scheduler's deletion is the same, but the edit in the file with no counterpart needs only
     what the port has (the port keeps that policy in a file of its own): it may be behaviour the port
