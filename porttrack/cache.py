@@ -207,11 +207,22 @@ def _companions(path: Path) -> tuple[Path, ...]:
 
 def _claim(path: Path) -> None:
     """Create the database file without following a link: SQLite opens by name, so a link planted
-    where the file goes would be written through. OSError when one is there."""
+    where the file goes would be written through. OSError when one is there.
+
+    A file already there is never opened here: closing any descriptor of it drops every POSIX lock
+    this process holds on it, those of its open connections included (SQLite's documented way to
+    corrupt a database). Another run that then closes its last connection takes the file for its
+    own, checkpoints and deletes the write-ahead log under the connections still writing to it."""
     for f in _companions(path):
         if f.is_symlink():
             raise OSError(f"{f.name} is a symbolic link")
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if path.is_symlink() or not path.is_file():
+            raise OSError(f"{path.name} is not a regular file") from None
+        return
+    os.close(fd)
 
 
 def _remove(path: Path) -> None:

@@ -218,6 +218,29 @@ def test_a_cache_another_run_holds_is_never_removed(tmp_path: Path, monkeypatch)
         assert again.execute("SELECT x FROM mine").fetchall() == [(1,)]
 
 
+def test_a_second_store_of_one_run_keeps_the_first_ones_locks(tmp_path: Path):
+    """Two stores of one run open the same file. Opening the second must not drop the locks the
+    first holds (closing any descriptor of the file drops every lock of the process): else another
+    run that closes its last connection deletes the write-ahead log in use here, and the file is
+    damaged."""
+    import subprocess
+    import sys
+
+    path = cache_mod.db_path(tmp_path / "cache")
+    first = cache_mod.open_db(path)
+    first.execute("INSERT INTO listing VALUES ('k', 'v')")
+    second = cache_mod.open_db(path)
+    other = f"import sqlite3; d = sqlite3.connect({str(path)!r}); d.execute('SELECT 1 FROM listing'); d.close()"
+    subprocess.run([sys.executable, "-c", other], check=True)
+    assert Path(f"{path}-wal").is_file()  # still this run's: the other run took no exclusive lock
+    first.execute("INSERT INTO listing VALUES ('k2', 'v2')")
+    first.close()
+    second.close()
+    with sqlite3.connect(path) as again:
+        assert again.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert again.execute("SELECT key FROM listing ORDER BY key").fetchall() == [("k",), ("k2",)]
+
+
 def test_a_cache_that_fails_mid_run_is_kept_and_the_run_goes_on_in_memory(port: Path, tmp_path: Path):
     """A write that fails mid-scan (here a file-size limit: the cache cannot grow) is not damage: the
     file stays, the scan runs again with its cache in memory, with one warning, and counts the same."""
