@@ -407,10 +407,11 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
     return out
 
 
-def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[str, int, str]] | None:
+def grep_rev(repo: Path, rev: str, word: str | tuple[str, ...], paths: list[str]) -> list[tuple[str, int, str]] | None:
     """The lines of the tree at `rev`, in the files `paths` match (pathspecs: `*.py`), that name
-    `word` as a whole word (fixed string, case kept), as (path, line, text); None when git cannot
-    grep that revision. A blob the clone lacks is passed over."""
+    `word` (or any of several) as a whole word (fixed string, case kept), as (path, line, text);
+    None when git cannot grep that revision. A blob the clone lacks is passed over."""
+    words = (word,) if isinstance(word, str) else word
     proc = run(
         repo,
         "grep",
@@ -420,8 +421,7 @@ def grep_rev(repo: Path, rev: str, word: str, paths: list[str]) -> list[tuple[st
         "-w",
         "-F",
         "--no-textconv",
-        "-e",
-        word,
+        *(x for w in words for x in ("-e", w)),
         _revision(rev),  # git grep knows no --end-of-options: a revision never starts with '-'
         "--",
         *paths,

@@ -79,3 +79,12 @@ def test_grep_rev_reads_a_path_that_holds_a_colon(tmp_path):
     repo = init_repo(tmp_path / "up")
     sha = commit_files(repo, {"c:d.py": "y = pin_node\n"}, "one")
     assert gitio.grep_rev(repo, sha, "pin_node", ["*.py"]) == [("c:d.py", 1, "y = pin_node")]
+
+
+def test_grep_rev_finds_any_of_several_words(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    sha = commit_files(repo, {"a.py": "x = pin_node\ny = drop_node\nz = other\n"}, "base")
+    assert gitio.grep_rev(repo, sha, ("pin_node", "drop_node"), ["*.py"]) == [
+        ("a.py", 1, "x = pin_node"),
+        ("a.py", 2, "y = drop_node"),
+    ]

@@ -129,11 +129,15 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     # a renamed file's old path is diffed too: `--no-renames` shows its content as removed there
     every = ctx.hunks(s.e, [*s.e.files, *sorted(set(s.e.renames.values()))]) or hunks
     strings = _string_line_keys(s, hunks)
-    lo = hunks_mod.language_only(
-        hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every, messages=False), strings
-    )
+    explained = refactor.explain(hunks, texts, every, messages=False)
+    lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every), strings)
+    if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
+        code = tuple(f"*{x}" for x in ctx.cfg.source_suffixes)  # docs and configs read nothing
+        texts = texts._replace(readers=lambda names: ctx.upstream_readers(f"{sha}^", names, code))
+        explained = {**refactor.explain_removals(hunks, texts, every), **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only:
         return False
     what = ", ".join(lo.constructs) or "comments and docstrings"

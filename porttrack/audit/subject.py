@@ -58,7 +58,7 @@ class _Ctx:
         self._provs: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
         self._cites: dict[str, set[str]] = {}
         self._hunks: dict[tuple[str, tuple[str, ...]], list | None] = {}
-        self._readers: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, int, str]] | None] = {}
+        self._readers: dict[tuple[str, str | tuple[str, ...], tuple[str, ...]], list[tuple[str, int, str]] | None] = {}
         self.results: dict[int, Result] = {}  # entry-level results of this run so far, by entry
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
@@ -123,10 +123,12 @@ class _Ctx:
         data = self._blobs.read(f"{rev}:{path}")
         return data.decode("utf-8", "replace") if data is not None else None
 
-    def upstream_readers(self, rev: str, name: str, paths: tuple[str, ...]) -> list[tuple[str, int, str]] | None:
+    def upstream_readers(
+        self, rev: str, name: str | tuple[str, ...], paths: tuple[str, ...]
+    ) -> list[tuple[str, int, str]] | None:
         """The lines of the upstream tree at `rev`, in the files the pathspecs `paths` match, that
-        name `name` (path, line, text), asked once each; None without an upstream checkout that can
-        show `rev`."""
+        name `name` (or any of several) (path, line, text), asked once each; None without an
+        upstream checkout that can show `rev`."""
         key = (rev, name, paths)
         if key not in self._readers:
             repo = self.cfg.upstream_repo

@@ -32,6 +32,7 @@ class LanguageOnly(NamedTuple):
     only: bool  # every changed line is a comment, a docstring, blank, or a listed construct
     constructs: list[str]  # the constructs met, by name, in first-seen order
     behaviour: list[str]  # the first few lines that are none of those (when not `only`)
+    added: bool = False  # one of those lines is on the new side: the change adds behaviour
 
 
 def _docstring_lines(lines: list[str]) -> set[int]:
@@ -62,6 +63,7 @@ def language_only(
     explained = explained or {}
     met: list[str] = []
     behaviour: list[str] = []
+    added = False
     for k, h in enumerate(hunks):
         for side_name, side in (("old", h.old), ("new", h.new)):
             doc = _docstring_lines(side)
@@ -80,12 +82,13 @@ def language_only(
                     continue
                 name = next((n for n, rx in compiled if rx.search(line)), None) or explained.get((k, side_name, i))
                 if name is None:
+                    added = added or side_name == "new"
                     if len(behaviour) < 3:
                         behaviour.append(line)
                     continue
                 if name not in met:
                     met.append(name)
-    return LanguageOnly(not behaviour and bool(hunks), met, behaviour)
+    return LanguageOnly(not behaviour and bool(hunks), met, behaviour, added)
 
 
 def code_line_indices(lines: list[str]) -> list[int]:

@@ -24,9 +24,15 @@ from porttrack.evidence.hunks import code_line_indices
 Line = tuple[int, str, int]  # (hunk index, "old" | "new", index in that side's lines)
 
 
+Reader = tuple[str, int, str]  # (path, 1-based line, text) of a line in the tree
+
+
 class Texts(NamedTuple):
     before: Callable[[str], str | None]  # path -> the file before the change (None: absent or unreadable)
     after: Callable[[str], str | None]
+    # words -> the code lines of the tree before the change that name any of them; None where the
+    # tree cannot be searched (no upstream checkout), and then no removed code counts as dead
+    readers: Callable[[tuple[str, ...]], list[Reader] | None] | None = None
 
 
 MOVED = "moved code"
@@ -38,6 +44,7 @@ COPY = "copy"
 PROPERTY = "property call"
 COMMENT = "trailing comment"
 EXPORT = "export list"
+DEAD = "dead code"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -53,9 +60,21 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
         if messages
         else (_moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
     )
+    if texts.readers is not None:
+        finders = (*finders, _dead)
     for finder in finders:
         for line, what in finder(hunks, texts, every or hunks).items():
             out.setdefault(line, what)
+    return out
+
+
+def explain_removals(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None) -> dict[Line, str]:
+    """What `explain` adds to a run without `messages` and `texts.readers`: message text and dead
+    code. For a change whose unexplained lines are all removed ones, so the finders that already ran
+    are not run again."""
+    out = _messages(hunks, texts, every or hunks)
+    for line, what in _dead(hunks, texts, every or hunks).items():
+        out.setdefault(line, what)
     return out
 
 
@@ -265,8 +284,9 @@ _PARAM = re.compile(r"^\s*\*{0,2}([A-Za-z_]\w*)\s*(?::[^=]+)?(?:=.+)?,?$")
 
 
 def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
-    """Removed lines that declare a parameter (`name: type = default,`) whose name no other code
-    line of the file before the change mentions (comments and docstrings aside): nothing read it."""
+    """Removed lines that declare a parameter (`name: type = default,`) in a `def` signature, or
+    forward it (`name=name,`), whose name no other code line of the file before the change mentions
+    (comments and docstrings aside): nothing read it."""
     out: dict[Line, str] = {}
     declared: dict[tuple[str, str], set[int]] = {}  # (path, name) -> 1-based old lines removed that declare it
     for h in every:
@@ -293,12 +313,38 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
                 continue
             own = declared.get((h.path, m.group(1)), set())
             # unused unless some code row other than the removed declarations mentions the name
-            if not any(
+            if any(
                 (row := bisect.bisect_right(starts, w.start())) in code_rows and row not in own
                 for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
             ):
+                continue
+            # a parameter a signature declares (its `name=name,` forwards go with it); `LIMIT = 4` is none
+            if any(_in_signature(before, starts, row) for row in own):
                 out[(k, "old", i)] = UNUSED
     return out
+
+
+_DEF_OPEN = re.compile(r"^\s*(?:async\s+)?def\s+[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\s*$")
+_SIGNATURE_LINES = 200  # a signature longer than this is not looked for: the line counts as no parameter
+
+
+def _in_signature(text: str, starts: list[int], row: int) -> bool:
+    """Does 1-based `row` of `text` lie inside a `def` signature's parentheses? The brackets above it
+    are matched back to the one left open (strings and comments aside), which must follow `def name`.
+    A scan of the lines above, not a parse: a long file's parse costs more than the finder."""
+    depth = 0
+    for r in range(row - 1, max(0, row - _SIGNATURE_LINES), -1):
+        line = _uncommented(text[starts[r - 1] : starts[r] - 1] if r < len(starts) else text[starts[r - 1] :])
+        line = _QUOTED.sub("x", line)
+        for at in range(len(line) - 1, -1, -1):
+            c = line[at]
+            if c in ")]}":
+                depth += 1
+            elif c in "([{":
+                if depth == 0:
+                    return c == "(" and bool(_DEF_OPEN.match(line[:at]))
+                depth -= 1
+    return False
 
 
 # `y = list(x)`, `y = tuple(x)`, `y = x.copy()`, `y = copy.copy(x)`: a copy of a collection
@@ -504,3 +550,108 @@ def _mechanics_hold(h: Hunk, pairs: list[_Pair], texts: Texts) -> bool:
         if x.kind == PROPERTY and switched & plain_before & plain_after:
             return False
     return True
+
+
+class _Definition(NamedTuple):
+    name: str
+    first: int  # 1-based, decorators included
+    last: int
+
+
+@functools.lru_cache(maxsize=32)
+def _definitions(text: str | None) -> tuple[_Definition, ...]:
+    """The names `text` defines at module or class level (also under a module-level `if` or `try`),
+    with their lines: functions and classes without a registering decorator (`@register(...)` makes
+    the definition reachable by something other than its name), assignments to a name whose value
+    runs no code (a call may register something; a lambda's body runs only when called), and the
+    string keys of a module-level dict literal (a table of settings such as environment variables).
+    Dunder names are left out: Python calls them for the class."""
+    tree = _parse(text)
+    if tree is None:
+        return ()
+    out: list[_Definition] = []
+    stack: list[tuple[ast.stmt, bool]] = [(x, True) for x in tree.body]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, (ast.If, ast.Try)) and top:
+            inner = [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
+            inner += [y for h in getattr(node, "handlers", []) for y in h.body]
+            stack.extend((x, True) for x in inner)
+            continue
+        out.extend(_defined_by(node, top))
+        if isinstance(node, ast.ClassDef):
+            stack.extend((x, False) for x in node.body)
+    return tuple(x for x in out if not (x.name.startswith("__") and x.name.endswith("__")))
+
+
+def _defined_by(node: ast.stmt, top: bool) -> list[_Definition]:
+    last = node.end_lineno or node.lineno
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if any(isinstance(d, ast.Call) for d in node.decorator_list):
+            return []
+        return [_Definition(node.name, min([node.lineno, *(d.lineno for d in node.decorator_list)]), last)]
+    target, value = (
+        (node.targets[0] if len(node.targets) == 1 else None, node.value)
+        if isinstance(node, ast.Assign)
+        else (node.target, node.value)
+        if isinstance(node, ast.AnnAssign)
+        else (None, None)
+    )
+    if not isinstance(target, ast.Name):
+        return []
+    if top and isinstance(value, ast.Dict):
+        return [
+            _Definition(k.value, k.lineno, v.end_lineno or v.lineno)
+            for k, v in zip(value.keys, value.values, strict=True)
+            if isinstance(k, ast.Constant)
+            and isinstance(k.value, str)
+            and _NAME.fullmatch(k.value)
+            and _runs_nothing(v)
+        ]
+    return [_Definition(target.id, node.lineno, last)] if value is None or _runs_nothing(value) else []
+
+
+def _runs_nothing(node: ast.expr) -> bool:
+    """Does evaluating `node` call nothing (a lambda's body aside)?"""
+    stack: list[ast.AST] = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+        if not isinstance(x, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(x))
+    return True
+
+
+def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """Removed definitions that nothing read: every line of the definition is removed, and every
+    code line of the tree before the change that names it is the definition itself or a line the
+    change removes. The definition's own line, found by the search, is its positive control: where
+    the search cannot see it, nothing counts as dead."""
+    if texts.readers is None:
+        return {}
+    removed: dict[str, set[int]] = {}
+    for h in every:
+        removed.setdefault(h.path, set()).update(range(h.old_start, h.old_start + len(h.old)))
+    candidates: list[tuple[str, _Definition]] = []
+    for path in sorted({h.path for h in hunks if any(True for _ in _code(h.old))}):
+        gone = removed.get(path, set())
+        candidates += [
+            (path, d) for d in _definitions(texts.before(path)) if all(r in gone for r in range(d.first, d.last + 1))
+        ]
+    found = texts.readers(tuple(sorted({d.name for _, d in candidates}))) if candidates else None
+    if not found:
+        return {}
+    dead: list[tuple[str, _Definition]] = []
+    for path, d in candidates:
+        rx = re.compile(rf"(?<![\w]){re.escape(d.name)}(?![\w])")
+        lines = [(p, row) for p, row, x in found if rx.search(x)]
+        control = any(p == path and d.first <= row <= d.last for p, row in lines)
+        if control and all(row in removed.get(p, set()) for p, row in lines):
+            dead.append((path, d))
+    out: dict[Line, str] = {}
+    for k, h in enumerate(hunks):
+        for i, _ in _code(h.old):
+            if any(p == h.path and d.first <= h.old_start + i <= d.last for p, d in dead):
+                out[(k, "old", i)] = DEAD
+    return out

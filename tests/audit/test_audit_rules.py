@@ -202,6 +202,44 @@ def test_no_op_names_code_that_carries_no_behaviour(tmp_path):
     assert r["[Core] Drop eager"]["verdict"] != "no-op"
 
 
+DEAD_BASE = SCHED.replace("import logging\n", "import logging\nimport os\n") + (
+    "\n\ndef double(x):\n    return x * 2\n"
+    "\n\ndef halve(x):\n    return x // 2\n"
+    '\n\n@register("tidy")\ndef tidy(x):\n    return x\n'
+    "\n\nSETTINGS = {\n"
+    "    # how long to wait\n"
+    '    "WAIT_S": lambda: int(os.getenv("WAIT_S", "5")),\n'
+    '    "RETRIES": lambda: int(os.getenv("RETRIES", "3")),\n'
+    "}\n"
+)
+
+
+def test_removed_code_that_nothing_in_the_tree_reads_is_no_op(tmp_path):
+    """A removed function or settings entry that no code line of the upstream tree names (but the
+    lines the change removes) is dead code; one read anywhere in the tree, even outside the queue's
+    paths, or reachable through a registering decorator, is behaviour."""
+    readers = {
+        "tools/report.py": "from vllm.core.sched import halve\n\nprint(halve(4))\n",
+        "vllm/core/use.py": "from vllm.core import sched\n\nN = sched.SETTINGS['RETRIES']()\n",
+    }
+    text, commits = DEAD_BASE, []
+    for subject, old in (
+        ("[Core] Drop double", "\n\ndef double(x):\n    return x * 2\n"),
+        ("[Core] Drop WAIT_S", '    # how long to wait\n    "WAIT_S": lambda: int(os.getenv("WAIT_S", "5")),\n'),
+        ("[Core] Drop halve", "\n\ndef halve(x):\n    return x // 2\n"),
+        ("[Core] Drop tidy", '\n\n@register("tidy")\ndef tidy(x):\n    return x\n'),
+        ("[Core] Drop RETRIES", '    "RETRIES": lambda: int(os.getenv("RETRIES", "3")),\n'),
+    ):
+        assert old in text, old
+        text = text.replace(old, "")
+        commits.append((subject, {"vllm/core/sched.py": text}))
+    _, r = pair(tmp_path, commits, base_sched=DEAD_BASE, base_extra=readers)
+    for dead in ("[Core] Drop double", "[Core] Drop WAIT_S"):
+        assert (r[dead]["verdict"], r[dead]["reason"]) == ("no-op", "language-only change: dead code"), r[dead]
+    for live in ("[Core] Drop halve", "[Core] Drop tidy", "[Core] Drop RETRIES"):
+        assert r[live]["verdict"] != "no-op", (live, r[live])
+
+
 def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
     _, r = pair(
         tmp_path,

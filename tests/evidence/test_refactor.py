@@ -286,3 +286,74 @@ def test_a_raise_that_became_a_warning_is_behaviour(tmp_path):
     other = reworded.replace("raise NotImplementedError(", "raise ValueError(")
     found, hunks = explained(tmp_path / "c", {"m.py": before}, {"m.py": other})
     assert len(found) < changed_lines(hunks)
+
+
+def dead_in(tmp_path: Path, before: dict[str, str], after: dict[str, str], *, blind: bool = False) -> set[str]:
+    """The removed lines the dead-code finder explains (stripped), the tree searched with git grep
+    (or, `blind`, a search that finds nothing at all: no positive control)."""
+    repo = init_repo(tmp_path / "up")
+    commit_files(repo, before, "base")
+    sha = commit_files(repo, after, "change")
+
+    def show(rev: str, path: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+    hunks = gitio.diff_hunks(repo, sha, ["."]) or []
+    texts = refactor.Texts(
+        lambda p: show(f"{sha}^", p),
+        lambda p: show(sha, p),
+        (lambda names: []) if blind else (lambda names: gitio.grep_rev(repo, f"{sha}^", names, ["*.py"])),
+    )
+    found = refactor.explain(hunks, texts)
+    return {hunks[k].old[i].strip() for (k, side, i), what in found.items() if what == refactor.DEAD}
+
+
+DEAD = """\
+import os
+
+TABLE = {
+    "OLD_WAIT": lambda: int(os.getenv("OLD_WAIT", "5")),
+    "KEPT": lambda: 1,
+}
+LIMIT = 4
+MADE = make_limit()
+
+
+class Pool:
+    def drain(self):
+        return 0
+"""
+
+
+def test_dead_code_is_what_nothing_in_the_tree_reads_and_the_search_must_find_the_definition(tmp_path):
+    gone = DEAD.replace('    "OLD_WAIT": lambda: int(os.getenv("OLD_WAIT", "5")),\n', "")
+    gone = gone.replace("LIMIT = 4\nMADE = make_limit()\n", "").replace(
+        "    def drain(self):\n        return 0\n", "    pass\n"
+    )
+    reader = {"other.py": "from m import Pool\n\nPool().drain()\n"}
+    assert dead_in(tmp_path / "a", {"m.py": DEAD, **reader}, {"m.py": gone, **reader}) == {
+        '"OLD_WAIT": lambda: int(os.getenv("OLD_WAIT", "5")),',
+        "LIMIT = 4",
+    }  # `drain` has a reader elsewhere; `MADE = make_limit()` runs code when the module loads
+    assert dead_in(tmp_path / "b", {"m.py": DEAD}, {"m.py": gone}, blind=True) == set()
+
+
+def test_a_removed_module_constant_another_module_reads_is_no_unused_parameter(tmp_path):
+    before = {"m.py": "LIMIT = 4\nSTEP = 2\n", "other.py": "from m import LIMIT\n\nprint(LIMIT)\n"}
+    after = {"m.py": "STEP = 2\n", "other.py": before["other.py"]}
+    found, hunks = explained(tmp_path, before, after)
+    assert found == {} and changed_lines(hunks) == 1
+
+
+def test_a_parameter_removed_with_its_forward_is_unused(tmp_path):
+    before = "def outer(\n    tokens,\n    eager=False,\n):\n    return inner(\n        tokens,\n        eager=eager,\n    )\n"
+    after = before.replace("    eager=False,\n", "").replace("        eager=eager,\n", "")
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": after})
+    assert kinds(found) == {refactor.UNUSED} and len(found) == changed_lines(hunks) == 2
+
+
+def test_a_keyword_argument_of_a_call_is_no_parameter(tmp_path):
+    before = 'REGISTRY = make_registry(\n    fast="FastConfig",\n    slow="SlowConfig",\n)\n'
+    found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": before.replace('    slow="SlowConfig",\n', "")})
+    assert found == {} and changed_lines(hunks) == 1  # a registration dropped is behaviour
