@@ -29,7 +29,11 @@ def free(
 """
 
 
-def explained(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[dict, list[gitio.Hunk]]:
+def explained(
+    tmp_path: Path, before: dict[str, str], after: dict[str, str], *, search: str = ""
+) -> tuple[dict, list[gitio.Hunk]]:
+    """What the finders explain in the change from `before` to `after`. `search`: "grep" lets the
+    dead-code finder search the tree with git grep, "blind" gives it a search that finds nothing."""
     repo = init_repo(tmp_path / "up")
     commit_files(repo, before, "base")
     sha = commit_files(repo, after, "change")
@@ -39,7 +43,11 @@ def explained(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> 
         return proc.stdout if proc.returncode == 0 else None
 
     hunks = gitio.diff_hunks(repo, sha, ["."]) or []
-    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    readers = {
+        "grep": lambda names: gitio.grep_rev(repo, f"{sha}^", names, ["*.py"]),
+        "blind": lambda names: [],
+    }.get(search)
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p), readers)
     return refactor.explain(hunks, texts), hunks
 
 
@@ -291,21 +299,7 @@ def test_a_raise_that_became_a_warning_is_behaviour(tmp_path):
 def dead_in(tmp_path: Path, before: dict[str, str], after: dict[str, str], *, blind: bool = False) -> set[str]:
     """The removed lines the dead-code finder explains (stripped), the tree searched with git grep
     (or, `blind`, a search that finds nothing at all: no positive control)."""
-    repo = init_repo(tmp_path / "up")
-    commit_files(repo, before, "base")
-    sha = commit_files(repo, after, "change")
-
-    def show(rev: str, path: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
-        return proc.stdout if proc.returncode == 0 else None
-
-    hunks = gitio.diff_hunks(repo, sha, ["."]) or []
-    texts = refactor.Texts(
-        lambda p: show(f"{sha}^", p),
-        lambda p: show(sha, p),
-        (lambda names: []) if blind else (lambda names: gitio.grep_rev(repo, f"{sha}^", names, ["*.py"])),
-    )
-    found = refactor.explain(hunks, texts)
+    found, hunks = explained(tmp_path, before, after, search="blind" if blind else "grep")
     return {hunks[k].old[i].strip() for (k, side, i), what in found.items() if what == refactor.DEAD}
 
 
