@@ -102,7 +102,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "__slots__": r"^__slots__\s*=",
     "import": r"^(from\s+[\w.]+\s+)?import\s[\w., ()]*$",
     "typing": r"^(if\s+)?TYPE_CHECKING\b|^\w+\s*=\s*(TypeVar|NewType)\(",
-    "log text": r"^(logger|logging)\.(debug|info|warning|error|exception)(_once)?\(",
+    "log text": r"^(logger|logging)\.(debug|info|warning|error|exception)(_once)?\(|^_?logger\s*=\s*(logging\.getLogger|init_logger)\(__name__\)$",
     "torch.compile": r"torch\.compile\b|@support_torch_compile|torch\._dynamo",
     "pin_memory": r"\bpin_memory\b",
     "garbage collector": r"^gc\.\w+\(|^import gc$",

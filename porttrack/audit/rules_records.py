@@ -131,8 +131,14 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     strings = _string_line_keys(s, hunks)
     explained = refactor.explain(hunks, texts, every, messages=False)
     lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and (whole := _whole_change(s, hunks, every)) is not None:
+        # code moved to or from a file outside the queue's paths is moved all the same; the other
+        # finders keep to the queue's files (a reader there that the change removes is live code)
+        explained = {**refactor.moved(hunks, texts, whole), **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, refactor.explain(hunks, texts, every), strings)
+        explained = {**refactor.explain(hunks, texts, every), **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
         code = tuple(f"*{x}" for x in ctx.cfg.source_suffixes)  # docs and configs read nothing
         texts = texts._replace(readers=lambda names: ctx.upstream_readers(f"{sha}^", names, code))
@@ -147,6 +153,15 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         "docs/audit.md the code that carries no behaviour"
     )
     return s.fire(rule, f"language-only change: {what}")
+
+
+def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
+    """The change's hunks in every source file, where it has more than `every` (the queue's paths
+    hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""
+    if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
+        return None
+    whole = s.ctx.hunks(s.e, [f"*{x}" for x in s.ctx.cfg.source_suffixes])
+    return whole if whole and len(whole) > len(every) else None
 
 
 def _deferred(rule: AuditRule, s: Subject) -> bool:

@@ -50,15 +50,15 @@ MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side o
 
 
 def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, messages: bool = True) -> dict[Line, str]:
-    """Every line of `hunks` that one of the finders explains. `every` is all the change's hunks
-    (default `hunks`): code moved out of a mirrored file may land in any file of the change.
+    """Every line of `hunks` that one of the finders explains. `every` is the change's hunks the
+    finders look across (default `hunks`): code moved out of a mirrored file may land in another.
     `messages=False` leaves out the message finder, which parses every file it meets with a string
     or a call; the others parse a file only when a line they would explain calls for it."""
     out: dict[Line, str] = {}
     finders = (
-        (_moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
+        (moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
         if messages
-        else (_moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
+        else (moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
     )
     if texts.readers is not None:
         finders = (*finders, _dead)
@@ -83,7 +83,7 @@ def _code(lines: list[str]) -> Iterable[tuple[int, str]]:
         yield i, lines[i].strip()
 
 
-def _moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+def moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """Lines of hunks whose code lines (nearly all) appear on the other side of the change, stripped
     of their indent: the code moved, within a file or to another."""
     removed = Counter(x for h in every for _, x in _code(h.old))

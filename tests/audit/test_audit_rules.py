@@ -138,12 +138,18 @@ def test_no_op_names_the_language_only_constructs(tmp_path):
                 '        logger.debug("step with %d tokens", tokens)\n        return compute_budget(tokens, self.budget)\n',
             ),
             (
+                "[Core] Logger",
+                "import logging\n\nlogger = logging.getLogger(__name__)\n",
+                "from vllm.logger import init_logger\n\nlogger = init_logger(__name__)\n",
+            ),
+            (
                 "[Core] Behave",
                 "        return compute_budget(tokens, self.budget)\n",
                 "        return compute_budget(tokens, self.budget) - 1\n",
             ),
         ),
     )
+    assert r["[Core] Logger"]["reason"] == "language-only change: import, log text"  # a module's logger binding
     assert (r["[Core] Tidy"]["verdict"], r["[Core] Tidy"]["rule"]) == ("no-op", "no-op")
     assert r["[Core] Tidy"]["reason"] == "language-only change: import, __slots__"
     assert r["[Core] Log"]["reason"] == "language-only change: log text"
@@ -238,6 +244,31 @@ def test_removed_code_that_nothing_in_the_tree_reads_is_no_op(tmp_path):
         assert (r[dead]["verdict"], r[dead]["reason"]) == ("no-op", "language-only change: dead code"), r[dead]
     for live in ("[Core] Drop halve", "[Core] Drop tidy", "[Core] Drop RETRIES"):
         assert r[live]["verdict"] != "no-op", (live, r[live])
+
+
+CLAMP = "\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
+
+
+def test_code_moved_in_from_outside_the_queues_paths_is_no_op(tmp_path):
+    """The queue holds only the files under `[upstream] paths`; code moved into them from a file
+    outside is moved all the same. The same code added while the outside file keeps it is a copy,
+    which is behaviour in the mirrored file."""
+    helpers = "import math\n" + CLAMP
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Core] Copy clamp",
+                {"vllm/core/sched.py": SCHED.replace("import logging\n", "import logging\n" + CLAMP)},
+            ),
+            ("[Core] Drop the copy", {"vllm/core/sched.py": SCHED}),
+            ("[Core] Move clamp", {"vllm/core/sched.py": SCHED + CLAMP, "tools/helpers.py": "import math\n"}),
+        ],
+        base_extra={"tools/helpers.py": helpers},
+    )
+    moved = r["[Core] Move clamp"]
+    assert (moved["verdict"], moved["reason"]) == ("no-op", "language-only change: moved code"), moved
+    assert r["[Core] Copy clamp"]["verdict"] != "no-op", r["[Core] Copy clamp"]
 
 
 def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
