@@ -26,7 +26,8 @@ def words(name: str) -> list[str]:
 
 def spellings(symbol: str) -> list[str]:
     """The symbol as asked, then its last part in snake, Pascal, camel and kPascal case (new ones only).
-    Dunders are Python's own and have no other spelling."""
+    Dunders are Python's own and have no other spelling; a one-word constant (`DTYPE`) has only its
+    Pascal and kPascal forms."""
     parts = re.split(r"(\.|::)", symbol)
     last = parts[-1]
     if not last or last.startswith("__"):
@@ -36,6 +37,9 @@ def spellings(symbol: str) -> list[str]:
         return [symbol]
     pascal = "".join(w[:1].upper() + w[1:] for w in ws)
     forms = ["_".join(ws), pascal, pascal[:1].lower() + pascal[1:], "k" + pascal]
+    if len(ws) == 1 and last.lstrip("_").isupper():
+        # a one-word constant in lower case is a common word (`EMPTY` is not `.empty()`)
+        forms = [pascal, "k" + pascal]
     prefix = "".join(parts[:-1])
     out = [symbol]
     for f in forms:

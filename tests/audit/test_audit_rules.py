@@ -922,6 +922,20 @@ def test_prior_triage_is_cited_in_the_evidence(tmp_path):
     )
 
 
+def test_a_one_word_constant_is_not_its_lower_case_word(tmp_path):
+    """`EMPTY` may be `kEmpty` in the port, never the `.empty()` of every container."""
+    base = SCHED.replace("\n\nclass Scheduler:", "\nEMPTY = -1\n\n\nclass Scheduler:")
+    queue = "#include <deque>\nstruct Queue {\n  std::deque<int> q;\n  bool idle() const { return q.empty(); }\n};\n"
+    _, r = pair(
+        tmp_path,
+        [("[Core] Mark empty slots with -2", {"vllm/core/sched.py": base.replace("EMPTY = -1", "EMPTY = -2")})],
+        base_sched=base,
+        port_extra={"src/core/queue.cpp": queue},
+    )
+    entry = r["[Core] Mark empty slots with -2"]
+    assert "consumer" not in entry["reason"] and entry["verdict"] != "real-gap", entry
+
+
 def test_a_neighbour_control_is_found_as_the_port_spells_it(tmp_path):
     base = SCHED + "\n\ndef compute_budget(tokens, budget):\n    return min(tokens, budget)\n"
     ops = "def fused_gemm(a, b):\n    return a * b\n"
