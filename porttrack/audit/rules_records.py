@@ -160,7 +160,7 @@ def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
     hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""
     if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
         return None
-    whole = s.ctx.hunks(s.e, [f"*{x}" for x in s.ctx.cfg.source_suffixes])
+    whole = s.ctx.hunks(s.e, [f"*{x}" for x in s.ctx.cfg.source_suffixes], keep=False)
     return whole if whole and len(whole) > len(every) else None
 
 

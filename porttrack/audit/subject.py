@@ -233,19 +233,22 @@ class _Ctx:
             self._records = records_mod.scan(self.cfg.port_root, folders, self.cfg.deferral_words)
         return self._records
 
-    def hunks(self, e: Entry, paths: list[str]):
-        """The entry's hunks in `paths` (gitio.Hunk), or None when no upstream checkout shows the commit."""
+    def hunks(self, e: Entry, paths: list[str], keep: bool = True):
+        """The entry's hunks in `paths` (gitio.Hunk), or None when no upstream checkout shows the commit.
+        `keep=False` for a one-off look (a whole commit's diff): the answer is not held for the run."""
         key = (e.sha, tuple(paths))
-        if key not in self._hunks:
-            repo = self.cfg.upstream_repo
-            ok = repo is not None and Path(repo).is_dir() and bool(e.sha)
-            if not ok or repo is None:
-                self._hunks[key] = None
-            elif (batch := self._batch(Path(repo), e, paths)) is not None:
-                self._hunks[key] = batch
-            else:
-                self._hunks[key] = gitio.diff_hunks(Path(repo), e.sha, list(paths))
-        return self._hunks[key]
+        if key in self._hunks:
+            return self._hunks[key]
+        repo = self.cfg.upstream_repo
+        if repo is None or not Path(repo).is_dir() or not e.sha:
+            found = None
+        elif keep and (batch := self._batch(Path(repo), e, paths)) is not None:
+            found = batch
+        else:
+            found = gitio.diff_hunks(Path(repo), e.sha, list(paths))
+        if keep:
+            self._hunks[key] = found
+        return found
 
     def _batch(self, repo: Path, e: Entry, paths: list[str]) -> list | None:
         """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first
