@@ -72,6 +72,11 @@ class Config:
         """Every scope's folders together, sorted: where provenance headers are read."""
         return sorted({s for paths in self.scopes.values() for s in paths})
 
+    @property
+    def source_pathspecs(self) -> tuple[str, ...]:
+        """Git pathspecs of the upstream's source files (`*.py`, ...): docs and configs read nothing."""
+        return tuple(f"*{x}" for x in self.source_suffixes)
+
     def map_upstream(self, upstream_path: str) -> list[str]:
         """Port paths for an upstream path by the first `[[map]]` that matches (headers come first, elsewhere)."""
         for m in self.maps:

@@ -140,7 +140,7 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         explained = {**refactor.explain(hunks, texts, every), **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
-        code = tuple(f"*{x}" for x in ctx.cfg.source_suffixes)  # docs and configs read nothing
+        code = ctx.cfg.source_pathspecs
         texts = texts._replace(readers=lambda names: ctx.upstream_readers(f"{sha}^", names, code))
         explained = {**refactor.explain_removals(hunks, texts, every), **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
@@ -160,7 +160,7 @@ def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
     hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""
     if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
         return None
-    whole = s.ctx.hunks(s.e, [f"*{x}" for x in s.ctx.cfg.source_suffixes], keep=False)
+    whole = s.ctx.hunks(s.e, list(s.ctx.cfg.source_pathspecs), keep=False)
     return whole if whole and len(whole) > len(every) else None
 
 
