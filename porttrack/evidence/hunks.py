@@ -454,9 +454,11 @@ def distinctive(
 _IF = re.compile(r"^(\s*)(?:if|elif)\s+(.+)$")
 
 
-def _if_block_names(lines: list[str]) -> set[str] | None:
+def _if_block_names(lines: list[str], otherwise: list[str] | None = None) -> set[str] | None:
     """The names the condition of an `if` block reads, when these lines are one such block (the
-    condition, then a body indented deeper); None for any other shape."""
+    condition, then a body indented deeper); None for any other shape. With `otherwise`, the block
+    must instead end in an `else:` whose body is those lines, re-indented: code wrapped so that it
+    still runs unless the condition holds."""
     code = [x for x in lines if x.strip() and not x.strip().startswith("#")]
     m = _IF.match(code[0]) if code else None
     if m is None:
@@ -467,6 +469,12 @@ def _if_block_names(lines: list[str]) -> set[str] | None:
         depth += _brackets(code[i])
         i += 1
     body = code[i:]
+    if otherwise is not None:
+        ends = [k for k, x in enumerate(body) if len(x) - len(x.lstrip()) == indent and x.strip() == "else:"]
+        kept = [x.strip() for x in otherwise if x.strip() and not x.strip().startswith("#")]
+        if len(ends) != 1 or not kept or [x.strip() for x in body[ends[0] + 1 :]] != kept:
+            return None
+        body = body[: ends[0]] + body[ends[0] + 1 :]
     if not body or any(len(x) - len(x.lstrip()) <= indent for x in body):
         return None
     # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
@@ -477,11 +485,13 @@ def _if_block_names(lines: list[str]) -> set[str] | None:
 
 def guard_names(hunk: Hunk) -> list[str]:
     """The names that guard a hunk: the condition of the one `if` block it adds, or, when it
-    rewrites such a block, what the conditions before and after share. If the port has none of
-    one of them, the block can never run there. Empty for any other shape of hunk."""
+    rewrites such a block, what the conditions before and after share, or, when it wraps the old
+    lines in that block's `else:`, the condition's. If the port has none of one of them, the block
+    can never run there (and the old lines run as before). Empty for any other shape of hunk."""
     new = _if_block_names(hunk.new)
     if new is None:
-        return []
+        wrapped = _if_block_names(hunk.new, otherwise=hunk.old) if _code_lines(hunk.old) else None
+        return sorted(wrapped) if wrapped is not None else []
     if not _code_lines(hunk.old):
         return sorted(new)
     old = _if_block_names(hunk.old)

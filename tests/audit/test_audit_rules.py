@@ -503,6 +503,38 @@ def test_a_block_guarded_by_a_name_the_port_lacks_is_surface_absent(tmp_path):
     assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap"
 
 
+def test_old_lines_wrapped_in_the_else_of_a_guard_the_port_lacks_still_run_there(tmp_path):
+    """`if GUARD: new else: old`: where the port lacks GUARD only the old lines run, as before, and
+    a method the change adds to the port's class for the new branch alone serves nothing there."""
+    init = "        self.budget = budget\n"
+    # far enough below `step` for the diff to show the new method as a hunk of its own
+    tail = "".join(f"\n    def spare_{k}(self):\n        return {k}\n" for k in range(3))
+    base = SCHED.replace(init, init + "        self.canvas_mode = budget < 0\n") + tail
+    wrapped = (
+        "        if self.canvas_mode:\n"
+        "            # a canvas step is capped\n"
+        "            return self.capped_step(tokens)\n"
+        "        else:\n"
+        "            return compute_budget(tokens, self.budget)\n"
+    )
+    capped = "\n    def capped_step(self, tokens):\n        return min(tokens, self.budget // 2)\n"
+
+    def change(branch: str) -> dict[str, str]:
+        grown = base + capped
+        return edit("        return compute_budget(tokens, self.budget)\n", branch, grown)
+
+    _, r = pair(tmp_path / "a", [("[Core] Cap canvas steps", change(wrapped))], base_sched=base)
+    got = r["[Core] Cap canvas steps"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), "\n".join(got["evidence"])
+    said = " ".join(got["evidence"])
+    assert "only adds (or rewrites) a block guarded by canvas_mode" in said
+    assert "adds capped_step only for code the port lacks or can never run" in said
+    # the else, which is what runs where the guard is absent, changes too: that is work
+    changed = wrapped.replace("compute_budget(tokens, self.budget)", "compute_budget(tokens, self.free(self.budget))")
+    _, r = pair(tmp_path / "b", [("[Core] Cap canvas steps", change(changed))], base_sched=base)
+    assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap", "\n".join(r["[Core] Cap canvas steps"]["evidence"])
+
+
 def test_a_name_of_three_words_tells_alone_and_a_shorter_one_does_not(tmp_path):
     init = "        self.budget = budget\n"
     port = PORT_SCHED.replace(

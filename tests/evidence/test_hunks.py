@@ -51,6 +51,16 @@ def test_guard_names_are_the_condition_leaves_of_an_added_if_block():
     )
     assert hunks.guard_names(rewritten) == ["uses_canvas"]
     assert hunks.guard_names(hunk([], ["        self.paint()"])) == []  # no if block: no guard
+    # old lines wrapped whole in the else of a new block: the condition guards what changes
+    old_lines = ["        self.paint()"]
+    wrap = [
+        "        if self.uses_canvas:",
+        "            self.paint_canvas()",
+        "        else:",
+        "            self.paint()",
+    ]
+    assert hunks.guard_names(hunk(old_lines, wrap)) == ["uses_canvas"]
+    assert hunks.guard_names(hunk(old_lines, [*wrap[:3], "            self.paint(fast=True)"])) == []
 
 
 def test_feature_names_are_attributes_calls_and_capitalised_names_not_locals_or_imports():
