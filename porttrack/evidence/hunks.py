@@ -490,7 +490,7 @@ def guard_names(hunk: Hunk) -> list[str]:
     can never run there (and the old lines run as before). Empty for any other shape of hunk."""
     new = _if_block_names(hunk.new)
     if new is None:
-        wrapped = _if_block_names(hunk.new, otherwise=hunk.old) if _code_lines(hunk.old) else None
+        wrapped = _if_block_names(hunk.new, otherwise=hunk.old)
         return sorted(wrapped) if wrapped is not None else []
     if not _code_lines(hunk.old):
         return sorted(new)
