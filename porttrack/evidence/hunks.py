@@ -454,12 +454,17 @@ def distinctive(
 _IF = re.compile(r"^(\s*)(?:if|elif)\s+(.+)$")
 
 
+def _statements(lines: list[str]) -> list[str]:
+    """The lines that are neither blank nor a whole-line comment, as they stand."""
+    return [x for x in lines if x.strip() and not x.strip().startswith("#")]
+
+
 def _if_block_names(lines: list[str], otherwise: list[str] | None = None) -> set[str] | None:
     """The names the condition of an `if` block reads, when these lines are one such block (the
     condition, then a body indented deeper); None for any other shape. With `otherwise`, the block
     must instead end in an `else:` whose body is those lines, re-indented: code wrapped so that it
     still runs unless the condition holds."""
-    code = [x for x in lines if x.strip() and not x.strip().startswith("#")]
+    code = _statements(lines)
     m = _IF.match(code[0]) if code else None
     if m is None:
         return None
@@ -471,7 +476,7 @@ def _if_block_names(lines: list[str], otherwise: list[str] | None = None) -> set
     body = code[i:]
     if otherwise is not None:
         ends = [k for k, x in enumerate(body) if len(x) - len(x.lstrip()) == indent and x.strip() == "else:"]
-        kept = [x.strip() for x in otherwise if x.strip() and not x.strip().startswith("#")]
+        kept = [x.strip() for x in _statements(otherwise)]
         if len(ends) != 1 or not kept or [x.strip() for x in body[ends[0] + 1 :]] != kept:
             return None
         body = body[: ends[0]] + body[ends[0] + 1 :]
