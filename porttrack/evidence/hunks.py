@@ -482,10 +482,38 @@ def _if_block_names(lines: list[str], otherwise: list[str] | None = None) -> set
         body = body[: ends[0]] + body[ends[0] + 1 :]
     if not body or any(len(x) - len(x.lstrip()) <= indent for x in body):
         return None
-    # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
-    # and the object that carries it is plumbing
-    leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", " ".join(cond)))
-    return {t for t in tokens(cond) & leaves if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB}
+    return _switches(" ".join(x.strip() for x in cond).rstrip().removesuffix(":"))
+
+
+def _switches(cond: str) -> set[str]:
+    """The names a condition holds only when they exist: the operands of its top-level `and`s that
+    do not negate them. `if not X:` and `if X is None:` hold where X is missing, and an `or` can
+    hold through its other side, so none of those names guards the block."""
+    operands, depth, start = [], 0, 0
+    for m in re.finditer(r"[()\[\]{}]|\b(?:and|or)\b", cond):
+        word = m.group()
+        if word in "([{":
+            depth += 1
+        elif word in ")]}":
+            depth -= 1
+        elif depth == 0:
+            if word == "or":
+                return set()
+            operands.append(cond[start : m.start()])
+            start = m.end()
+    out: set[str] = set()
+    for operand in [*operands, cond[start:]]:
+        if re.match(r"\s*\(?\s*not\b", operand) or re.search(r"\bis\s+None\b|==\s*None\b", operand):
+            continue
+        # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
+        # and the object that carries it is plumbing
+        leaves = set(re.findall(r"(?<![\w.])(?:\w+\.)*(\w+)", operand))
+        out |= {
+            t
+            for t in tokens([operand]) & leaves
+            if (t[0].isalpha() or t[0] == "_") and len(t) >= 4 and t not in _STDLIB
+        }
+    return out
 
 
 def guard_names(hunk: Hunk) -> list[str]:

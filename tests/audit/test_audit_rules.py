@@ -496,6 +496,10 @@ def test_a_block_guarded_by_a_name_the_port_lacks_is_surface_absent(tmp_path):
     live = PORT_SCHED.replace("int budget_;", "int budget_;\n  bool canvasMode_ = false;")
     _, r = pair(tmp_path / "c", [("[Core] Cap canvas steps", change)], base_sched=base, port_sched=live)
     assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap"
+    # `if not SWITCH:` is the branch that runs where the switch is missing: work, not guarded
+    negated = edit("if self.canvas_mode:", "if not self.canvas_mode:", change["vllm/core/sched.py"])
+    _, r = pair(tmp_path / "e", [("[Core] Cap canvas steps", negated)], base_sched=base)
+    assert r["[Core] Cap canvas steps"]["verdict"] == "real-gap", r["[Core] Cap canvas steps"]["evidence"]
     # a switch the change defines itself is new behaviour the port may need
     new_switch = edit(init, init + "        self.canvas_mode = budget < 0\n        self.canvas_limit = 8\n")
     new_switch = edit("        return compute_budget(tokens, self.budget)\n", guarded, new_switch["vllm/core/sched.py"])

@@ -63,6 +63,16 @@ def test_guard_names_are_the_condition_leaves_of_an_added_if_block():
     assert hunks.guard_names(hunk(old_lines, [*wrap[:3], "            self.paint(fast=True)"])) == []
 
 
+def test_a_negated_condition_or_one_side_of_an_or_guards_nothing():
+    # where the port lacks `uses_canvas`, `not uses_canvas` holds, and an `or` holds through its other side
+    for cond in ("not self.uses_canvas", "self.uses_canvas is None", "self.uses_canvas or self.fallback_ready"):
+        assert hunks.guard_names(hunk([], [f"        if {cond}:", "            self.paint()"])) == [], cond
+    # of an `and`, the operands that hold only where their names exist still guard, brackets and all
+    both = "self.canvas_ready and not self.uses_canvas and (self.mode is None or self.forced)"
+    assert hunks.guard_names(hunk([], [f"        if {both}:", "            self.paint()"])) == ["canvas_ready"]
+    assert hunks.guard_names(hunk([], ["        if self.hint is not None:", "            self.paint()"])) == ["hint"]
+
+
 def test_feature_names_are_attributes_calls_and_capitalised_names_not_locals_or_imports():
     line = "        total = helper(self.pool.free_blocks, count) + Budget.LIMIT + torch.zeros(n)"
     names = hunks.feature_names(line, outside=frozenset({"torch", "zeros"}))
