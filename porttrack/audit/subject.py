@@ -246,6 +246,8 @@ class _Ctx:
             found = batch
         else:
             found = gitio.diff_hunks(Path(repo), e.sha, list(paths))
+        if found is not None:  # C-family comments are no code, as Python's are
+            found = [hunks_mod.without_c_comments(h) for h in found]
         if keep:
             self._hunks[key] = found
         return found

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Set
 from typing import NamedTuple
 
+from porttrack import parse
 from porttrack.gitio import Hunk
 from porttrack.evidence.naming import norm, words
 
@@ -601,6 +602,26 @@ def defines(lines: list[str], name: str) -> bool:
 
 
 _C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+# what a comment span leaves of a C-family line: a block comment opened above the hunk, or
+# closed below it, shows as `/* ...` or as continuation lines (`* ...`, `*/`); `*ptr = 0;` has
+# no space after its star
+_C_COMMENT_LEFT = re.compile(r"^\s*(?:/\*|\*(?:\s|/|$))")
+
+
+def without_c_comments(hunk: Hunk) -> Hunk:
+    """A C, C++ or CUDA hunk with its comments blanked, as the port's files are read (`_C_COMMENT`):
+    what Python's `#` is to the rest of this module. Other hunks come back as they are, since `//`
+    is Python's floor division."""
+    if parse.language_for(hunk.path) not in ("c", "cpp", "cuda"):
+        return hunk
+    return hunk._replace(old=_blank_c_comments(hunk.old), new=_blank_c_comments(hunk.new))
+
+
+def _blank_c_comments(lines: list[str]) -> list[str]:
+    text = _C_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), "\n".join(lines))
+    return ["" if _C_COMMENT_LEFT.match(x) else x.rstrip() for x in text.split("\n")] if lines else lines
 
 
 def port_tokens(text: str) -> set[str]:

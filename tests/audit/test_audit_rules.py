@@ -1831,3 +1831,34 @@ def test_a_row_of_literals_found_whole_on_one_port_line_is_ported(tmp_path):
     )
     _, r = pair(tmp_path / "b", [("[Model] Retire Dots", change)], base_sched=base, port_sched=apart)
     assert r["[Model] Retire Dots"]["verdict"] != "ported", r["[Model] Retire Dots"]
+
+
+def test_a_change_to_the_comments_of_a_cuda_file_is_no_op_and_its_code_is_not(tmp_path):
+    """`//` and `/* */` are to a C-family file what `#` is to Python: no behaviour, and no word a
+    port must spell."""
+    pool = (
+        "// Block pool kernels\n"
+        "__global__ void fill_pool(int* blocks, int n) {\n"
+        "  // one thread per block\n"
+        "  blocks[threadIdx.x] = n;\n"
+        "}\n"
+    )
+    explained = pool.replace(
+        "  // one thread per block\n", "  /* one thread per block,\n   * each writes its count */\n"
+    )
+    fixed = explained.replace("= n;", "= n + 1;  // counts from one")
+    port_pool = (
+        "// Ported from: vllm/csrc/pool.cu\n__global__ void FillPool(int* blocks, int n) { blocks[threadIdx.x] = n; }\n"
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Kernel] Explain the pool", {"vllm/csrc/pool.cu": explained}),
+            ("[Kernel] Count from one", {"vllm/csrc/pool.cu": fixed}),
+        ],
+        base_extra={"vllm/csrc/pool.cu": pool},
+        port_extra={"src/kernels/pool.cu": port_pool},
+    )
+    said = r["[Kernel] Explain the pool"]
+    assert (said["verdict"], said["reason"]) == ("no-op", "language-only change: comments and docstrings"), said
+    assert r["[Kernel] Count from one"]["verdict"] != "no-op", r["[Kernel] Count from one"]

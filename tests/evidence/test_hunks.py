@@ -73,6 +73,23 @@ def test_a_negated_condition_or_one_side_of_an_or_guards_nothing():
     assert hunks.guard_names(hunk([], ["        if self.hint is not None:", "            self.paint()"])) == ["hint"]
 
 
+def test_a_c_family_hunk_loses_its_comments_and_a_python_hunk_keeps_its_floor_division():
+    lines = [
+        "// one thread per block",
+        "  blocks[i] = n;  // the count",
+        "  /* inline */ total += n;",
+        " * the rest of a block comment opened above the hunk",
+        " */",
+        "  *ptr = 0;",
+    ]
+    got = hunks.without_c_comments(Hunk("csrc/pool.cu", 1, 0, 1, len(lines), [], lines))
+    assert got.new == ["", "  blocks[i] = n;", "   total += n;", "", "", "  *ptr = 0;"]
+    words = hunks.tokens(got.new)
+    assert {"blocks", "total", "ptr"} <= words and not {"thread", "count", "inline", "rest"} & words
+    python = Hunk("vllm/pool.py", 1, 0, 1, 1, [], ["    half = n // 2"])
+    assert hunks.without_c_comments(python) is python
+
+
 def test_feature_names_are_attributes_calls_and_capitalised_names_not_locals_or_imports():
     line = "        total = helper(self.pool.free_blocks, count) + Budget.LIMIT + torch.zeros(n)"
     names = hunks.feature_names(line, outside=frozenset({"torch", "zeros"}))
