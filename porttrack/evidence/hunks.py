@@ -457,7 +457,7 @@ _IF = re.compile(r"^(\s*)(?:if|elif)\s+(.+)$")
 
 def _statements(lines: list[str]) -> list[str]:
     """The lines that are neither blank nor a whole-line comment, as they stand."""
-    return [x for x in lines if x.strip() and not x.strip().startswith("#")]
+    return [x for x in lines if not _COMMENT.match(x.strip())]
 
 
 def _if_block_names(lines: list[str], otherwise: list[str] | None = None) -> set[str] | None:
@@ -620,8 +620,10 @@ def without_c_comments(hunk: Hunk) -> Hunk:
 
 
 def _blank_c_comments(lines: list[str]) -> list[str]:
+    if not lines:  # a side with no lines stays without any (joined, it would split into one)
+        return lines
     text = _C_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), "\n".join(lines))
-    return ["" if _C_COMMENT_LEFT.match(x) else x.rstrip() for x in text.split("\n")] if lines else lines
+    return ["" if _C_COMMENT_LEFT.match(x) else x.rstrip() for x in text.split("\n")]
 
 
 def port_tokens(text: str) -> set[str]:
