@@ -257,7 +257,11 @@ def _strings(text: str) -> _Strings:
         code.append(text[last : m.start()])
         last = m.end()
         if m.group(1) is None:
-            continue  # a one-line string, or a comment
+            # a one-quote string, or a comment: its line breaks (a string continued by a backslash)
+            # are kept, looked for only where some character is not printable, as a break is not
+            if not m.group(0).isprintable():
+                code.append(_LINE_BREAKS.sub("", m.group(0)))
+            continue
         code.append(_LINE_BREAKS.sub("", m.group(0)))
         first = bisect.bisect_right(starts, m.start())  # the line after the one that opens it
         if first < len(starts) and starts[first] < m.end():  # it runs past its first line

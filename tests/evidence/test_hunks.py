@@ -249,3 +249,29 @@ def test_rows_of_literals_need_a_string_and_two_literals():
     # a port line's literals, its comments left out and its line numbers kept
     rows = hunks.literal_rows('int a;\n/* "OldNetForLM"\n */ {"OldNetForLM", "1.4.0"},  // "x" 5\n')
     assert rows == [frozenset(), frozenset(), frozenset({'"OldNetForLM"', '"1.4.0"'})]
+
+
+def test_a_string_continued_by_a_backslash_shifts_no_line_after_it():
+    # the string's line break is kept: every line below it is read on its own row
+    text = "\n".join(
+        [
+            "def f(a):",  # 1
+            '    warn("first half \\',  # 2: the string runs on past the backslash
+            'second half",',  # 3
+            "         stacklevel=2,",  # 4
+            "    )",  # 5
+            "    x = (",  # 6
+            "        a)",  # 7
+            "    return x",  # 8
+        ]
+    )
+    assert [hunks.continues_statement(text, n) for n in range(1, 9)] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+        False,
+        True,
+        False,
+    ]
