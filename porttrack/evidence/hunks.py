@@ -237,6 +237,10 @@ def _line_ends(text: str) -> list[int]:
 _STRINGS_AND_COMMENTS = re.compile(
     r"""(\"\"\"|''')(?:\\.|[^\\])*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
 )
+# what Python's tokenizer does not count as a line break and `str.splitlines` does: where one
+# occurs, the two number lines differently
+_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_ONE_BRACKET = str.maketrans("[{]}", "(())")
 _LINE_BREAKS = re.compile(r"[^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what splitlines() splits on stays
 
 
@@ -244,6 +248,7 @@ class _Strings(NamedTuple):
     inside: tuple[bool, ...]  # per line (0-based): it starts inside a triple-quoted string
     opens: tuple[int, ...]  # per line: the column where a string that runs past the line opens, else -1
     depths: tuple[int, ...]  # per line: the brackets still open where it starts (see `_open_at`)
+    odd_breaks: bool  # a line break Python's tokenizer and git do not count (see `begun_above`)
 
 
 @functools.lru_cache(maxsize=64)  # a line table per version, cheap to rebuild: only the last few kept
@@ -272,11 +277,13 @@ def _strings(text: str) -> _Strings:
             inside[k] = True
     code.append(text[last:])
     depths, depth = [], 0
-    for line in "".join(code).splitlines():
+    # the strings are gone, so no string pass (`_brackets`'): each kind of bracket is folded into one
+    for line in "".join(code).translate(_ONE_BRACKET).splitlines():
         depths.append(depth)
-        depth = max(0, depth + _brackets(line))
+        if "(" in line or ")" in line:
+            depth = max(0, depth + line.count("(") - line.count(")"))
     depths += [depth] * (len(inside) - len(depths))  # a last line that was all comment or string
-    return _Strings(tuple(inside), tuple(opens), tuple(depths))
+    return _Strings(tuple(inside), tuple(opens), tuple(depths), bool(_ODD_BREAKS.search(text)))
 
 
 def string_lines(lines: list[str], start: int, text: str) -> set[int]:
@@ -297,7 +304,17 @@ def _odd_quotes_before(text: str, number: int) -> bool:
         return False
     ends = _line_ends(text)
     at = ends[min(number, len(ends)) - 2] if len(ends) >= 2 else 0
-    return (text.count('"""', 0, at) + text.count("'''", 0, at)) % 2 == 1
+    double, single = _triple_quote_ends(text)
+    return (bisect.bisect_right(double, at) + bisect.bisect_right(single, at)) % 2 == 1
+
+
+@functools.lru_cache(maxsize=64)
+def _triple_quote_ends(text: str) -> tuple[list[int], list[int]]:
+    """Where each triple double quote and each triple single quote of `text` ends, as `str.count`
+    finds them (left to right, no overlap): those before an offset are the ones that end by it,
+    found by bisection, where counting the file's prefix again for each line asked cost a pass over
+    the file each time."""
+    return [m.end() for m in re.finditer('"""', text)], [m.end() for m in re.finditer("'''", text)]
 
 
 def without_string_lines(hunk: Hunk, before: str, after: str) -> Hunk:
@@ -350,6 +367,17 @@ def continues_statement(text: str, number: int) -> bool:
     return 0 < number <= len(depths) and depths[number - 1] > 0
 
 
+def begun_above(text: str, number: int) -> bool:
+    """Is line `number` (1-based) of a Python file part of a statement begun on a line above: inside
+    brackets or a triple-quoted string opened there, or after a line that ends in a backslash? Also
+    True where that cannot be told: a line past the end, or a file with line breaks git and Python
+    count differently."""
+    found, k = _strings(text), number - 1
+    if not 0 <= k < len(found.depths) or found.odd_breaks:
+        return True
+    return found.depths[k] > 0 or found.inside[k] or (k > 0 and _rows(text)[k - 1].rstrip().endswith("\\"))
+
+
 # what a line names that a port has, in some spelling, when it has the feature: attributes, calls
 # and capitalised names; a bare lowercase name is a local, which a port may call anything
 _FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]\w*")
@@ -396,12 +424,13 @@ def class_members(text: str) -> dict[str, set[str]]:
     stack: list[tuple[int, str]] = []  # (indent of the class line, class name)
     depths = _open_at(text)  # brackets still open: the line continues a statement, its indent says nothing
     for i, line in enumerate(text.splitlines()):
-        if not line.strip() or line.lstrip().startswith("#") or depths[i]:
+        stripped = line.lstrip()
+        if not stripped or stripped[0] == "#" or depths[i]:
             continue
-        indent = len(line) - len(line.lstrip())
+        indent = len(line) - len(stripped)
         while stack and indent <= stack[-1][0]:
             stack.pop()
-        m = _CLASS.match(line)
+        m = _CLASS.match(line) if stripped.startswith("class") else None
         if m:
             stack.append((len(m.group(1)), m.group(2)))
             continue
@@ -411,8 +440,9 @@ def class_members(text: str) -> dict[str, set[str]]:
         m = _MEMBER.match(line)
         if m and (m.group(1) or indent <= stack[-1][0] + 4):
             out.setdefault(m.group(1) or m.group(2), set()).add(cls)
-        for attr in _SELF_ATTR.findall(line):
-            out.setdefault(attr, set()).add(cls)
+        if "self." in line:
+            for attr in _SELF_ATTR.findall(line):
+                out.setdefault(attr, set()).add(cls)
     return out
 
 
@@ -539,7 +569,7 @@ def guard_names(hunk: Hunk) -> list[str]:
 def forget() -> None:
     """Drop the whole-file readings kept above: one audit's file versions are of no use to the next,
     and what runs after it (the queue's write-back) needs the memory."""
-    for cached in (outside_names, _line_ends, _strings, _rows, class_members, file_tokens):
+    for cached in (outside_names, _line_ends, _triple_quote_ends, _strings, _rows, class_members, file_tokens):
         cached.cache_clear()
 
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from porttrack.gitio import Hunk
 from porttrack.evidence import naming
-from porttrack.evidence.hunks import code_line_indices
+from porttrack.evidence.hunks import begun_above, code_line_indices
 
 Line = tuple[int, str, int]  # (hunk index, "old" | "new", index in that side's lines)
 
@@ -152,6 +152,18 @@ def maybe_message(line: str) -> bool:
     return bool(_MAYBE_MESSAGE.search(line.strip()))
 
 
+# a word that starts a raise or a message call (`logger.info(`, `warnings.warn(`, `print(`)
+_MESSAGE_START = re.compile(r"\b(?:raise|logging|warnings|print)\b|(?i:logger)\b")
+
+
+def _may_be_in_message(text: str | None, number: int, line: str) -> bool:
+    """Could line `number` (1-based) of `text`, whose code is `line`, lie in a raise statement or a
+    message call? Only if one starts on it, or it continues a statement begun above. Otherwise the
+    file need not be parsed to know it does not: parsing a long file costs more than the rest of
+    the reading."""
+    return text is not None and bool(_MESSAGE_START.search(line) or begun_above(text, number))
+
+
 def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """Lines inside a raise statement or a log call: the upstream's wording, not its behaviour. What
     is raised is behaviour, though: the first line of a `raise` counts only where the other side of
@@ -167,6 +179,8 @@ def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, 
         ):
             # only a line with a string, a raise or a call can be part of a message: parse for those
             if not any(_MAYBE_MESSAGE.search(x) for _, x in _code(lines)):
+                continue
+            if not any(_may_be_in_message(text(h.path), start + i, x) for i, x in _code(lines)):
                 continue
             if (side, h.path) not in parsed:
                 parsed[(side, h.path)] = _message_lines(text(h.path))

@@ -275,3 +275,20 @@ def test_a_string_continued_by_a_backslash_shifts_no_line_after_it():
         True,
         False,
     ]
+
+
+def test_a_line_begun_above_is_in_brackets_a_string_or_after_a_backslash():
+    text = "\n".join(
+        [
+            "x = call(",  # 1
+            "    1)",  # 2: in brackets
+            'doc = """one',  # 3
+            'two"""',  # 4: in a string
+            "y = 1 + \\",  # 5
+            "    2",  # 6: after a backslash
+            "z = 3",  # 7
+        ]
+    )
+    assert [hunks.begun_above(text, n) for n in range(1, 8)] == [False, True, False, True, False, True, False]
+    assert hunks.begun_above(text, 99)  # past the end: cannot be told
+    assert hunks.begun_above("a = 1\x0cb = 2\nc = 3\n", 2)  # a form feed: git and Python number apart

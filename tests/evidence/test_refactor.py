@@ -66,6 +66,27 @@ def test_a_renamed_local_and_a_reworded_message_explain_every_line(tmp_path):
     assert len(found) == changed_lines(hunks)
 
 
+def test_a_message_line_continued_from_above_is_message_text_and_a_plain_string_is_not(tmp_path):
+    # the changed line of each message neither raises nor warns: the statement it continues does
+    before = (
+        "import warnings\n\n\ndef go(a):\n"
+        '    warnings.warn("flag is \\\n'
+        'ignored",\n'
+        "                  stacklevel=2)\n"
+        "    if a:\n"
+        "        raise ValueError \\\n"
+        '            ("flag is old")\n'
+        '    mode = "fast"\n'
+        "    return a\n"
+    )
+    after = before.replace("ignored", "dropped").replace('"flag is old"', '"flag is gone"')
+    found, hunks = explained(tmp_path / "a", {"m.py": before}, {"m.py": after})
+    assert kinds(found) == {refactor.MESSAGE}
+    assert len(found) == changed_lines(hunks)
+    found, hunks = explained(tmp_path / "b", {"m.py": before}, {"m.py": before.replace('"fast"', '"slow"')})
+    assert found == {}
+
+
 def test_a_rename_of_a_name_the_file_keeps_is_no_rename(tmp_path):
     # `budget` stays in the file after the change: reading another name is behaviour
     after = BASE.replace("    limit = budget\n", "    limit = tokens\n")
