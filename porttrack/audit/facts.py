@@ -523,7 +523,10 @@ def _read_in_tree_only_where_port_lacks(s: Subject, name: str) -> bool:
     added = {h.path for h in ctx.hunks(s.e, ["."]) or [] if code(h.path) and any(reads(x) for x in h.new)}
     if name.startswith("__") or not added:
         return False
-    tops = tuple(sorted({f"{p.split('/', 1)[0]}/*.py" if "/" in p else p for p in added | set(s.e.files)}))
+    folders = {p.split("/", 1)[0] for p in added | set(s.e.files) if "/" in p}
+    # a folder `[audit] non_code` holds whole (`tests/**`) has no code line to find: not searched
+    tops = tuple(sorted({f"{d}/*.py" for d in folders if f"{d}/**" not in ctx.cfg.non_code}))
+    tops += tuple(sorted(p for p in added | set(s.e.files) if "/" not in p))
     lines = [x for x in ctx.upstream_readers(s.e.sha, name, tops) or [] if code(x[0]) and reads(x[2])]
     return bool(lines) and _all_where_port_lacks(s, lines)
 

@@ -308,34 +308,33 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
             m = _PARAM.match(line)
             if m is not None:
                 declared.setdefault((h.path, m.group(1)), set()).add(h.old_start + i)
-    rows_of: dict[str, tuple[set[int], list[int]]] = {}  # path -> (its code rows, each row's start offset)
+    wanted: dict[str, list[tuple[int, int, str]]] = {}  # path -> (hunk, line, name) of each removed declaration
     for k, h in enumerate(hunks):
         if any(True for _ in _code(h.new)):
             continue
-        before = texts.before(h.path)
+        for i, line in _code(h.old):
+            if (m := _PARAM.match(line)) is not None:
+                wanted.setdefault(h.path, []).append((k, i, m.group(1)))
+    for path, found in wanted.items():
+        before = texts.before(path)
         if before is None:
             continue
-        if h.path not in rows_of:
-            rows_of[h.path] = (
-                {i + 1 for i in code_line_indices(before.splitlines())},
-                [0, *(m.end() for m in re.finditer("\n", before))],
-            )
-        code_rows, starts = rows_of[h.path]
-        for i, line in _code(h.old):
-            m = _PARAM.match(line)
-            if m is None:
-                continue
-            own = declared.get((h.path, m.group(1)), set())
+        code_rows = {i + 1 for i in code_line_indices(before.splitlines())}
+        starts = [0, *(m.end() for m in re.finditer("\n", before))]
+        # each name's rows, from one pass over the file for all of them
+        names = sorted({name for _, _, name in found}, key=len, reverse=True)
+        rows: dict[str, set[int]] = {}
+        for w in re.finditer(rf"\b(?:{'|'.join(map(re.escape, names))})\b", before):
+            rows.setdefault(w.group(0), set()).add(bisect.bisect_right(starts, w.start()))
+        for k, i, name in found:
+            own = declared.get((path, name), set())
             # unused unless some code row other than the removed declarations mentions the name
-            if any(
-                (row := bisect.bisect_right(starts, w.start())) in code_rows and row not in own
-                for w in re.finditer(rf"\b{re.escape(m.group(1))}\b", before)
-            ):
+            if any(row in code_rows and row not in own for row in rows.get(name, ())):
                 continue
             # a parameter a signature declares (its `name=name,` forwards go with it); `LIMIT = 4` is none
             if any(_in_signature(before, starts, row) for row in own):
                 out[(k, "old", i)] = UNUSED
-    return out
+    return dict(sorted(out.items()))
 
 
 _DEF_OPEN = re.compile(r"^\s*(?:async\s+)?def\s+[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\s*$")
