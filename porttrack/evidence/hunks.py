@@ -375,7 +375,10 @@ def begun_above(text: str, number: int) -> bool:
     found, k = _strings(text), number - 1
     if not 0 <= k < len(found.depths) or found.odd_breaks:
         return True
-    return found.depths[k] > 0 or found.inside[k] or (k > 0 and _rows(text)[k - 1].rstrip().endswith("\\"))
+    if found.depths[k] > 0 or found.inside[k]:
+        return True
+    ends = _line_ends(text)  # kept for `_strings`: the line above is read without a copy of every line
+    return k > 0 and text[ends[k - 2] if k > 1 else 0 : ends[k - 1]].rstrip().endswith("\\")
 
 
 # what a line names that a port has, in some spelling, when it has the feature: attributes, calls
