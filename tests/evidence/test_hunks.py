@@ -265,16 +265,8 @@ def test_a_string_continued_by_a_backslash_shifts_no_line_after_it():
             "    return x",  # 8
         ]
     )
-    assert [hunks.continues_statement(text, n) for n in range(1, 9)] == [
-        False,
-        False,
-        True,
-        True,
-        True,
-        False,
-        True,
-        False,
-    ]
+    within = [False, False, True, True, True, False, True, False]
+    assert [hunks.continues_statement(text, n) for n in range(1, 9)] == within
 
 
 def test_a_line_begun_above_is_in_brackets_a_string_or_after_a_backslash():
