@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,8 +194,10 @@ _KIND_ORDER = {"definition": 0, "consumer": 1, "delegation": 2, "test": 3, "comm
 
 
 def hit_lines(symbol: str, c) -> list[str]:
-    hs = sorted(_hits(c), key=lambda h: (_KIND_ORDER.get(h.kind, 5), h.path, h.line))
-    lines = [f"  {symbol} {h.kind} {h.path}:{h.line}" for h in hs[:HIT_LIMIT]]
+    hs = _hits(c)
+    # the first few in order, without sorting the thousands of hits a common name has
+    first = heapq.nsmallest(HIT_LIMIT, hs, key=lambda h: (_KIND_ORDER.get(h.kind, 5), h.path, h.line))
+    lines = [f"  {symbol} {h.kind} {h.path}:{h.line}" for h in first]
     if len(hs) > HIT_LIMIT:
         lines.append(f"  {symbol}: {len(hs) - HIT_LIMIT} more hits")
     return lines

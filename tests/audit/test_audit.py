@@ -487,6 +487,9 @@ def test_evidence_cites_at_most_the_hit_limit_and_counts_the_rest(tmp_path):
         lines = audit_mod.hit_lines("drain_all", p.count)
         cited = [line for line in lines if line.startswith("  drain_all ")]
         assert total == n + 1 and len(cited) == min(total, audit_mod.HIT_LIMIT)
+        # the definition first, then the uses in file order
+        assert cited[0] == "  drain_all definition src/a.cpp:1"
+        assert [int(x.rsplit(":", 1)[1]) for x in cited] == list(range(1, len(cited) + 1))
         more = [line for line in lines if "more hits" in line]
         assert more == (
             [f"  drain_all: {total - audit_mod.HIT_LIMIT} more hits"] if total > audit_mod.HIT_LIMIT else []
