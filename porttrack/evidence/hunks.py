@@ -237,11 +237,12 @@ def _line_ends(text: str) -> list[int]:
 _STRINGS_AND_COMMENTS = re.compile(
     r"""(\"\"\"|''')(?:\\.|[^\\])*?\1|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""", re.S
 )
-# what Python's tokenizer does not count as a line break and `str.splitlines` does: where one
-# occurs, the two number lines differently
-_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# what `str.splitlines` splits on besides "\n": Python's tokenizer and git number lines by "\n"
+# (a lone "\r" aside), so where one of these occurs the two count lines differently
+_OTHER_BREAKS = "\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
+_ODD_BREAKS = re.compile(f"[{_OTHER_BREAKS}]")
+_LINE_BREAKS = re.compile(f"[^\n{_OTHER_BREAKS}]")  # what splitlines() splits on stays
 _ONE_BRACKET = str.maketrans("[{]}", "(())")
-_LINE_BREAKS = re.compile(r"[^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what splitlines() splits on stays
 
 
 class _Strings(NamedTuple):

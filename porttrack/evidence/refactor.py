@@ -180,10 +180,11 @@ def _messages(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, 
             # only a line with a string, a raise or a call can be part of a message: parse for those
             if not any(_MAYBE_MESSAGE.search(x) for _, x in _code(lines)):
                 continue
-            if not any(_may_be_in_message(text(h.path), start + i, x) for i, x in _code(lines)):
+            body = text(h.path)
+            if not any(_may_be_in_message(body, start + i, x) for i, x in _code(lines)):
                 continue
             if (side, h.path) not in parsed:
-                parsed[(side, h.path)] = _message_lines(text(h.path))
+                parsed[(side, h.path)] = _message_lines(body)
             inside, raises = parsed[(side, h.path)]
             for i, _ in _code(lines):
                 if start + i in raises:
@@ -322,9 +323,9 @@ def _unused_parameters(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> di
         code_rows = {i + 1 for i in code_line_indices(before.splitlines())}
         starts = [0, *(m.end() for m in re.finditer("\n", before))]
         # each name's rows, from one pass over the file for all of them
-        names = sorted({name for _, _, name in found}, key=len, reverse=True)
+        names = "|".join(sorted({re.escape(name) for _, _, name in found}))
         rows: dict[str, set[int]] = {}
-        for w in re.finditer(rf"\b(?:{'|'.join(map(re.escape, names))})\b", before):
+        for w in re.finditer(rf"\b(?:{names})\b", before):
             rows.setdefault(w.group(0), set()).add(bisect.bisect_right(starts, w.start()))
         for k, i, name in found:
             own = declared.get((path, name), set())
