@@ -23,7 +23,9 @@ neither dangerous nor false work.
     python benchmarks/accuracy.py --all --port DIR --upstream DIR [--labels-dir DIR] [--misses]
 
 scores every set in benchmarks/labels/ (paths from its sets.toml) and any --labels-dir,
-one line per set, then the totals.
+one line per set, then the totals. Where labels carry `readers` (how two independent readers
+reached them), a last line gives the human reference: how often the two readers agreed, and how
+often audit is exact on the entries they agreed on and on those a third reader settled.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ LABELS = ("ported", "real-gap", "surface-absent", "inert", "no-op")
 CLASS = {"ignore": "no-op", "owned": "real-gap", "blocked": "real-gap"}
 WORK = {"real-gap", "owned", "blocked"}
 NO_WORK = {"ported", "surface-absent", "inert", "no-op", "ignore"}
+# A label file's `readers` field (benchmarks/labels/README.md): how the label was reached.
+READERS = {"two readers agreed": "agreed", "disagreed; settled by a third reader": "settled"}
 
 
 def verdict_class(verdict: str | None) -> str:
@@ -62,12 +66,17 @@ def score(labels: list[dict], verdicts: dict[str, str]) -> dict:
     """Scores exactly as the labels' README says; `verdicts` maps a full sha to audit's verdict."""
     exact = dangerous = falsework = ported = ported_of = 0
     confusion: Counter[tuple[str, str]] = Counter()
+    readers: Counter[str] = Counter()  # "agreed" / "settled" -> entries, "agreed_exact" / ... -> audit exact
     for lab in labels:
         v = verdicts.get(lab["sha"])
         cls = verdict_class(v)
         also = set(lab.get("also", []))  # a second acceptable label: exact, neither dangerous nor false work
         confusion[(lab["label"], cls)] += 1
-        exact += cls == lab["label"] or cls in also
+        hit = cls == lab["label"] or cls in also
+        exact += hit
+        if (how := READERS.get(lab.get("readers", ""))) is not None:
+            readers[how] += 1
+            readers[f"{how}_exact"] += hit
         dangerous += lab["label"] == "real-gap" and v in NO_WORK and cls not in also
         falsework += v in WORK and lab["label"] != "real-gap" and "real-gap" not in also
         if lab["label"] == "ported":
@@ -81,6 +90,25 @@ def score(labels: list[dict], verdicts: dict[str, str]) -> dict:
         ported=ported,
         ported_of=ported_of,
         confusion=confusion,
+        **{f"readers_{k}": readers[k] for k in ("agreed", "settled", "agreed_exact", "settled_exact")},
+    )
+
+
+def readers_line(s: dict) -> str | None:
+    """How often the two independent readers agreed, beside how often audit matched the label, on
+    the entries whose `readers` field says how they were labelled: the human reference for the
+    targets. None when no entry says."""
+    agreed, settled = s.get("readers_agreed", 0), s.get("readers_settled", 0)
+    if not agreed + settled:
+        return None
+
+    def share(a: int, b: int) -> str:
+        return f"{a} of {b} ({100 * a / b:.0f} %)" if b else f"{a} of {b}"
+
+    return (
+        f"readers: two independent readers agreed on {share(agreed, agreed + settled)} entries labelled twice; "
+        f"audit is exact on {share(s['readers_agreed_exact'], agreed)} they agreed on, "
+        f"and on {share(s['readers_settled_exact'], settled)} a third reader settled"
     )
 
 
@@ -232,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"{name:<{width}} {summary_line(s)}")
         print("\n".join(lines))
         print(f"{'total':<{width}} {summary_line(totals)}")
+        if (line := readers_line(totals)) is not None:
+            print(line)
         if args.misses:
             print("rule that decided: right/all on the labelled entries")
             for rule in sorted({r for r, _ in by_rule}, key=lambda r: -(by_rule[(r, True)] + by_rule[(r, False)])):
@@ -246,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("accuracy: no --paths given and no `git log -- PATHS` line in the labels' README.")
     s = run_set(labels, args, paths, args.rev_range)
     print(summary_line(s))
+    if (line := readers_line(s)) is not None:
+        print(line)
     return 0
 
 
