@@ -65,7 +65,8 @@ RULES: tuple[AuditRule, ...] = (
         "typing, log text, `torch.compile`, `pin_memory`, device asserts, garbage collector calls, library "
         "version checks by default), or code that carries no behaviour (see No-op below: moved code, message "
         "text, renamed names, unused parameters, signature annotations, copies, properties that became "
-        "methods, trailing comments, export lists, removed code nothing in the tree reads)",
+        "methods, trailing comments, export lists, removed code nothing in the tree reads, removed deprecation "
+        "shims)",
         "the constructs met, by name",
     ),
     AuditRule(

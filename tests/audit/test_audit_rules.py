@@ -246,6 +246,34 @@ def test_removed_code_that_nothing_in_the_tree_reads_is_no_op(tmp_path):
         assert r[live]["verdict"] != "no-op", (live, r[live])
 
 
+SHIM = (
+    "\n\ndef __getattr__(name):\n"
+    '    if name == "Planner":\n'
+    '        warnings.warn("`Planner` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n'
+    "        return Scheduler\n"
+    "    raise AttributeError(name)\n"
+)
+
+
+def test_a_removed_deprecation_shim_is_no_op(tmp_path):
+    """A module `__getattr__` that serves an old name with a deprecation warning, removed: Python
+    calls it, so no search proves it dead, but it kept an old spelling alive that a port never
+    offered. The same function serving a name with no warning is behaviour."""
+    shim_base = SCHED.replace("import logging\n", "import logging\nimport warnings\n") + SHIM
+    lazy_base = SCHED + SHIM.replace(
+        '        warnings.warn("`Planner` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n', ""
+    )
+    _, r = pair(
+        tmp_path / "a",
+        [("[Core] Drop the Planner alias", {"vllm/core/sched.py": SCHED})],
+        base_sched=shim_base,
+    )
+    got = r["[Core] Drop the Planner alias"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: import, deprecation shim"), got
+    _, r = pair(tmp_path / "b", [("[Core] Drop Planner", {"vllm/core/sched.py": SCHED})], base_sched=lazy_base)
+    assert r["[Core] Drop Planner"]["verdict"] != "no-op", r["[Core] Drop Planner"]
+
+
 CLAMP = "\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
 
 

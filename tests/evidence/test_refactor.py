@@ -372,3 +372,57 @@ def test_a_keyword_argument_of_a_call_is_no_parameter(tmp_path):
     before = 'REGISTRY = make_registry(\n    fast="FastConfig",\n    slow="SlowConfig",\n)\n'
     found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": before.replace('    slow="SlowConfig",\n', "")})
     assert found == {} and changed_lines(hunks) == 1  # a registration dropped is behaviour
+
+
+SHIMS = """\
+import warnings
+
+from typing_extensions import deprecated
+
+
+def __getattr__(name):
+    if name == "old_budget":
+        warnings.warn("`old_budget` has moved to `budget`", DeprecationWarning, stacklevel=2)
+        return budget
+    raise AttributeError(name)
+
+
+@deprecated("`total` will be removed in a later release; use `sum`")
+def total(xs):
+    return sum(xs)
+
+
+def step(tokens, budget=None, limit=None):
+    if limit is not None:
+        logger.warning("`limit` is deprecated: pass `budget`")
+        budget = limit
+    return min(tokens, budget)
+
+
+def slow(tokens):
+    logger.warning("falling back to the slow path")
+    return tokens
+"""
+
+
+def test_a_removed_deprecation_shim_carries_no_behaviour(tmp_path):
+    """A function, class or branch that warns its caller of a deprecation, removed whole: the
+    upstream kept an old spelling working for its own users; a port never offered it."""
+    getattr_shim = SHIMS[SHIMS.index("def __getattr__") : SHIMS.index("@deprecated(")]
+    decorated = SHIMS[SHIMS.index("@deprecated(") : SHIMS.index("def step")]
+    branch = SHIMS[SHIMS.index("    if limit") : SHIMS.index("    return min")]
+    after = SHIMS.replace(getattr_shim, "").replace(decorated, "").replace(branch, "")
+    found, hunks = explained(tmp_path / "a", {"m.py": SHIMS}, {"m.py": after})
+    assert len(found) == changed_lines(hunks)
+    shim = {hunks[k].old[i].strip() for (k, _, i), what in found.items() if what == refactor.DEPRECATED}
+    assert {"def __getattr__(name):", "def total(xs):", "if limit is not None:", "budget = limit"} <= shim
+    # a warning of something else is no shim: removing `slow` removes behaviour
+    slow = SHIMS[SHIMS.index("def slow") :]
+    found, hunks = explained(tmp_path / "b", {"m.py": SHIMS}, {"m.py": SHIMS.replace(slow, "")})
+    assert refactor.DEPRECATED not in kinds(found) and len(found) < changed_lines(hunks)
+    # nor is a shim cut short: the warning and the old spelling's line removed, the branch kept
+    cut = SHIMS.replace(
+        '        logger.warning("`limit` is deprecated: pass `budget`")\n        budget = limit\n', "        pass\n"
+    )
+    found, hunks = explained(tmp_path / "c", {"m.py": SHIMS}, {"m.py": cut})
+    assert refactor.DEPRECATED not in kinds(found) and len(found) < changed_lines(hunks)
