@@ -136,8 +136,8 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         # finders keep to the queue's files (a reader there that the change removes is live code)
         explained = {**refactor.moved(hunks, texts, whole), **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and all(map(refactor.maybe_message, lo.behaviour)):  # parse the files only when it may pay
-        explained = {**refactor.explain(hunks, texts, every), **explained}
+    if not lo.only and refactor.may_be_messages(hunks, texts, lo.unexplained):  # parse only where it may pay
+        explained = {**refactor.explain_messages(hunks, texts, every), **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
         code = ctx.cfg.source_pathspecs

@@ -34,6 +34,7 @@ class LanguageOnly(NamedTuple):
     constructs: list[str]  # the constructs met, by name, in first-seen order
     behaviour: list[str]  # the first few lines that are none of those (when not `only`)
     added: bool = False  # one of those lines is on the new side: the change adds behaviour
+    unexplained: tuple[tuple[int, str, int], ...] = ()  # all of them: (hunk index, side, line index)
 
 
 def _docstring_lines(lines: list[str]) -> set[int]:
@@ -64,6 +65,7 @@ def language_only(
     explained = explained or {}
     met: list[str] = []
     behaviour: list[str] = []
+    unexplained: list[tuple[int, str, int]] = []
     added = False
     for k, h in enumerate(hunks):
         for side_name, side in (("old", h.old), ("new", h.new)):
@@ -84,12 +86,13 @@ def language_only(
                 name = next((n for n, rx in compiled if rx.search(line)), None) or explained.get((k, side_name, i))
                 if name is None:
                     added = added or side_name == "new"
+                    unexplained.append((k, side_name, i))
                     if len(behaviour) < 3:
                         behaviour.append(line)
                     continue
                 if name not in met:
                     met.append(name)
-    return LanguageOnly(not behaviour and bool(hunks), met, behaviour, added)
+    return LanguageOnly(not behaviour and bool(hunks), met, behaviour, added, tuple(unexplained))
 
 
 def code_line_indices(lines: list[str]) -> list[int]:

@@ -69,14 +69,29 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
     return out
 
 
+def explain_messages(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None) -> dict[Line, str]:
+    """What `explain` adds to a run without `messages`: message text, the finders that already ran
+    not run again."""
+    return _messages(hunks, texts, every or hunks)
+
+
+def may_be_messages(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> bool:
+    """Could each of `lines` lie in a raise statement or a message call (`_may_be_in_message`: one
+    starts on it, or it continues a statement begun above, as a call's argument line does)? Read
+    without parsing, so a change with a line that cannot is not parsed for its messages at all."""
+    for k, side, i in lines:
+        h = hunks[k]
+        text = (texts.before if side == "old" else texts.after)(h.path)
+        line, start = (h.old[i], h.old_start) if side == "old" else (h.new[i], h.new_start)
+        if not _may_be_in_message(text, start + i, line):
+            return False
+    return True
+
+
 def explain_removals(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None) -> dict[Line, str]:
-    """What `explain` adds to a run without `messages` and `texts.readers`: message text and dead
-    code. For a change whose unexplained lines are all removed ones, so the finders that already ran
-    are not run again."""
-    out = _messages(hunks, texts, every or hunks)
-    for line, what in _dead(hunks, texts, every or hunks).items():
-        out.setdefault(line, what)
-    return out
+    """What `explain` adds to a run without `texts.readers`: dead code. For a change whose
+    unexplained lines are all removed ones (it searches the tree)."""
+    return _dead(hunks, texts, every or hunks)
 
 
 def _code(lines: list[str]) -> Iterable[tuple[int, str]]:
@@ -146,11 +161,6 @@ def _is_message_call(func: ast.expr) -> bool:
 
 
 _MAYBE_MESSAGE = re.compile(r"[\"']|^raise\b|\b(logger|logging|warnings|print)\b")
-
-
-def maybe_message(line: str) -> bool:
-    """Could this line be part of a raise statement or a log call (a string, a raise, a logger)?"""
-    return bool(_MAYBE_MESSAGE.search(line.strip()))
 
 
 # a word that starts a raise or a message call (`logger.info(`, `warnings.warn(`, `print(`)

@@ -246,6 +246,24 @@ def test_removed_code_that_nothing_in_the_tree_reads_is_no_op(tmp_path):
         assert r[live]["verdict"] != "no-op", (live, r[live])
 
 
+def test_a_log_call_whose_argument_lines_name_no_string_is_no_op(tmp_path):
+    """The lines of a log call are message text, its argument lines too (`budget,`, `)`), though
+    they hold no string and name no logger: the file is parsed wherever a changed line may lie in
+    a message, a line inside a call begun above included."""
+    logged = SCHED.replace(
+        "    def step(self, tokens):\n",
+        "    def step(self, tokens):\n"
+        "        logger.debug(\n"
+        '            "step with %d tokens against %d",\n'
+        "            tokens,\n"
+        "            self.budget,\n"
+        "        )\n",
+    )
+    _, r = pair(tmp_path, [("[Core] Log the step", {"vllm/core/sched.py": logged})])
+    got = r["[Core] Log the step"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: log text, message text"), got
+
+
 SHIM = (
     "\n\ndef __getattr__(name):\n"
     '    if name == "Planner":\n'
