@@ -265,31 +265,36 @@ def test_a_log_call_whose_argument_lines_name_no_string_is_no_op(tmp_path):
 
 
 SHIM = (
-    "\n\ndef __getattr__(name):\n"
-    '    if name == "Planner":\n'
-    '        warnings.warn("`Planner` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n'
-    "        return Scheduler\n"
-    "    raise AttributeError(name)\n"
+    "\n\ndef plan(budget):\n"
+    '    warnings.warn("`plan` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n'
+    "    return Scheduler(budget)\n"
 )
 
 
 def test_a_removed_deprecation_shim_is_no_op(tmp_path):
-    """A module `__getattr__` that serves an old name with a deprecation warning, removed: Python
-    calls it, so no search proves it dead, but it kept an old spelling alive that a port never
-    offered. The same function serving a name with no warning is behaviour."""
+    """An old entry point that warns its caller it is deprecated, removed: code elsewhere still
+    names it, so it is no dead code, but it kept an old spelling alive that a port never offered.
+    The same function with no warning is behaviour."""
+    reader = {"vllm/core/use.py": "from vllm.core.sched import plan\n\nS = plan(4)\n"}
     shim_base = SCHED.replace("import logging\n", "import logging\nimport warnings\n") + SHIM
-    lazy_base = SCHED + SHIM.replace(
-        '        warnings.warn("`Planner` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n', ""
+    plain_base = SCHED + SHIM.replace(
+        '    warnings.warn("`plan` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n', ""
     )
     _, r = pair(
         tmp_path / "a",
-        [("[Core] Drop the Planner alias", {"vllm/core/sched.py": SCHED})],
+        [("[Core] Drop the plan alias", {"vllm/core/sched.py": SCHED})],
         base_sched=shim_base,
+        base_extra=reader,
     )
-    got = r["[Core] Drop the Planner alias"]
+    got = r["[Core] Drop the plan alias"]
     assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: import, deprecation shim"), got
-    _, r = pair(tmp_path / "b", [("[Core] Drop Planner", {"vllm/core/sched.py": SCHED})], base_sched=lazy_base)
-    assert r["[Core] Drop Planner"]["verdict"] != "no-op", r["[Core] Drop Planner"]
+    _, r = pair(
+        tmp_path / "b",
+        [("[Core] Drop plan", {"vllm/core/sched.py": SCHED})],
+        base_sched=plain_base,
+        base_extra=reader,
+    )
+    assert r["[Core] Drop plan"]["verdict"] != "no-op", r["[Core] Drop plan"]
 
 
 CLAMP = "\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
