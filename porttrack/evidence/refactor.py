@@ -648,6 +648,14 @@ def _runs_nothing(node: ast.expr) -> bool:
     return True
 
 
+def _removed_rows(every: list[Hunk]) -> dict[str, set[int]]:
+    """path -> the 1-based lines of the file before the change that the change removes."""
+    removed: dict[str, set[int]] = {}
+    for h in every:
+        removed.setdefault(h.path, set()).update(range(h.old_start, h.old_start + len(h.old)))
+    return removed
+
+
 def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """Removed definitions that nothing read: every line of the definition is removed, and every
     code line of the tree before the change that names it is the definition itself or a line the
@@ -655,9 +663,7 @@ def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]
     the search cannot see it, nothing counts as dead."""
     if texts.readers is None:
         return {}
-    removed: dict[str, set[int]] = {}
-    for h in every:
-        removed.setdefault(h.path, set()).update(range(h.old_start, h.old_start + len(h.old)))
+    removed = _removed_rows(every)
     candidates: list[tuple[str, _Definition]] = []
     for path in sorted({h.path for h in hunks if any(True for _ in _code(h.old))}):
         gone = removed.get(path, set())
@@ -693,9 +699,7 @@ def _deprecated(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line
     it serves is deprecated, every line of it removed. It kept an old spelling working for the
     upstream's own users (an old import path, an old argument) while they moved; a port never
     offered that spelling, so removing it leaves nothing to port."""
-    removed: dict[str, set[int]] = {}
-    for h in every:
-        removed.setdefault(h.path, set()).update(range(h.old_start, h.old_start + len(h.old)))
+    removed = _removed_rows(every)
     out: dict[Line, str] = {}
     for k, h in enumerate(hunks):
         # the warning lies inside the removed shim: a hunk whose removed lines never say so needs no parse
