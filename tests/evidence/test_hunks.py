@@ -1,6 +1,6 @@
 """evidence/hunks: how one changed hunk reads against the port, as pure functions over text.
 
-These run in milliseconds: no repository, no CLI. tests/audit/test_audit_rules.py runs the same
+These run in milliseconds: no repository, no CLI. tests/audit/test_rules_*.py run the same
 facts end to end through audit on real repositories.
 """
 

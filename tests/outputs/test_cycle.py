@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from conftest import run_cli
-from test_audit_rules import SCHED, pair
+from audit_pair import SCHED, pair
 
 POOL = """\
 // Ported from: vllm/core/pool.py @ {pin}

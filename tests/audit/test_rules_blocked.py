@@ -1,0 +1,139 @@
+"""audit's blocked and owned rules (porttrack/audit/rules_blocked.py): an earlier entry adds what
+this one uses; a matrix row tracks it.
+
+Each test builds a real upstream git repository with a base and the commits under test, a port
+that maps it, builds the queue with the real CLI and audits it (tests/audit/audit_pair.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+from audit_pair import SCHED, pair, edit, steps
+
+from porttrack.queue import file as queuefile
+
+
+def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"},
+            ),
+            (
+                "[Spec] Proposer helper",
+                {
+                    "vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n\n\ndef draft_helper():\n    return 3\n"
+                },
+            ),
+            ("[Core] Use the helper", edit("        return request\n", "        return draft_helper() + request\n")),
+        ],
+    )
+    use = r["[Core] Use the helper"]
+    assert r["[Spec] Proposer helper"]["verdict"] == "surface-absent"
+    assert (use["verdict"], use["rule"]) == ("surface-absent", "absent-blockers"), use
+    assert use["gates"] and all(g["kind"] == "absent" for g in use["gates"])
+
+
+def test_a_logger_an_earlier_entry_adds_blocks_nothing(tmp_path):
+    """A module's logger is plumbing: the port logs its own way, so a change that logs through the
+    logger an earlier entry added waits on nobody."""
+    base = SCHED.replace("logger = logging.getLogger(__name__)\n", "")
+    logged = base.replace("import logging\n", "import logging\n\nlogger = logging.getLogger(__name__)\n")
+    uses = logged.replace("        return request\n", "        logger.info('free')\n        return request + 1\n")
+    _, r = pair(
+        tmp_path,
+        [("[Core] Add a logger", {"vllm/core/sched.py": logged}), ("[Core] Log frees", {"vllm/core/sched.py": uses})],
+        base_sched=base,
+    )
+    got = r["[Core] Log frees"]
+    assert got["verdict"] != "blocked" and not got.get("blocked_by"), [got["reason"], got["evidence"]]
+
+
+def test_blocked_drops_removed_symbols_and_docstring_mentions(tmp_path):
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Add a pacer",
+                "    def free(self, request):\n",
+                "    def pace(self):\n        return 1\n\n    def free(self, request):\n",
+            ),
+            (
+                "[Core] Document free",
+                "    def free(self, request):\n        return request\n",
+                '    def free(self, request):\n        """Unlike pace, this frees."""\n        return request\n',
+            ),
+            ("[Core] Call the pacer", "        return request\n", "        return self.pace() + request\n"),
+            ("[Core] Drop the pacer", "    def pace(self):\n        return 1\n\n", ""),
+        ),
+    )
+    # the pacer's removal waits on nobody; a docstring mention waits on nobody; a real call does
+    assert r["[Core] Drop the pacer"]["verdict"] != "blocked"
+    assert r["[Core] Document free"]["verdict"] != "blocked"
+    called = r["[Core] Call the pacer"]
+    assert called["verdict"] == "blocked" and called["blocked_by"], called
+
+
+def test_a_name_inside_a_multi_line_docstring_blocks_nothing(tmp_path):
+    port, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Add a pacer",
+                "    def free(self, request):\n",
+                "    def pace(self):\n        return 1\n\n    def free(self, request):\n",
+            ),
+            (
+                "[Core] Document free at length",
+                "    def free(self, request):\n        return request\n",
+                '    def free(self, request):\n        """Free a request.\n\n        Unlike pace, this frees at once.\n        """\n'
+                "        return request or 0\n",
+            ),
+        ),
+    )
+    assert r["[Core] Document free at length"]["verdict"] != "blocked", r["[Core] Document free at length"]
+    # even where the queue says the entry uses the name (a hand-edited or imported queue), the
+    # diff decides: a mention inside a docstring, on a line of its own, is no use
+    qpath = port / "queue" / "c.toml"
+    q = queuefile.load(qpath)
+    n = next(e.n for e in q.queue.entries if e.subject == "[Core] Document free at length")
+    text = qpath.read_text()
+    head = text.index(f"\nn = {n}\n")
+    at = text.index("uses = [", head)
+    qpath.write_text(text[:at] + 'uses = ["pace", ' + text[at + len("uses = [") :])
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    doc = next(x for x in data["results"] if x["entry"] == n and x["part"] is None)
+    assert doc["verdict"] != "blocked", doc
+
+
+def test_owned_needs_the_pr_a_symbol_or_an_overlapping_line_range(tmp_path):
+    change = edit(
+        "    def free(self, request):\n        return request\n",
+        "    def free(self, request):\n        return request or None\n",
+    )
+    rows = (
+        "| `SCHED-WHOLE` | whole file | `vllm/core/sched.py` | `ACTIVE` |\n"
+        "| `SCHED-TOP` | top lines | `vllm/core/sched.py:1-3` | `ACTIVE` |\n"
+    )
+    _, r = pair(tmp_path / "a", [("[Core] Free fix", change)], rows=rows)
+    assert r["[Core] Free fix"]["verdict"] == "real-gap"  # a whole-file row and other lines own nothing
+    _, r = pair(
+        tmp_path / "b",
+        [("[Core] Free fix", change)],
+        rows=rows + "| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `ACTIVE` |\n",
+    )
+    got = r["[Core] Free fix"]
+    assert (got["verdict"], got["owner"].split(" ")[0]) == ("owned", "SCHED-FREE")
+    assert any("cites vllm/core/sched.py:13-15, which overlaps the change" in e for e in got["evidence"])
+    # a parked row owns nothing
+    _, r = pair(
+        tmp_path / "c",
+        [("[Core] Free fix", change)],
+        rows="| `SCHED-FREE` | free | `vllm/core/sched.py:13-15` | `PARKED` |\n",
+        owners='parked_states = ["PARKED"]',
+    )
+    assert r["[Core] Free fix"]["verdict"] == "real-gap"

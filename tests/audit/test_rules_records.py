@@ -1,0 +1,372 @@
+"""audit's rules that read the change and the port's records (porttrack/audit/rules_records.py):
+ignore, no-op (language-only constructs, code that carries no behaviour), unmapped and deferred.
+
+Each test builds a real upstream git repository with a base and the commits under test, a port
+that maps it, builds the queue with the real CLI and audits it (tests/audit/audit_pair.py).
+"""
+
+from __future__ import annotations
+
+from audit_pair import SCHED, PORT_SCHED, pair, edit, steps
+
+
+def test_no_op_names_the_language_only_constructs(tmp_path):
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Core] Tidy",
+                "class Scheduler:\n",
+                "import functools\n\n\nclass Scheduler:\n    __slots__ = ('budget',)\n\n",
+            ),
+            (
+                "[Core] Log",
+                "        return compute_budget(tokens, self.budget)\n",
+                '        logger.debug("step with %d tokens", tokens)\n        return compute_budget(tokens, self.budget)\n',
+            ),
+            (
+                "[Core] Logger",
+                "import logging\n\nlogger = logging.getLogger(__name__)\n",
+                "from vllm.logger import init_logger\n\nlogger = init_logger(__name__)\n",
+            ),
+            (
+                "[Core] Behave",
+                "        return compute_budget(tokens, self.budget)\n",
+                "        return compute_budget(tokens, self.budget) - 1\n",
+            ),
+        ),
+    )
+    assert r["[Core] Logger"]["reason"] == "language-only change: import, log text"  # a module's logger binding
+    assert (r["[Core] Tidy"]["verdict"], r["[Core] Tidy"]["rule"]) == ("no-op", "no-op")
+    assert r["[Core] Tidy"]["reason"] == "language-only change: import, __slots__"
+    assert r["[Core] Log"]["reason"] == "language-only change: log text"
+    assert r["[Core] Behave"]["verdict"] != "no-op"  # one behavioural line is enough
+
+
+REFACTOR_BASE = SCHED.replace(
+    "    def step(self, tokens):\n",
+    "    def step(self, tokens):\n"
+    "        limit = self.budget\n"
+    "        if tokens > limit:\n"
+    "            raise ValueError(\n"
+    '                f"{tokens} tokens exceed the budget {limit}"\n'
+    "            )\n",
+).replace(
+    "    def free(self, request):\n",
+    "    def free(\n        self,\n        request,\n        eager: bool = False,\n    ):\n",
+) + ("\n\ndef clamp(tokens, budget):\n    if tokens < 0:\n        return 0\n    return min(tokens, budget)\n")
+
+
+def test_no_op_names_code_that_carries_no_behaviour(tmp_path):
+    """Moved code, reworded messages, renamed locals, parameters nothing read, gc calls: no-op."""
+    clamp = REFACTOR_BASE[REFACTOR_BASE.index("def clamp") :]
+    moved = REFACTOR_BASE.replace("\n\n" + clamp, "\n").replace(
+        "import logging\n", "import logging\n\nfrom vllm.core.util import clamp\n"
+    )
+    renamed = moved.replace("limit", "cap").replace(
+        'f"{tokens} tokens exceed the budget {cap}"', 'f"asked for {tokens} tokens, over the cap {cap}"'
+    )
+    unused = renamed.replace("        eager: bool = False,\n", "")
+    collect = unused.replace("        return request\n", "        gc.collect()\n        return request\n").replace(
+        "import logging\n", "import gc\nimport logging\n"
+    )
+    # and the shapes that are behaviour: a name that is no local, a string compared
+    attribute = collect.replace("cap = self.budget", "cap = self.budget_cap")
+    commits = [
+        ("[Core] Move clamp", {"vllm/core/sched.py": moved, "vllm/core/util.py": clamp}),
+        ("[Core] Reword", {"vllm/core/sched.py": renamed}),
+        ("[Core] Drop eager", {"vllm/core/sched.py": unused}),
+        ("[Core] Collect", {"vllm/core/sched.py": collect}),
+        ("[Core] Cap attribute", {"vllm/core/sched.py": attribute}),
+        ("[Core] Compare", {"vllm/core/util.py": clamp.replace("if tokens < 0:", 'if tokens == "any":')}),
+    ]
+    util_map = "[[map]]\nupstream = 'vllm/core/util.py'\nport = ['src/core/sched.cpp']\n"
+    _, r = pair(tmp_path / "a", commits, base_sched=REFACTOR_BASE, extra=util_map)
+    assert r["[Core] Move clamp"]["reason"] == "language-only change: import, moved code", r["[Core] Move clamp"]
+    assert r["[Core] Reword"]["reason"] == "language-only change: renamed name, message text", r["[Core] Reword"]
+    assert r["[Core] Drop eager"]["reason"] == "language-only change: unused parameter"
+    assert r["[Core] Collect"]["reason"] == "language-only change: import, garbage collector"
+    for behaviour in ("[Core] Cap attribute", "[Core] Compare"):
+        assert r[behaviour]["verdict"] != "no-op", behaviour
+    # a parameter the function read is behaviour when removed
+    read = REFACTOR_BASE.replace("        return request\n", "        return request if eager else None\n")
+    used_away = read.replace("        eager: bool = False,\n", "").replace("request if eager else None", "request")
+    _, r = pair(tmp_path / "b", [("[Core] Drop eager", {"vllm/core/sched.py": used_away})], base_sched=read)
+    assert r["[Core] Drop eager"]["verdict"] != "no-op"
+
+
+DEAD_BASE = SCHED.replace("import logging\n", "import logging\nimport os\n") + (
+    "\n\ndef double(x):\n    return x * 2\n"
+    "\n\ndef halve(x):\n    return x // 2\n"
+    '\n\n@register("tidy")\ndef tidy(x):\n    return x\n'
+    "\n\nSETTINGS = {\n"
+    "    # how long to wait\n"
+    '    "WAIT_S": lambda: int(os.getenv("WAIT_S", "5")),\n'
+    '    "RETRIES": lambda: int(os.getenv("RETRIES", "3")),\n'
+    "}\n"
+)
+
+
+def test_removed_code_that_nothing_in_the_tree_reads_is_no_op(tmp_path):
+    """A removed function or settings entry that no code line of the upstream tree names (but the
+    lines the change removes) is dead code; one read anywhere in the tree, even outside the queue's
+    paths, or reachable through a registering decorator, is behaviour."""
+    readers = {
+        "tools/report.py": "from vllm.core.sched import halve\n\nprint(halve(4))\n",
+        "vllm/core/use.py": "from vllm.core import sched\n\nN = sched.SETTINGS['RETRIES']()\n",
+    }
+    text, commits = DEAD_BASE, []
+    for subject, old in (
+        ("[Core] Drop double", "\n\ndef double(x):\n    return x * 2\n"),
+        ("[Core] Drop WAIT_S", '    # how long to wait\n    "WAIT_S": lambda: int(os.getenv("WAIT_S", "5")),\n'),
+        ("[Core] Drop halve", "\n\ndef halve(x):\n    return x // 2\n"),
+        ("[Core] Drop tidy", '\n\n@register("tidy")\ndef tidy(x):\n    return x\n'),
+        ("[Core] Drop RETRIES", '    "RETRIES": lambda: int(os.getenv("RETRIES", "3")),\n'),
+    ):
+        assert old in text, old
+        text = text.replace(old, "")
+        commits.append((subject, {"vllm/core/sched.py": text}))
+    _, r = pair(tmp_path, commits, base_sched=DEAD_BASE, base_extra=readers)
+    for dead in ("[Core] Drop double", "[Core] Drop WAIT_S"):
+        assert (r[dead]["verdict"], r[dead]["reason"]) == ("no-op", "language-only change: dead code"), r[dead]
+    for live in ("[Core] Drop halve", "[Core] Drop tidy", "[Core] Drop RETRIES"):
+        assert r[live]["verdict"] != "no-op", (live, r[live])
+
+
+def test_a_log_call_whose_argument_lines_name_no_string_is_no_op(tmp_path):
+    """The lines of a log call are message text, its argument lines too (`budget,`, `)`), though
+    they hold no string and name no logger: the file is parsed wherever a changed line may lie in
+    a message, a line inside a call begun above included."""
+    logged = SCHED.replace(
+        "    def step(self, tokens):\n",
+        "    def step(self, tokens):\n"
+        "        logger.debug(\n"
+        '            "step with %d tokens against %d",\n'
+        "            tokens,\n"
+        "            self.budget,\n"
+        "        )\n",
+    )
+    _, r = pair(tmp_path, [("[Core] Log the step", {"vllm/core/sched.py": logged})])
+    got = r["[Core] Log the step"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: log text, message text"), got
+
+
+SHIM = (
+    "\n\ndef plan(budget):\n"
+    '    warnings.warn("`plan` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n'
+    "    return Scheduler(budget)\n"
+)
+
+
+def test_a_removed_deprecation_shim_is_no_op(tmp_path):
+    """An old entry point that warns its caller it is deprecated, removed: code elsewhere still
+    names it, so it is no dead code, but it kept an old spelling alive that a port never offered.
+    The same function with no warning is behaviour."""
+    reader = {"vllm/core/use.py": "from vllm.core.sched import plan\n\nS = plan(4)\n"}
+    shim_base = SCHED.replace("import logging\n", "import logging\nimport warnings\n") + SHIM
+    plain_base = SCHED + SHIM.replace(
+        '    warnings.warn("`plan` has moved to `Scheduler`", DeprecationWarning, stacklevel=2)\n', ""
+    )
+    _, r = pair(
+        tmp_path / "a",
+        [("[Core] Drop the plan alias", {"vllm/core/sched.py": SCHED})],
+        base_sched=shim_base,
+        base_extra=reader,
+    )
+    got = r["[Core] Drop the plan alias"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: import, deprecation shim"), got
+    _, r = pair(
+        tmp_path / "b",
+        [("[Core] Drop plan", {"vllm/core/sched.py": SCHED})],
+        base_sched=plain_base,
+        base_extra=reader,
+    )
+    assert r["[Core] Drop plan"]["verdict"] != "no-op", r["[Core] Drop plan"]
+
+
+CLAMP = "\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
+
+
+def test_code_moved_in_from_outside_the_queues_paths_is_no_op(tmp_path):
+    """The queue holds only the files under `[upstream] paths`; code moved into them from a file
+    outside is moved all the same. The same code added while the outside file keeps it is a copy,
+    which is behaviour in the mirrored file."""
+    helpers = "import math\n" + CLAMP
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Core] Copy clamp",
+                {"vllm/core/sched.py": SCHED.replace("import logging\n", "import logging\n" + CLAMP)},
+            ),
+            ("[Core] Drop the copy", {"vllm/core/sched.py": SCHED}),
+            ("[Core] Move clamp", {"vllm/core/sched.py": SCHED + CLAMP, "tools/helpers.py": "import math\n"}),
+        ],
+        base_extra={"tools/helpers.py": helpers},
+    )
+    moved = r["[Core] Move clamp"]
+    assert (moved["verdict"], moved["reason"]) == ("no-op", "language-only change: moved code"), moved
+    assert r["[Core] Copy clamp"]["verdict"] != "no-op", r["[Core] Copy clamp"]
+
+
+def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path):
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Add a proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 1\n"},
+            ),
+            (
+                "[Spec] Tweak the proposer",
+                {"vllm/spec/proposer.py": "class DraftProposer:\n    def propose(self):\n        return 2\n"},
+            ),
+            ("[Docs] Spec notes", {"vllm/spec/NOTES.md": "notes\n"}),
+            ("[Tests] Spec test", {"vllm/spec/tests/test_proposer.py": "def test_x():\n    assert True\n"}),
+        ],
+    )
+    tweak = r["[Spec] Tweak the proposer"]
+    assert (tweak["verdict"], tweak["rule"]) == ("surface-absent", "unmapped")
+    assert "no [[map]] or provenance header gives vllm/spec/proposer.py a port counterpart" in tweak["evidence"]
+    assert [g["probe"] for g in tweak["gates"]] == ["DraftProposer"] and tweak["gates"][0]["kind"] == "absent"
+    for docs in ("[Docs] Spec notes", "[Tests] Spec test"):
+        assert (r[docs]["verdict"], r[docs]["rule"]) == ("ignore", "ignore"), docs
+
+
+def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
+    base = SCHED.replace(
+        "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"
+    )
+    change = edit(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        if self.canvas_mode:\n"
+        "            return self.canvas_cap(tokens)\n"
+        "        return compute_budget(tokens, self.budget)\n\n"
+        "    def canvas_cap(self, tokens):\n"
+        "        return tokens // 2\n",
+        base,
+    )
+    deferred = PORT_SCHED.replace("class Scheduler {{", "// DEFERRED: canvas_cap (canvas decoding)\nclass Scheduler {{")
+    _, r = pair(tmp_path, [("[Core] Canvas cap", change)], base_sched=base, port_sched=deferred)
+    got = r["[Core] Canvas cap"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), got["evidence"]
+
+
+def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
+    deferred = PORT_SCHED.replace(
+        "class Scheduler {{",
+        "// DEFERRED upstream fields, left out here:\n//   - spec_budget (speculative decoding)\nclass Scheduler {{",
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Spec] Budget for drafts",
+                edit(
+                    "    def free(self, request):\n",
+                    "    def spec_budget(self):\n        return 0\n\n    def free(self, request):\n",
+                ),
+            )
+        ],
+        port_sched=deferred,
+    )
+    got = r["[Spec] Budget for drafts"]
+    assert (got["verdict"], got["rule"]) == ("real-gap", "deferred"), got
+    assert got["reason"] == "the port records spec_budget as left out (DEFERRED) at src/core/sched.cpp:4"
+
+
+def test_a_library_version_gate_is_no_behaviour_a_port_needs(tmp_path):
+    """A port pins its own dependencies: which version of a Python library a branch waits for
+    says nothing it could need. A threshold on the engine's own state stays behaviour."""
+    base = SCHED + (
+        "\n    def widget_mode(self):\n"
+        '        if Version(widgetlib.__version__) < Version("2.0"):\n'
+        "            return 1\n"
+        "        if self.budget < 2:\n"
+        "            return 3\n"
+        "        return 2\n"
+    )
+    commits = [
+        ("[Deps] Require widgetlib 3", {"vllm/core/sched.py": base.replace('Version("2.0")', 'Version("3.0")')}),
+        ("[Core] Raise the floor", {"vllm/core/sched.py": base.replace("self.budget < 2", "self.budget < 3")}),
+    ]
+    _, r = pair(tmp_path, commits, base_sched=base)
+    assert r["[Deps] Require widgetlib 3"]["reason"] == "language-only change: library version", r
+    assert r["[Core] Raise the floor"]["verdict"] != "no-op", r["[Core] Raise the floor"]
+
+
+def test_prior_triage_is_cited_in_the_evidence(tmp_path):
+    cites = PORT_SCHED.replace(
+        "class Scheduler {{", "// free() returns the request as upstream #4321 fixed it\\nclass Scheduler {{"
+    )
+    up_change = edit("        return request\n", "        return request or None\n")
+    _, r = pair(tmp_path, [("[Core] Free fix (#4321)", up_change)], port_sched=cites.replace("\\n", "\n"))
+    got = r["[Core] Free fix (#4321)"]
+    assert any(e.startswith("prior triage: the port cites #4321 at src/core/sched.cpp:4:") for e in got["evidence"]), (
+        got["evidence"]
+    )
+
+
+def test_a_logger_the_port_defers_is_no_deferral_of_a_change_that_adds_one(tmp_path):
+    """`logger = logging.getLogger(...)` is the module's plumbing: a port comment deferring its
+    logger says nothing of a change that adds one beside new behaviour."""
+    deferred = PORT_SCHED.replace(
+        "class Scheduler {{", "// DEFERRED: the module logger (no logging yet)\nclass Scheduler {{"
+    )
+    base = SCHED.replace("logger = logging.getLogger(__name__)\n", "")
+    change = base.replace("import logging\n", "import logging\n\nlogger = logging.getLogger(__name__)\n").replace(
+        "        return request\n", "        logger.info('free')\n        return request + 1\n"
+    )
+    _, r = pair(tmp_path, [("[Core] Log frees", {"vllm/core/sched.py": change})], base_sched=base, port_sched=deferred)
+    got = r["[Core] Log frees"]
+    assert got["rule"] != "deferred", [got["reason"], got["evidence"]]
+
+
+def test_a_file_renamed_with_its_importers_is_no_op(tmp_path):
+    """A file renamed whole (its old path is diffed too, as `--no-renames` shows it removed there)
+    and the module name renamed where it is imported: no behaviour."""
+    fast = "def pick(req):\n    if req.size > 4:\n        return req.size * 2\n    return req.size\n"
+    user = "from . import fast\n\n\ndef route(req):\n    return fast.pick(req)\n"
+    renamed = user.replace("fast", "fast_rdna")
+    commits = [
+        (
+            "[Core] Rename fast",
+            {"vllm/core/fast.py": None, "vllm/core/fast_rdna.py": fast, "vllm/core/user.py": renamed},
+        ),
+        ("[Core] Rename and change", {"vllm/core/fast_rdna.py": fast.replace("* 2", "* 3")}),
+    ]
+    _, r = pair(tmp_path, commits, base_extra={"vllm/core/fast.py": fast, "vllm/core/user.py": user})
+    assert r["[Core] Rename fast"]["verdict"] == "no-op", r["[Core] Rename fast"]
+    assert "renamed name" in r["[Core] Rename fast"]["reason"] and "moved code" in r["[Core] Rename fast"]["reason"]
+    assert r["[Core] Rename and change"]["verdict"] != "no-op"
+
+
+def test_a_change_to_the_comments_of_a_cuda_file_is_no_op_and_its_code_is_not(tmp_path):
+    """`//` and `/* */` are to a C-family file what `#` is to Python: no behaviour, and no word a
+    port must spell."""
+    pool = (
+        "// Block pool kernels\n"
+        "__global__ void fill_pool(int* blocks, int n) {\n"
+        "  // one thread per block\n"
+        "  blocks[threadIdx.x] = n;\n"
+        "}\n"
+    )
+    explained = pool.replace(
+        "  // one thread per block\n", "  /* one thread per block,\n   * each writes its count */\n"
+    )
+    fixed = explained.replace("= n;", "= n + 1;  // counts from one")
+    port_pool = (
+        "// Ported from: vllm/csrc/pool.cu\n__global__ void FillPool(int* blocks, int n) { blocks[threadIdx.x] = n; }\n"
+    )
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Kernel] Explain the pool", {"vllm/csrc/pool.cu": explained}),
+            ("[Kernel] Count from one", {"vllm/csrc/pool.cu": fixed}),
+        ],
+        base_extra={"vllm/csrc/pool.cu": pool},
+        port_extra={"src/kernels/pool.cu": port_pool},
+    )
+    said = r["[Kernel] Explain the pool"]
+    assert (said["verdict"], said["reason"]) == ("no-op", "language-only change: comments and docstrings"), said
+    assert r["[Kernel] Count from one"]["verdict"] != "no-op", r["[Kernel] Count from one"]
