@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from porttrack.evidence import naming
 from porttrack.model import Entry, Gate
 
 HOLDS, LIVE, UNTRUSTED, INCOMPLETE = "holds", "live", "untrusted", "incomplete"
@@ -46,7 +47,9 @@ def probe_state(g: Gate, count, status: str, control: str | None, control_code: 
     elif g.kind == "count" and code != g.expect and (code or status != UNTRUSTED):
         live = (f"{what} now has {code} code hit(s) in {scope}, not {g.expect}", _code_hits(count))
     elif g.kind == "no-consumer":
-        if count.consumers > 0:
+        if naming.is_entry_point(g.probe):  # audit's `inert` asks the same (audit/rules_content.py `_reached`)
+            live = (f"{what} is a program's entry point: the runtime calls it, whoever reads it", [])
+        elif count.consumers > 0:
             n = count.consumers
             live = (f"{what} has {n} consumer{'' if n == 1 else 's'} now", _code_hits(count, ("consumer",)))
         elif count.definitions == 0 and code == 0 and status != UNTRUSTED:

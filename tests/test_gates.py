@@ -55,6 +55,17 @@ def test_no_consumer_present_and_count_kinds():
     assert gates.probe_state(ct, count(code=3), "present", None, 0, "src").state == gates.LIVE
 
 
+def test_a_no_consumer_gate_on_a_program_entry_point_never_holds():
+    """The runtime calls `main`: a queue that recorded it as read by nothing is re-judged, as audit
+    no longer calls such an entry inert."""
+    for probe in ("main", "cli.main"):
+        g = Gate(id="g", kind="no-consumer", probe=probe)
+        st = gates.probe_state(g, count(code=1, definitions=1), "present", "C", 1, "src")
+        assert st.state == gates.LIVE and "entry point" in st.why, st
+    g = Gate(id="g", kind="no-consumer", probe="main_loop")
+    assert gates.probe_state(g, count(code=1, definitions=1), "present", "C", 1, "src").state == gates.HOLDS
+
+
 def test_entry_ported_gate():
     g = Gate(id="g", kind="entry-ported", entry=3)
     assert gates.entry_state(g, None).state == gates.HOLDS

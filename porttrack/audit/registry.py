@@ -145,7 +145,8 @@ RULES: tuple[AuditRule, ...] = (
         "inert",
         "inert",
         _inert,
-        "the changed symbols that exist have no consumers (only definitions, tests and delegations read them)",
+        "the changed symbols that exist have no consumers (only definitions, tests and delegations read them), and "
+        "none is a program's entry point (`main`: the runtime calls it, and no code reads it)",
         "a `no-consumer` gate per symbol, citing its definition (plus `absent` gates for changed symbols the "
         "port lacks)",
     ),

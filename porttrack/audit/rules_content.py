@@ -103,7 +103,7 @@ def _inert(rule: AuditRule, s: Subject) -> bool:
     ctx, res = s.ctx, s.res
     changed = _changed(s)
     existing = [x for x in changed if x in s.present]
-    if not existing or any(int(getattr(s.counts[x], "consumers", 0) or 0) for x in existing):
+    if not existing or any(_reached(s, x) for x in existing):
         return False
     for x in existing:
         res.gates.append(
@@ -121,6 +121,11 @@ def _inert(rule: AuditRule, s: Subject) -> bool:
         rule,
         f"{', '.join(existing)} {'is' if len(existing) == 1 else 'are'} read by nothing outside tests and delegations",
     )
+
+
+def _reached(s: Subject, symbol: str) -> bool:
+    """Production reaches the port's `symbol`: code reads it, or it is the program's entry point."""
+    return naming.is_entry_point(symbol) or int(getattr(s.counts[symbol], "consumers", 0) or 0) > 0
 
 
 def _untouched(rule: AuditRule, s: Subject) -> bool:

@@ -56,6 +56,12 @@ def norm(name: str) -> str:
     return bare.replace("_", "").lower()
 
 
+def is_entry_point(name: str) -> bool:
+    """`main`, `cli.main`: a program's entry point, which the runtime calls and no code reads. Its
+    lack of readers says nothing about whether production reaches it."""
+    return parts(name)[-1] == "main"
+
+
 def is_logger(name: str) -> bool:
     """`logger`, `init_logger`'s `_logger`, `widget_logger`: a module's logging plumbing, which carries
     no feature. A port logs its own way (or not at all), so such a name never blocks, is never a

@@ -664,3 +664,43 @@ def test_a_row_of_literals_found_whole_on_one_port_line_is_ported(tmp_path):
     )
     _, r = pair(tmp_path / "b", [("[Model] Retire Dots", change)], base_sched=base, port_sched=apart)
     assert r["[Model] Retire Dots"]["verdict"] != "ported", r["[Model] Retire Dots"]
+
+
+CLI = """\
+def parse_budget(argv):
+    return len(argv)
+
+
+def run(budget):
+    return budget
+
+
+def main(argv):
+    budget = parse_budget(argv)
+    return run(budget)
+"""
+
+PORT_CLI = """\
+int parse_budget(int argc) { return argc; }
+int run(int budget) { return budget; }
+int main(int argc, char** argv) { return run(parse_budget(argc)); }
+"""
+
+
+def test_a_program_entry_point_that_no_code_reads_is_not_inert(tmp_path):
+    """The runtime calls `main`; no code reads it, and production reaches it all the same. A
+    function of the same shape under another name, read by nothing, stays inert."""
+    change = (
+        "[CLI] Never run with no budget (#5)",
+        "budget = parse_budget(argv)",
+        "budget = max(parse_budget(argv), 1)",
+    )
+    for name, want in (("main", "real-gap"), ("kickoff", "inert")):
+        _, r = pair(
+            tmp_path / name,
+            [(change[0], {"vllm/core/cli.py": CLI.replace("main", name).replace(change[1], change[2])})],
+            base_extra={"vllm/core/cli.py": CLI.replace("main", name)},
+            port_extra={"src/core/cli.cpp": PORT_CLI.replace("main", name)},
+        )
+        got = r[change[0]]
+        assert got["verdict"] == want, (name, got["reason"], got["evidence"])

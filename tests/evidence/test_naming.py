@@ -24,3 +24,11 @@ from porttrack.evidence import naming
 )
 def test_spellings(symbol, want):
     assert naming.spellings(symbol) == want
+
+
+@pytest.mark.parametrize(
+    ("symbol", "want"),
+    [("main", True), ("cli.main", True), ("Server::main", True), ("main_loop", False), ("domain", False)],
+)
+def test_a_program_entry_point_is_main_however_qualified(symbol, want):
+    assert naming.is_entry_point(symbol) is want
