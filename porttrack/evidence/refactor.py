@@ -688,10 +688,10 @@ def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]
     return out
 
 
-# what a deprecation warning says, and the warning classes that say it
-_DEPRECATION = re.compile(r"deprecat|will be removed|DeprecationWarning|FutureWarning", re.I)
+# what a deprecation warning says, the warning classes that say it, and either (a line worth a parse)
 _DEPRECATION_TEXT = re.compile(r"deprecat|will be removed", re.I)
 _DEPRECATION_CLASS = re.compile(r"\w*DeprecationWarning|FutureWarning")
+_DEPRECATION = re.compile(f"{_DEPRECATION_TEXT.pattern}|{_DEPRECATION_CLASS.pattern}", re.I)
 
 
 def _deprecated(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
