@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from porttrack.evidence import hunks as hunks_mod, naming
+from porttrack.evidence import compare as compare_mod, hunks as hunks_mod, naming
 from porttrack.model import Gate
 from porttrack.audit.results import _CODE_KINDS, _definition, _hits, _owner_class
 from porttrack.audit.subject import Judged, Subject, _changed, _Ctx, spelling_pattern
@@ -39,15 +39,15 @@ def _content_states(s: Subject) -> list[Judged]:
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or frozenset()
         texts = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", s.ctx.upstream_text(s.e.sha, h.path) or ""
         read = hunks_mod.without_string_lines(h, *texts)
-        st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
+        st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
         if st.old_found and (still := _still_used_elsewhere(s, h.path, files, st.old_found)):
             # an old-side token another upstream file of the compared port files still uses after
             # the change is in the port because of that file: it says nothing of this hunk's old side
-            st = hunks_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still)
+            st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still)
         if h.path in s.unmapped and (twins := _twins(s, h, defining)):
             # a twin with this hunk's new side has it ported; one without it says nothing, since
             # upstream changed only this copy
-            twin = hunks_mod.compare(read, s.ctx.port_tokens_of(tuple(twins)), s.ctx.cfg.language_only, before, after)
+            twin = compare_mod.compare(read, s.ctx.port_tokens_of(tuple(twins)), s.ctx.cfg.language_only, before, after)
             if twin.state == "ported":
                 files, st = twins, twin
         if st.state == "neutral" and (found := _rows_found(s, read, files)):
@@ -87,7 +87,7 @@ def _rows_found(s: Subject, h, files: list[str]) -> list[tuple[frozenset[str], t
     port's files holds whole. Each row with the port file and line that holds it; empty unless every
     added row is found, and every removed row is gone from those lines."""
     constructs = s.ctx.cfg.language_only
-    new, old = hunks_mod.row_lines(h.new, constructs), hunks_mod.row_lines(h.old, constructs)
+    new, old = compare_mod.row_lines(h.new, constructs), compare_mod.row_lines(h.old, constructs)
     if not new or old is None or not files:
         return []
     rows = [(pf, n + 1, row) for pf in files for n, row in enumerate(s.ctx.port_rows(pf)) if len(row) >= 2]
@@ -110,7 +110,7 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
     entry's commit."""
     left, out = set(tokens), set()
     # only the port files that hold one of the tokens can owe it to another upstream file
-    holding = [pf for pf in files if any(hunks_mod.port_form(t) in s.ctx.port_tokens(pf) for t in left)]
+    holding = [pf for pf in files if any(compare_mod.port_form(t) in s.ctx.port_tokens(pf) for t in left)]
     for up in sorted({up for pf in holding for up in s.ctx.cites(pf)} - {path}):
         out |= left & (s.ctx.upstream_tokens(s.e.sha, up) or frozenset())
         if out == left:
@@ -539,10 +539,10 @@ def _content_ported(s: Subject) -> bool:
     states = [j for j in _content_states(s) if j.kind not in ("reaching", "superseded")]
     if any(j.kind == "ported" for j in states):
         states = [j for j in states if j.kind != "absent"]
-    telling = sum(hunks_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
+    telling = sum(compare_mod.weight(t) for j in states for t in [*j.state.new_found, *j.state.old_missing])
     # an old side gone alone is also what a port that never had the code shows: some new side must be there
     found = any(j.state.new_found for j in states)
-    return bool(states) and {j.kind for j in states} == {"ported"} and found and telling >= hunks_mod.MIN_TELLING
+    return bool(states) and {j.kind for j in states} == {"ported"} and found and telling >= compare_mod.MIN_TELLING
 
 
 def _content_absent(s: Subject) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from porttrack import gitio, globs
 from porttrack.evidence import headers as headers_mod
+from porttrack.evidence import compare as compare_mod
 from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence import naming
 from porttrack.evidence import owners as owners_mod
@@ -183,13 +184,13 @@ class _Ctx:
     def port_tokens(self, rel: str) -> set[str]:
         """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
         if rel not in self._port_tokens:
-            self._port_tokens[rel] = hunks_mod.port_tokens(self._port_text(rel))
+            self._port_tokens[rel] = compare_mod.port_tokens(self._port_text(rel))
         return self._port_tokens[rel]
 
     def port_rows(self, rel: str) -> list[frozenset[str]]:
         """hunks.literal_rows of one port file: the literals of each of its lines."""
         if rel not in self._port_rows:
-            self._port_rows[rel] = hunks_mod.literal_rows(self._port_text(rel))
+            self._port_rows[rel] = compare_mod.literal_rows(self._port_text(rel))
         return self._port_rows[rel]
 
     def _port_text(self, rel: str) -> str:
@@ -247,7 +248,7 @@ class _Ctx:
         else:
             found = gitio.diff_hunks(Path(repo), e.sha, list(paths))
         if found is not None:  # C-family comments are no code, as Python's are
-            found = [hunks_mod.without_c_comments(h) for h in found]
+            found = [compare_mod.without_c_comments(h) for h in found]
         if keep:
             self._hunks[key] = found
         return found
@@ -518,7 +519,7 @@ class Judged(NamedTuple):
 
     hunk: gitio.Hunk
     kind: str
-    state: hunks_mod.HunkState
+    state: compare_mod.HunkState
     mapped: bool  # compared with port files (a counterpart, or files defining the entry's symbols)
 
 
