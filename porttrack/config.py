@@ -100,8 +100,8 @@ NON_CODE: tuple[str, ...] = (
 # Upstream files that are code; an unmapped file with another suffix (config, data) is ignored.
 SOURCE_SUFFIXES: tuple[str, ...] = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
 # Changed lines that are mechanics of a Python upstream rather than behaviour a port could need:
-# name -> regex matched against the stripped line. A change whose every line matches one of
-# these (or is blank, a comment or a docstring) is a no-op, with the constructs named.
+# name -> regex matched against the stripped line, less its trailing comment. A change whose every
+# line matches one of these (or is blank, a comment or a docstring) is a no-op, with the constructs named.
 LANGUAGE_ONLY: dict[str, str] = {
     "decorator": r"^@[\w.]+(\(.*\))?$",
     "__slots__": r"^__slots__\s*=",

@@ -61,7 +61,7 @@ RULES: tuple[AuditRule, ...] = (
         "no-op",
         _no_op,
         "the upstream diff can be read, and every changed line of the mirrored code is blank, a comment, a "
-        "docstring, or one of the constructs of `[audit] language_only` (decorators, `__slots__`, imports, "
+        "docstring, or one of the constructs of `[audit] language_only` (read without its trailing comment; decorators, `__slots__`, imports, "
         "typing, log text, `torch.compile`, `pin_memory`, device asserts, garbage collector calls, library "
         "version checks by default), or code that carries no behaviour (see No-op below: moved code, message "
         "text, renamed names, unused parameters, signature annotations, copies, properties that became "

@@ -107,15 +107,18 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"touches no mirrored path ({paths})")
 
 
-def _string_line_keys(s: Subject, hunks) -> frozenset[tuple[int, str, int]]:
-    """(hunk index, side, line index) of the changed lines inside a docstring opened above the hunk."""
+def _opened_above(s: Subject, hunks) -> tuple[frozenset[refactor.Line], dict[refactor.Line, str]]:
+    """(hunk index, side, line index) of the changed lines that a statement opened above the hunk
+    holds: inside a docstring (the first set), or continuing a parenthesised import (the second)."""
     ctx, sha = s.ctx, s.e.sha
-    out = set()
+    strings: set[refactor.Line] = set()
+    imports: dict[refactor.Line, str] = {}
     for k, h in enumerate(hunks):
         before, after = ctx.upstream_text(f"{sha}^", h.path) or "", ctx.upstream_text(sha, h.path) or ""
-        out |= {(k, "old", i) for i in hunks_mod.string_lines(h.old, h.old_start, before)}
-        out |= {(k, "new", i) for i in hunks_mod.string_lines(h.new, h.new_start, after)}
-    return frozenset(out)
+        for side, lines, start, text in (("old", h.old, h.old_start, before), ("new", h.new, h.new_start, after)):
+            strings |= {(k, side, i) for i in hunks_mod.string_lines(lines, start, text)}
+            imports |= {(k, side, i): "import" for i in hunks_mod.import_lines(lines, start, text)}
+    return frozenset(strings), imports
 
 
 def _no_op(rule: AuditRule, s: Subject) -> bool:
@@ -128,8 +131,8 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     texts = refactor.Texts(lambda p: ctx.upstream_text(f"{sha}^", p), lambda p: ctx.upstream_text(sha, p))
     # a renamed file's old path is diffed too: `--no-renames` shows its content as removed there
     every = ctx.hunks(s.e, [*s.e.files, *sorted(set(s.e.renames.values()))]) or hunks
-    strings = _string_line_keys(s, hunks)
-    explained = refactor.explain(hunks, texts, every, messages=False)
+    strings, imports = _opened_above(s, hunks)
+    explained = {**imports, **refactor.explain(hunks, texts, every, messages=False)}
     lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (whole := _whole_change(s, hunks, every)) is not None:
         # code moved to or from a file outside the queue's paths is moved all the same; the other

@@ -24,6 +24,13 @@ _COMMENT = re.compile(r"^(#|$)")
 _STRING_ONLY = re.compile(r"^[rRbBfFuU]{0,2}(\"\"\"|'''|\"|').*$|^.*(\"\"\"|''')$")
 _CONTINUATION = re.compile(r"^[\w.]+(\s+as\s+\w+)?,?$|^\)$")
 _IMPORT_OPEN = re.compile(r"^from\s+[\w.]+\s+import\s+\($")
+QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")  # a one-line string literal
+
+
+def uncommented(line: str) -> str:
+    """`line` without its trailing comment (a `#` outside strings)."""
+    at = QUOTED.sub(lambda m: "x" * len(m.group(0)), line).find("#") if "#" in line else -1
+    return line[:at].rstrip() if at >= 0 else line
 
 
 class LanguageOnly(NamedTuple):
@@ -69,7 +76,7 @@ def language_only(
             doc = _docstring_lines(side)
             in_import = False
             for i, raw in enumerate(side):
-                line = raw.strip()
+                line = uncommented(raw.strip())  # a construct is one whatever comment trails it (a lint pragma)
                 if _IMPORT_OPEN.match(line):
                     in_import = True
                     met.append("import") if "import" not in met else None
@@ -163,6 +170,8 @@ def tokens(lines: list[str]) -> set[str]:
     """Identifiers, literals and operators of code lines (comments dropped), minus Python's own words."""
     out: set[str] = set()
     for raw in lines:
+        # the cheap cut, which leaves a line with quotes its comment: `file_tokens` reads whole files
+        # through here, and what a file already had decides which tokens are news (`distinctive`)
         code = raw.split("#", 1)[0] if "#" in raw and '"' not in raw and "'" not in raw else raw
         out.update(_TOKEN.findall(code))
     out.difference_update(_PY_WORDS)
@@ -178,7 +187,7 @@ def code_lines(lines: list[str], constructs: dict[str, str] | None = None) -> li
     out: list[str] = []
     depth = 0  # open brackets of a raise statement still running
     for i, raw in enumerate(lines):
-        line = raw.strip()
+        line = uncommented(raw.strip())
         if depth > 0 or line.startswith("raise ") or line == "raise":
             depth = max(0, depth + _brackets(line)) if depth > 0 else max(0, _brackets(line))
             continue
@@ -188,12 +197,9 @@ def code_lines(lines: list[str], constructs: dict[str, str] | None = None) -> li
     return out
 
 
-_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
-
-
 def _brackets(line: str) -> int:
     """Opened minus closed brackets on a line, strings left out."""
-    code = _STRING.sub("", line) if '"' in line or "'" in line else line
+    code = QUOTED.sub("", line) if '"' in line or "'" in line else line
     return code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
 
 
@@ -297,6 +303,25 @@ def string_lines(lines: list[str], start: int, text: str) -> set[int]:
     return {i for i in range(len(lines)) if 0 <= start + i - 1 < len(inside) and inside[start + i - 1]}
 
 
+def import_lines(lines: list[str], start: int, text: str) -> set[int]:
+    """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that continue a
+    parenthesised `from m import (` opened above the line: read alone, `Name,` looks like code."""
+    rows = _rows(text) if text else ()
+    out: set[int] = set()
+    for i, raw in enumerate(lines):
+        if not _CONTINUATION.match(uncommented(raw.strip())):
+            continue
+        r = start + i - 2  # the row above, 0-based
+        while 0 <= r < len(rows) and (x := uncommented(rows[r].strip())) != ")":
+            if _IMPORT_OPEN.match(x):
+                out.add(i)
+                break
+            if x and not _CONTINUATION.match(x):
+                break
+            r -= 1
+    return out
+
+
 def _odd_quotes_before(text: str, number: int) -> bool:
     """Are the triple quotes before line `number` (1-based) odd in number (counted at C speed)? Only
     then can the line start inside a triple-quoted string, and `_strings` scans the file to be sure.
@@ -389,7 +414,7 @@ _FEATURE_NAME = re.compile(r"(?<=\.)[A-Za-z_]\w*|\b[A-Za-z_]\w*(?=\s*\()|\b[A-Z]
 
 def feature_code(line: str) -> str:
     """A code line with its strings emptied and its trailing comment dropped."""
-    return _STRING.sub('""', line.split(" #", 1)[0])
+    return QUOTED.sub('""', uncommented(line))
 
 
 def feature_names(line: str, outside: frozenset[str] = frozenset()) -> list[str]:

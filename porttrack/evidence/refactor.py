@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from porttrack.gitio import Hunk
 from porttrack.evidence import naming
-from porttrack.evidence.hunks import begun_above, code_line_indices
+from porttrack.evidence.hunks import QUOTED, begun_above, code_line_indices, uncommented
 
 Line = tuple[int, str, int]  # (hunk index, "old" | "new", index in that side's lines)
 
@@ -359,8 +359,8 @@ def _in_signature(text: str, starts: list[int], row: int) -> bool:
     A scan of the lines above, not a parse: a long file's parse costs more than the finder."""
     depth = 0
     for r in range(row - 1, max(0, row - _SIGNATURE_LINES), -1):
-        line = _uncommented(text[starts[r - 1] : starts[r] - 1] if r < len(starts) else text[starts[r - 1] :])
-        line = _QUOTED.sub("x", line)
+        line = uncommented(text[starts[r - 1] : starts[r] - 1] if r < len(starts) else text[starts[r - 1] :])
+        line = QUOTED.sub("x", line)
         for at in range(len(line) - 1, -1, -1):
             c = line[at]
             if c in ")]}":
@@ -491,21 +491,12 @@ def _unbound(lines: list[tuple[int, str]], renames: dict[str, str]) -> list[tupl
     return out
 
 
-_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
-
-
-def _uncommented(line: str) -> str:
-    """`line` without its trailing comment (a `#` outside strings)."""
-    at = _QUOTED.sub(lambda m: "x" * len(m.group(0)), line).find("#")
-    return line[:at].rstrip() if at >= 0 else line
-
-
 def _pair_kind(a: str, b: str) -> str | None:
     """How the old line `a` and the new line `b` differ by Python mechanics only; None if otherwise.
     Trailing comments (`# type: ignore[...]`, `# noqa`) are no code, and are read past."""
-    if a != b and _uncommented(a) == _uncommented(b):
+    if a != b and uncommented(a) == uncommented(b):
         return COMMENT
-    a, b = _uncommented(a), _uncommented(b)
+    a, b = uncommented(a), uncommented(b)
     if _uncopied(a) == _uncopied(b):
         return COPY
     if _ZERO_ARG.sub(r".\1", a) == _ZERO_ARG.sub(r".\1", b):

@@ -43,6 +43,42 @@ def test_no_op_names_the_language_only_constructs(tmp_path):
     assert r["[Core] Behave"]["verdict"] != "no-op"  # one behavioural line is enough
 
 
+IMPORTING = (
+    "from vllm.core.budget import (\n    compute_budget,\n    floor_budget,\n)\nimport vllm._kernels  # noqa: F401\n"
+    + SCHED
+)
+
+
+def test_a_construct_is_read_without_its_trailing_comment_and_an_import_opened_above_holds_its_names(tmp_path):
+    text = IMPORTING
+    commits = []
+    for subject, old, new in (
+        ("[Core] More names", "    floor_budget,\n", "    cap_budget,\n    floor_budget,\n"),
+        (
+            "[Core] Stable kernels",
+            "import vllm._kernels  # noqa: F401\n",
+            "import vllm._stable_kernels  # noqa: F401\n",
+        ),
+        (
+            "[Core] Double",
+            "        self.budget = budget\n",
+            "        self.budget = budget\n        self.budget *= 2  # torch.compile\n",
+        ),
+    ):
+        text = text.replace(old, new)
+        commits.append((subject, {"vllm/core/sched.py": text}))
+    _, r = pair(tmp_path, commits, base_sched=IMPORTING)
+    # a name added inside `from m import (` opened above the hunk is an import, not code
+    assert (r["[Core] More names"]["verdict"], r["[Core] More names"]["reason"]) == (
+        "no-op",
+        "language-only change: import",
+    )
+    # an import stays an import with a lint pragma after it
+    assert r["[Core] Stable kernels"]["reason"] == "language-only change: import"
+    # and a line of behaviour does not become a construct by a comment that names one
+    assert r["[Core] Double"]["verdict"] != "no-op"
+
+
 REFACTOR_BASE = SCHED.replace(
     "    def step(self, tokens):\n",
     "    def step(self, tokens):\n"

@@ -245,3 +245,17 @@ def test_a_line_begun_above_is_in_brackets_a_string_or_after_a_backslash():
     assert [hunks.begun_above(text, n) for n in range(1, 8)] == [False, True, False, True, False, True, False]
     assert hunks.begun_above(text, 99)  # past the end: cannot be told
     assert hunks.begun_above("a = 1\x0cb = 2\nc = 3\n", 2)  # a form feed: git and Python number apart
+
+
+def test_a_trailing_comment_is_cut_where_no_string_holds_its_hash():
+    assert hunks.uncommented("import vllm._C  # noqa: F401") == "import vllm._C"
+    assert hunks.uncommented('tag = "#1"  # the first') == 'tag = "#1"'
+    assert hunks.uncommented("x = y") == "x = y"
+    assert hunks.feature_code('mode = pick("#1")  # pick(other)') == 'mode = pick("")'
+
+
+def test_names_that_continue_an_import_opened_above_are_import_lines():
+    text = "import os\nfrom m import (\n    a,\n    b,  # kept\n\n    c as d,\n)\nx = (\n    e,\n)\n"
+    assert hunks.import_lines(["    b,  # kept", "", "    c as d,", ")"], 4, text) == {0, 2, 3}
+    assert hunks.import_lines(["    e,"], 9, text) == set()  # a tuple, not an import
+    assert hunks.import_lines(["x = (", "    e,"], 8, text) == set()
