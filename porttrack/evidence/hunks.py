@@ -306,20 +306,28 @@ def string_lines(lines: list[str], start: int, text: str) -> set[int]:
 def import_lines(lines: list[str], start: int, text: str) -> set[int]:
     """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that continue a
     parenthesised `from m import (` opened above the line: read alone, `Name,` looks like code."""
-    rows = _rows(text) if text else ()
+    if not text or "import (" not in text:
+        return set()
+    inside = _import_rows(text)
+    return {i for i in range(len(lines)) if start + i - 1 in inside}
+
+
+@functools.lru_cache(maxsize=FILE_VERSIONS)
+def _import_rows(text: str) -> frozenset[int]:
+    """The 0-based rows of `text` that continue a parenthesised import opened on an earlier row, in
+    one pass over the file (a row's own walk back to its opener would cost the run's length each)."""
     out: set[int] = set()
-    for i, raw in enumerate(lines):
-        if not _CONTINUATION.match(uncommented(raw.strip())):
-            continue
-        r = start + i - 2  # the row above, 0-based
-        while 0 <= r < len(rows) and (x := uncommented(rows[r].strip())) != ")":
-            if _IMPORT_OPEN.match(x):
-                out.add(i)
-                break
-            if x and not _CONTINUATION.match(x):
-                break
-            r -= 1
-    return out
+    opened = False
+    for r, raw in enumerate(_rows(text)):
+        x = uncommented(raw.strip())
+        if opened and not x:
+            continue  # a blank line or a comment inside the list
+        if opened and _CONTINUATION.match(x):
+            out.add(r)
+            opened = x != ")"
+        else:
+            opened = _IMPORT_OPEN.match(x) is not None
+    return frozenset(out)
 
 
 def _odd_quotes_before(text: str, number: int) -> bool:
@@ -598,7 +606,16 @@ def guard_names(hunk: Hunk) -> list[str]:
 def forget() -> None:
     """Drop the whole-file readings kept above: one audit's file versions are of no use to the next,
     and what runs after it (the queue's write-back) needs the memory."""
-    for cached in (outside_names, _line_ends, _triple_quote_ends, _strings, _rows, class_members, file_tokens):
+    for cached in (
+        outside_names,
+        _line_ends,
+        _triple_quote_ends,
+        _strings,
+        _rows,
+        _import_rows,
+        class_members,
+        file_tokens,
+    ):
         cached.cache_clear()
 
 

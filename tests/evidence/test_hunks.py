@@ -259,3 +259,6 @@ def test_names_that_continue_an_import_opened_above_are_import_lines():
     assert hunks.import_lines(["    b,  # kept", "", "    c as d,", ")"], 4, text) == {0, 2, 3}
     assert hunks.import_lines(["    e,"], 9, text) == set()  # a tuple, not an import
     assert hunks.import_lines(["x = (", "    e,"], 8, text) == set()
+    # read in one pass over the file: a long list costs its length once, not once per line
+    many = "from m import (\n" + "".join(f"    n{k},\n" for k in range(5000)) + ")\nn0\n"
+    assert hunks.import_lines(["    n4999,", ")", "n0"], 5001, many) == {0, 1}
