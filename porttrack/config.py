@@ -54,6 +54,7 @@ class Config:
     source_suffixes: list[str] = field(default_factory=lambda: list(SOURCE_SUFFIXES))
     language_only: dict[str, str] = field(default_factory=lambda: dict(LANGUAGE_ONLY))
     deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
+    mechanics_subject: str = field(default_factory=lambda: MECHANICS_SUBJECT)
     queue_file: str = ""  # relative to port root
     cache_dir: str = ""  # a folder inside the checkout, or cache.MEMORY; "" for the user's own cache
     check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
@@ -114,6 +115,9 @@ LANGUAGE_ONLY: dict[str, str] = {
     "device assert": r"^assert\b.*\b(device|is_cuda|is_pinned)\b",
     "library version": r"^(if|elif|assert)\b.*(\bVersion\(|\bversion\.parse\(|__version__)",
 }
+# A subject by which the upstream says a change serves its own tooling (a type checker's
+# demands) rather than the program: matched against each entry's subject; "" matches none.
+MECHANICS_SUBJECT = r"(?i)\bmypy\b"
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (
     "deferred",
@@ -146,6 +150,7 @@ _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
     ("audit", "source_suffixes"): ((list,), "a list of strings"),
     ("audit", "language_only"): ((dict,), "a table of regex strings"),
     ("audit", "deferral_words"): ((list,), "a list of strings"),
+    ("audit", "mechanics_subject"): ((str,), "a string"),
     ("queue", "file"): ((str,), "a string"),
     ("cache", "dir"): ((str,), "a string"),
     ("check", "ignore"): ((list,), "a list of strings"),
@@ -319,6 +324,8 @@ def _load_audit(cfg: Config, aud: dict, where: Callable[[str | None, str], str])
     cfg.non_code = list(aud.get("non_code", cfg.non_code))
     cfg.source_suffixes = list(aud.get("source_suffixes", cfg.source_suffixes))
     cfg.deferral_words = list(aud.get("deferral_words", cfg.deferral_words))
+    cfg.mechanics_subject = aud.get("mechanics_subject", cfg.mechanics_subject)
+    _check_regex(cfg.mechanics_subject, where("audit", "mechanics_subject"), "audit.mechanics_subject")
     if "language_only" in aud:
         for name, rx in aud["language_only"].items():
             if not isinstance(rx, str):

@@ -15,6 +15,7 @@ from porttrack.audit.rules_records import (
     _cited,
     _deferred,
     _ignore,
+    _mechanics_subject,
     _no_op,
     _path_rule,
     _unmapped,
@@ -68,6 +69,15 @@ RULES: tuple[AuditRule, ...] = (
         "methods, trailing comments, export lists, removed code nothing in the tree reads, removed deprecation "
         "shims)",
         "the constructs met, by name",
+    ),
+    AuditRule(
+        "mechanics-subject",
+        "no-op",
+        _mechanics_subject,
+        "the entry's subject matches `[audit] mechanics_subject` (by default one that names `mypy`): by the "
+        "upstream's own account the change serves its tooling (a type checker's demands), which a port does not"
+        " run. It comes after `no-op`, which names the constructs where it can read every line as one",
+        "the word of the subject that matched, and the pattern",
     ),
     AuditRule(
         "untrusted",

@@ -158,6 +158,19 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"language-only change: {what}")
 
 
+def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
+    """By the upstream's own account the change serves its tooling, not the program: its subject
+    matches `[audit] mechanics_subject` (a type checker's fixes, by default). A port runs none of it."""
+    rx = s.ctx.cfg.mechanics_subject
+    if not rx or (m := re.search(rx, s.e.subject)) is None:
+        return False
+    s.ev.append(
+        f"the subject of {s.e.short} names {m.group(0)}, which matches `[audit] mechanics_subject` ({rx}): "
+        "the upstream made the change for its own tooling, which a port does not run"
+    )
+    return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling")
+
+
 def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
     """The change's hunks in every source file, where it has more than `every` (the queue's paths
     hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""

@@ -79,6 +79,34 @@ def test_a_construct_is_read_without_its_trailing_comment_and_an_import_opened_a
     assert r["[Core] Double"]["verdict"] != "no-op"
 
 
+def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_account(tmp_path):
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[CI] Fix mypy for core (#5)",
+                "compute_budget(tokens, self.budget)",
+                "compute_budget(tokens, int(self.budget))",
+            ),
+            ("[Core] Cast the request (#6)", "        return request\n", "        return int(request)\n"),
+        ),
+    )
+    typed = r["[CI] Fix mypy for core (#5)"]
+    assert (typed["verdict"], typed["rule"]) == ("no-op", "mechanics-subject")
+    assert typed["reason"] == "the upstream's subject calls it a mypy change: its own tooling"
+    # the same kind of line under a subject that names no tooling is judged by its content
+    assert r["[Core] Cast the request (#6)"]["verdict"] == "real-gap"
+
+
+def test_mechanics_subject_is_the_ports_to_set_or_turn_off(tmp_path):
+    old, new = (
+        "        return compute_budget(tokens, self.budget)\n",
+        "        return compute_budget(tokens, int(self.budget))\n",
+    )
+    _, r = pair(tmp_path, [("[CI] Fix mypy for core (#5)", edit(old, new))], extra='[audit]\nmechanics_subject = ""\n')
+    assert r["[CI] Fix mypy for core (#5)"]["verdict"] == "real-gap"
+
+
 REFACTOR_BASE = SCHED.replace(
     "    def step(self, tokens):\n",
     "    def step(self, tokens):\n"
