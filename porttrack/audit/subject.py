@@ -182,13 +182,13 @@ class _Ctx:
         hunks_mod.forget()  # the write-back after an audit needs the memory
 
     def port_tokens(self, rel: str) -> set[str]:
-        """hunks.port_tokens of one port file (read once, never through a link or out of the root)."""
+        """compare.port_tokens of one port file (read once, never through a link or out of the root)."""
         if rel not in self._port_tokens:
             self._port_tokens[rel] = compare_mod.port_tokens(self._port_text(rel))
         return self._port_tokens[rel]
 
     def port_rows(self, rel: str) -> list[frozenset[str]]:
-        """hunks.literal_rows of one port file: the literals of each of its lines."""
+        """compare.literal_rows of one port file: the literals of each of its lines."""
         if rel not in self._port_rows:
             self._port_rows[rel] = compare_mod.literal_rows(self._port_text(rel))
         return self._port_rows[rel]
@@ -514,7 +514,7 @@ def _changed(s: Subject) -> list[str]:
 
 
 class Judged(NamedTuple):
-    """One hunk of a change against the port: its kind (hunks.compare's state; `guarded`, `plumbing`
+    """One hunk of a change against the port: its kind (compare.compare's state; `guarded`, `plumbing`
     or `foreign`, see `_guards`; `reaching`, see `_every_line_lacks`) and what compare found."""
 
     hunk: gitio.Hunk
