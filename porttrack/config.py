@@ -116,8 +116,9 @@ LANGUAGE_ONLY: dict[str, str] = {
     "library version": r"^(if|elif|assert)\b.*(\bVersion\(|\bversion\.parse\(|__version__)",
 }
 # A subject by which the upstream says a change serves its own tooling (a type checker's
-# demands) rather than the program: matched against each entry's subject; "" matches none.
-MECHANICS_SUBJECT = r"(?i)\bmypy\b"
+# demands) or its binding to PyTorch (moving kernels onto the libtorch stable ABI) rather than
+# the program: matched against each entry's subject; "" matches none.
+MECHANICS_SUBJECT = r"(?i)\bmypy\b|\b(?:lib)?torch\s+stable\s+abi\b"
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (
     "deferred",

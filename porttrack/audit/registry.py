@@ -74,9 +74,10 @@ RULES: tuple[AuditRule, ...] = (
         "mechanics-subject",
         "no-op",
         _mechanics_subject,
-        "the entry's subject matches `[audit] mechanics_subject` (by default one that names `mypy`): by the "
-        "upstream's own account the change serves its tooling (a type checker's demands), which a port does not"
-        " run. It comes after `no-op`, which names the constructs where it can read every line as one",
+        "the entry's subject matches `[audit] mechanics_subject` (by default one that names `mypy`, or the "
+        "libtorch stable ABI its kernels move onto): by the upstream's own account the change serves its "
+        "tooling (a type checker's demands) or its binding to PyTorch, which a port neither runs nor links. It "
+        "comes after `no-op`, which names the constructs where it can read every line as one",
         "the word of the subject that matched, and the pattern",
     ),
     AuditRule(

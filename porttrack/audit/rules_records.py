@@ -160,15 +160,16 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
 
 def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
     """By the upstream's own account the change serves its tooling, not the program: its subject
-    matches `[audit] mechanics_subject` (a type checker's fixes, by default). A port runs none of it."""
+    matches `[audit] mechanics_subject` (by default a type checker's fixes, or kernels moved onto the
+    libtorch stable ABI). A port runs no such tool and binds to no such ABI."""
     rx = s.ctx.cfg.mechanics_subject
     if not rx or (m := re.search(rx, s.e.subject)) is None:
         return False
     s.ev.append(
         f"the subject of {s.e.short} names {m.group(0)}, which matches `[audit] mechanics_subject` ({rx}): "
-        "the upstream made the change for its own tooling, which a port does not run"
+        "the upstream made the change for its own tooling or bindings, which a port does not share"
     )
-    return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling")
+    return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling or bindings")
 
 
 def _whole_change(s: Subject, hunks: list, every: list) -> list | None:

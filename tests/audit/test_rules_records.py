@@ -89,13 +89,17 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
                 "compute_budget(tokens, int(self.budget))",
             ),
             ("[Core] Cast the request (#6)", "        return request\n", "        return int(request)\n"),
+            ("[3/n] Move the budget op to libtorch stable ABI (#7)", "int(self.budget))", "self.budget)"),
         ),
     )
     typed = r["[CI] Fix mypy for core (#5)"]
     assert (typed["verdict"], typed["rule"]) == ("no-op", "mechanics-subject")
-    assert typed["reason"] == "the upstream's subject calls it a mypy change: its own tooling"
+    assert typed["reason"] == "the upstream's subject calls it a mypy change: its own tooling or bindings"
     # the same kind of line under a subject that names no tooling is judged by its content
     assert r["[Core] Cast the request (#6)"]["verdict"] == "real-gap"
+    # kernels moved onto PyTorch's stable ABI: a binding a port does not link
+    bound = r["[3/n] Move the budget op to libtorch stable ABI (#7)"]
+    assert (bound["verdict"], bound["rule"]) == ("no-op", "mechanics-subject")
 
 
 def test_mechanics_subject_is_the_ports_to_set_or_turn_off(tmp_path):
