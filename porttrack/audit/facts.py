@@ -236,7 +236,9 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
         elif not j.state.old_found and (helper := _helper_only_for_lacked(s, j.hunk)):
             names = [helper]
             j = j._replace(state=j.state._replace(new_missing=[helper]))
-        elif not _names(j.state.new_found) and not j.state.old_found and (names := _every_line_lacks(s, j.hunk)):
+        elif (
+            not j.state.old_found and not _names(_found_beyond_locals(s, j)) and (names := _every_line_lacks(s, j.hunk))
+        ):
             j = j._replace(state=j.state._replace(new_missing=names))  # what its gates name
         else:
             continue
@@ -419,6 +421,19 @@ def _names(tokens: list[str]) -> list[str]:
     return [t for t in tokens if t[0].isalpha() or t[0] == "_"]
 
 
+def _found_beyond_locals(s: Subject, j: Judged) -> list[str]:
+    """The hunk's new-side tokens the port has, less the bare names its own new lines bind inside a
+    function: a local's name is the upstream's choice, so a port that spells the same word for
+    something else (`tile_m` of a kernel) proves nothing of the lines that set it."""
+    members = s.ctx.upstream_members(s.e.sha, j.hunk.path)
+    bound = {
+        m.group(1)
+        for line in j.hunk.new
+        if line[:1].isspace() and (m := _ASSIGN.match(line)) and m.group(1) not in members
+    }
+    return [t for t in j.state.new_found if t not in bound]
+
+
 def _foreign(s: Subject, j: Judged) -> bool:
     """A gap hunk whose every telling name, on the changed lines, the port's code names nowhere, in
     any spelling, and no entry of the queue adds, while nothing of its old side is there: the
@@ -426,7 +441,7 @@ def _foreign(s: Subject, j: Judged) -> bool:
     surface the port has (a new field of a class it has, a function in a file it maps) is new
     behaviour for that surface: work, not foreign."""
     names = _names(j.state.new_missing)
-    if not names or j.state.new_found or j.state.old_found:
+    if not names or j.state.old_found or _found_beyond_locals(s, j):
         return False
     # a name an entry of this queue adds is one the port may be about to get: the blocked rule's
     return all(n not in s.ctx.adders and s.ctx.port_lacks(n) and not _defined_on_port_surface(s, n) for n in names)

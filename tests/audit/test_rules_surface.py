@@ -533,3 +533,29 @@ def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
     got = r["[Core] Count frees"]
     assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
     assert any("missing ['pending_total_cpu']" in e for e in got["evidence"]), got["evidence"]
+
+
+def test_a_local_the_change_binds_is_no_evidence_that_the_port_has_the_lines(tmp_path):
+    """`step` is the port's, but the lines the change adds to it serve `canvas_config`, which the
+    port lacks: a local they bind from it (`tile_rows`) is the upstream's word, and the port
+    spelling the same word for something else proves nothing. The same lines reading the port's
+    own `budget` are work."""
+    port = PORT_SCHED.replace(
+        "class Scheduler", "int TileRows(int tile_rows) {{ return tile_rows * 2; }}\n\nclass Scheduler"
+    )
+    lines = (
+        "    def step(self, tokens):\n"
+        "        tile_rows = self.{src}\n"
+        "        if tile_rows is not None:\n"
+        "            tokens = min(tokens, tile_rows)\n"
+    )
+    change = [
+        ("[Canvas] Cap the step", edit("    def step(self, tokens):\n", lines.format(src="canvas_config.tile_rows")))
+    ]
+    _, r = pair(tmp_path / "a", change, port_sched=port)
+    got = r["[Canvas] Cap the step"]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [got["reason"], got["evidence"]]
+    assert any("touches only lines that serve canvas_config" in e for e in got["evidence"]), got["evidence"]
+    change = [("[Core] Cap the step", edit("    def step(self, tokens):\n", lines.format(src="budget")))]
+    _, r = pair(tmp_path / "b", change, port_sched=port)
+    assert r["[Core] Cap the step"]["verdict"] in ("real-gap", "owned", "blocked"), r["[Core] Cap the step"]["reason"]
