@@ -23,7 +23,8 @@ neither dangerous nor false work.
     python benchmarks/accuracy.py --all --port DIR --upstream DIR [--labels-dir DIR] [--misses]
 
 scores every set in benchmarks/labels/ (paths from its sets.toml) and any --labels-dir,
-one line per set, then the totals. Where labels carry `readers` (how two independent readers
+one line per set, then the totals. With --whole, each queue takes init's proposed paths joined
+to the set's, so an entry holds every mirrored file of its commit, as the readers judged it. Where labels carry `readers` (how two independent readers
 reached them), a last line gives the human reference: how often the two readers agreed, and how
 often audit is exact on the entries they agreed on and on those a third reader settled.
 """
@@ -150,8 +151,9 @@ def default_range(upstream: Path, shas: list[str]) -> str:
     return f"{order[-1]}^..{order[0]}"
 
 
-def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], tmp: Path) -> Path:
-    """A clone of the port with its config; returns the config path."""
+def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], tmp: Path, whole: bool = False) -> Path:
+    """A clone of the port with its config; returns the config path. With `whole`, the paths are
+    init's proposal joined to `paths`: every mirrored file of a commit is in its entry."""
     work = tmp / "port"
     if (port / ".git").exists():
         subprocess.run(["git", "clone", "-q", "--shared", str(port), str(work)], check=True)
@@ -165,7 +167,7 @@ def prepare(port: Path, upstream: Path, config: Path | None, paths: list[str], t
         import tomlkit
 
         doc = tomlkit.parse(text)
-        doc["upstream"]["paths"] = paths
+        doc["upstream"]["paths"] = sorted(set(paths) | set(doc["upstream"]["paths"])) if whole else paths
         doc["upstream"]["repo"] = str(upstream.resolve())
         cfg_path.write_text(tomlkit.dumps(doc), encoding="utf-8")
     return cfg_path
@@ -175,7 +177,7 @@ def run_set(labels: list[dict], args, paths: list[str], rev_range: str | None, n
     """Build the set's queue on a clone of the port, audit every entry, score the labelled ones."""
     rev_range = rev_range or default_range(args.upstream, [lab["sha"] for lab in labels])
     with tempfile.TemporaryDirectory(prefix="porttrack-accuracy-") as tmp:
-        cfg_path = prepare(args.port, args.upstream, args.config, paths, Path(tmp))
+        cfg_path = prepare(args.port, args.upstream, args.config, paths, Path(tmp), args.whole)
         cfg = config_mod.load_config(cfg_path)
         t0 = time.perf_counter()
         qpath, n = queuebuild.build(cfg, rev_range, name="accuracy")
@@ -244,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", nargs="+", help="upstream paths (default: the label README's pathspec)")
     ap.add_argument("--range", dest="rev_range", help="queue range PIN..TARGET (default: around the labelled commits)")
     ap.add_argument("--misses", action="store_true", help="also list each entry whose class differs from its label")
+    ap.add_argument(
+        "--whole",
+        action="store_true",
+        help="build each queue with init's proposed paths joined to the set's (whole commits, as the readers judged)",
+    )
     args = ap.parse_args(argv)
 
     if args.all:

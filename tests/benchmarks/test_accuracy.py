@@ -59,3 +59,23 @@ def test_readers_line_sets_audit_beside_the_readers_own_agreement():
 def test_no_readers_line_when_no_entry_says_how_it_was_labelled():
     s = accuracy.score([_label("a", "ported")], {"a": "ported"})
     assert accuracy.readers_line(s) is None
+
+
+def test_whole_joins_inits_paths_to_the_sets_so_an_entry_holds_every_mirrored_file(tmp_path):
+    import tomllib
+
+    from conftest import commit_files, init_repo
+
+    up = init_repo(tmp_path / "up")
+    commit_files(up, {"vllm/core/sched.py": "x = 1\n", "vllm/other/a.py": "y = 1\n"}, "base")
+    port = init_repo(tmp_path / "port")
+    commit_files(port, {"src/core/sched.cpp": "// Ported from: vllm/core/sched.py @ 0123456\nint x;\n"}, "port")
+
+    def paths(whole: bool, into: Path) -> list[str]:
+        into.mkdir()
+        cfg = accuracy.prepare(port, up, None, ["vllm/other"], into, whole)
+        return tomllib.loads(cfg.read_text(encoding="utf-8"))["upstream"]["paths"]
+
+    assert paths(False, tmp_path / "narrow") == ["vllm/other"]
+    wide = paths(True, tmp_path / "wide")
+    assert "vllm/other" in wide and any("vllm/core" in p for p in wide), wide
