@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import tomllib
 from pathlib import Path
+
+from conftest import commit_files, init_repo
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "accuracy.py"
 _spec = importlib.util.spec_from_file_location("bench_accuracy", _PATH)
@@ -62,10 +65,6 @@ def test_no_readers_line_when_no_entry_says_how_it_was_labelled():
 
 
 def test_whole_joins_inits_paths_to_the_sets_so_an_entry_holds_every_mirrored_file(tmp_path):
-    import tomllib
-
-    from conftest import commit_files, init_repo
-
     up = init_repo(tmp_path / "up")
     commit_files(up, {"vllm/core/sched.py": "x = 1\n", "vllm/other/a.py": "y = 1\n"}, "base")
     port = init_repo(tmp_path / "port")
