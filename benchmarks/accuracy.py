@@ -20,13 +20,14 @@ It prints the confusion table and one line: `exact=A/N dangerous=D falsework=F p
 An `also` label (a second acceptable one) counts as exact, and a verdict of that class is
 neither dangerous nor false work.
 
-    python benchmarks/accuracy.py --all --port DIR --upstream DIR [--labels-dir DIR] [--misses]
+    python benchmarks/accuracy.py --all --port DIR --upstream DIR [--labels-dir DIR] [--misses] [--whole]
 
 scores every set in benchmarks/labels/ (paths from its sets.toml) and any --labels-dir,
 one line per set, then the totals. With --whole, each queue takes init's proposed paths joined
-to the set's, so an entry holds every mirrored file of its commit, as the readers judged it. Where labels carry `readers` (how two independent readers
-reached them), a last line gives the human reference: how often the two readers agreed, and how
-often audit is exact on the entries they agreed on and on those a third reader settled.
+to the set's, so an entry holds every mirrored file of its commit, as the readers judged it.
+Where labels carry `readers` (how two independent readers reached them), a last line gives the
+human reference: how often the two readers agreed, and how often audit is exact on the entries
+they agreed on and on those a third reader settled.
 """
 
 from __future__ import annotations
