@@ -5,6 +5,7 @@ keeps the true entry point for the few tests that need a real process)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 import importlib
 import importlib.util
 import io
@@ -62,6 +63,20 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message, date=date)
     return head(repo)
+
+
+def one_change(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[Path, str, Callable]:
+    """An upstream repository with `before` committed, then `after`: the repo, the change's sha,
+    and a reader of a file on either side (`show(rev, path)`, None where git has no such file)."""
+    repo = init_repo(tmp_path / "up")
+    commit_files(repo, before, "base")
+    sha = commit_files(repo, after, "change")
+
+    def show(rev: str, path: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+    return repo, sha, show
 
 
 def head(repo: Path) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from porttrack import gates
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import refactor
+from porttrack.evidence import equivalents, refactor
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -141,6 +141,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and refactor.may_be_messages(hunks, texts, lo.unexplained):  # parse only where it may pay
         explained = {**refactor.explain_messages(hunks, texts, every), **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and (found := equivalents.explain(hunks, texts, lo.unexplained)):  # calls pointed elsewhere
+        explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
         code = ctx.cfg.source_pathspecs

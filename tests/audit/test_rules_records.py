@@ -301,6 +301,41 @@ def test_unmapped_code_is_surface_absent_and_unmapped_docs_are_ignored(tmp_path)
         assert (r[docs]["verdict"], r[docs]["rule"]) == ("ignore", "ignore"), docs
 
 
+POOL = """\
+class Pool:
+    def take(self, tokens):
+        return tokens
+
+
+class SharedPool(Pool):
+    def take(self, tokens):
+        return super().take(tokens)
+"""
+
+
+def test_calls_pointed_at_code_that_does_the_same_are_no_op(tmp_path):
+    base = SCHED.replace("import logging\n", "import logging\n\nfrom vllm.layers.pool import SharedPool\n").replace(
+        "        self.budget = budget\n", "        self.budget = budget\n        self.pool = SharedPool()\n"
+    )
+    commits = [
+        (
+            "[Core] Drop the shared pool",
+            {
+                "vllm/layers/pool.py": POOL.split("\n\n\nclass SharedPool")[0] + "\n",
+                "vllm/core/sched.py": base.replace("SharedPool", "Pool"),
+            },
+        ),
+    ]
+    _, r = pair(tmp_path, commits, base_sched=base, base_extra={"vllm/layers/pool.py": POOL})
+    got = r["[Core] Drop the shared pool"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: import, equivalent call, dead code"), got
+    # the same call site, where the subclass did something of its own, is a change in behaviour
+    busy = POOL.replace("return super().take(tokens)", "return super().take(tokens) // 2")
+    commits[0][1]["vllm/layers/pool.py"] = busy.split("\n\n\nclass SharedPool")[0] + "\n"
+    _, r = pair(tmp_path / "busy", commits, base_sched=base, base_extra={"vllm/layers/pool.py": busy})
+    assert r["[Core] Drop the shared pool"]["verdict"] != "no-op"
+
+
 def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
     base = SCHED.replace(
         "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from conftest import commit_files, init_repo
+from conftest import one_change
 
 from porttrack import gitio
 from porttrack.evidence import refactor
@@ -34,14 +33,7 @@ def explained(
 ) -> tuple[dict, list[gitio.Hunk]]:
     """What the finders explain in the change from `before` to `after`. `search`: "grep" lets the
     dead-code finder search the tree with git grep, "blind" gives it a search that finds nothing."""
-    repo = init_repo(tmp_path / "up")
-    commit_files(repo, before, "base")
-    sha = commit_files(repo, after, "change")
-
-    def show(rev: str, path: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
-        return proc.stdout if proc.returncode == 0 else None
-
+    repo, sha, show = one_change(tmp_path, before, after)
     hunks = gitio.diff_hunks(repo, sha, ["."]) or []
     readers = {
         "grep": lambda names: gitio.grep_rev(repo, f"{sha}^", names, ["*.py"]),

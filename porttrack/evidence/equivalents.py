@@ -1,0 +1,229 @@
+"""Call sites a change points at code that does what the old target did: the change removes a
+subclass that adds nothing to its base (`class A(B)` whose methods only call `super()`'s of the
+same name) or an alias (`A = B`), and replaces `A` with `B`; or it adds a function that only
+forwards its parameters to an existing callable (`def f(x, y): return A.g(x, y)`) and replaces
+`A.g` with `f`. Either way the same code runs, so the rewritten lines carry no behaviour. One of
+the no-op finders (porttrack/evidence/refactor.py). The definitions often lie outside the queue's
+paths: each name is looked up where the changed file imports it from, before and after the change.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
+
+from porttrack.evidence.refactor import Line, Texts, _code, _parse, _shape
+from porttrack.gitio import Hunk
+
+EQUIVALENT = "equivalent call"
+
+
+Span = tuple[tuple[str, ...], tuple[str, ...]]  # the tokens a line pair differs in: old side, new side
+
+
+def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None) -> dict[Line, str]:
+    """The lines of `hunks` rewritten one for one, the same but for names the change makes
+    equivalent: each old line turns into its new line when every equivalent name is replaced.
+    Only the hunks of `lines` (default: all) are looked at."""
+    keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
+    out: dict[Line, str] = {}
+    for k in sorted(keys):
+        old, new = list(_code(hunks[k].old)), list(_code(hunks[k].new))
+        if not old or len(old) != len(new):
+            continue
+        runs = [_span(_shape(a), _shape(b)) for (_, a), (_, b) in zip(old, new, strict=True)]
+        if any(x is None for x in runs):
+            continue
+        found = {x for x in runs if x is not None}
+        after = texts.after(hunks[k].path) or ""
+        if any(_left_in(x[0], after) for x in found):  # the old spelling still used: the two may differ
+            continue
+        pairs = _equivalences(texts, hunks[k].path, found)
+        if pairs and all(_replaced(_shape(a), pairs) == _shape(b) for (_, a), (_, b) in zip(old, new, strict=True)):
+            out.update(((k, "old", i), EQUIVALENT) for i, _ in old)
+            out.update(((k, "new", i), EQUIVALENT) for i, _ in new)
+    return out
+
+
+def _span(a: list[str], b: list[str]) -> Span | None:
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = tuple(a[head : len(a) - tail]), tuple(b[head : len(b) - tail])
+    if mid_a and mid_b and all(x == "." or x.isidentifier() for x in [*mid_a, *mid_b]):
+        return mid_a, mid_b
+    return None
+
+
+def _left_in(tokens: tuple[str, ...], text: str) -> bool:
+    return "".join(tokens) in text and re.search(rf"(?<![\w.]){re.escape(''.join(tokens))}(?!\w)", text) is not None
+
+
+def _replaced(tokens: list[str], pairs: dict[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for old, new in pairs.items():
+            prev = tokens[i - 1] if i else ""
+            if tuple(tokens[i : i + len(old)]) == old and prev != ".":  # `x.A` names another A
+                out.extend(new)
+                i += len(old)
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _equivalences(texts: Texts, path: str, runs: set[Span]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """old name's tokens -> new name's tokens, for the runs of a hunk in `path`: a removed subclass
+    or alias -> its base; an existing callable -> a function the change adds that only forwards to
+    it. Each name is read in `path` and where `path` imports it from."""
+    pairs: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for old, new in runs:
+        if len(old) == 1:
+            node = _defined(old[0], _homes(old[0], path, texts.before), texts.before, texts.after)
+            if node is not None and (base := _stands_for(node)) is not None:
+                pairs[old] = tuple(_shape(base))
+        if len(new) == 1:
+            node = _defined(new[0], _homes(new[0], path, texts.after), texts.after, texts.before)
+            if node is not None and (target := _forwards_to(node)) is not None:
+                pairs[tuple(_shape(target))] = new
+    return pairs
+
+
+def _defined(
+    name: str, paths: list[str], side: Callable[[str], str | None], other: Callable[[str], str | None]
+) -> ast.stmt | None:
+    """The module-level definition of `name` in the first of `paths` that holds one on `side` of
+    the change and none on the other: the change removes it (or adds it). A file is parsed only
+    where a line of it, at the margin, defines the name on that side and none does on the other."""
+    n = re.escape(name)
+    rx = re.compile(rf"^(?:(?:async\s+)?def|class)\s+{n}\b|^{n}\s*(?::[^=\n]*)?=(?!=)", re.M)
+    for path in paths:
+        text = side(path)
+        if text is None or not rx.search(text):
+            continue
+        if rx.search(other(path) or ""):
+            return None
+        return next((x for x in _top(text) if _name(x) == name), None)
+    return None
+
+
+_HOPS = 3  # imports followed from the changed file: through a package's __init__ to the module behind it
+
+
+def _homes(name: str, path: str, side: Callable[[str], str | None]) -> list[str]:
+    """`path`, then the files it takes `name` from (`from a.b import name`, relative imports too),
+    through re-exports, read on `side` of the change."""
+    out = [path]
+    while len(out) <= _HOPS:
+        source = _imported_from(name, out[-1], side(out[-1]))
+        found = next((p for p in source if side(p) is not None and p not in out), None)
+        if found is None:
+            break
+        out.append(found)
+    return out
+
+
+# `from a.b import x, y` or `from .b import (\n x,\n y,\n)`, at the margin
+_FROM = re.compile(r"^from\s+(\.*)([\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+
+
+def _imported_from(name: str, path: str, text: str | None) -> list[str]:
+    """The files `path` takes `name` from, read from its module-level `from ... import` lines."""
+    for m in _FROM.finditer(text or ""):
+        names = {w.split(" as ")[-1].strip() for w in re.sub(r"#[^\n]*", "", m[3]).strip("()").split(",")}
+        if name not in names:
+            continue
+        base = PurePosixPath(path).parents[len(m[1]) - 1] if m[1] else PurePosixPath()
+        module = base / m[2].replace(".", "/")
+        return [f"{module}.py", f"{module}/__init__.py"]
+    return []
+
+
+@functools.lru_cache(maxsize=16)  # a module is read for each name and hunk that leads to it
+def _top(text: str | None) -> list[ast.stmt]:
+    tree = _parse(text)
+    return list(tree.body) if tree is not None else []
+
+
+def _name(node: ast.stmt) -> str:
+    if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return ""
+
+
+def _body(node: ast.ClassDef | ast.FunctionDef) -> list[ast.stmt]:
+    """The statements less a docstring and `pass`."""
+    return [
+        x
+        for i, x in enumerate(node.body)
+        if not isinstance(x, ast.Pass)
+        and not (
+            i == 0 and isinstance(x, ast.Expr) and isinstance(x.value, ast.Constant) and isinstance(x.value.value, str)
+        )
+    ]
+
+
+def _stands_for(node: ast.stmt) -> str | None:
+    """The base a class adds nothing to (one base; each method only returns `super()`'s of its
+    name with its own parameters), or the name an alias binds; None for anything else."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        return ast.unparse(node.value)
+    if not isinstance(node, ast.ClassDef) or len(node.bases) != 1 or node.keywords or node.decorator_list:
+        return None
+    for x in _body(node):
+        if not isinstance(x, ast.FunctionDef) or x.decorator_list:
+            return None
+        call = _returned_call(x)
+        if not (
+            call is not None
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == x.name
+            and isinstance(call.func.value, ast.Call)
+            and ast.unparse(call.func.value) == "super()"
+            and _forwards(x, call, skip_self=True)
+        ):
+            return None
+    return ast.unparse(node.bases[0])
+
+
+def _forwards_to(node: ast.stmt) -> str | None:
+    """The callable a module-level function only returns the call of, with its own parameters."""
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        return None
+    call = _returned_call(node)
+    if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)) or not _forwards(node, call):
+        return None
+    return ast.unparse(call.func)
+
+
+def _returned_call(fn: ast.FunctionDef) -> ast.Call | None:
+    body = _body(fn)
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call):
+        return body[0].value
+    return None
+
+
+def _forwards(fn: ast.FunctionDef, call: ast.Call, skip_self: bool = False) -> bool:
+    """Does `call` pass `fn`'s parameters on, each once and in order (positionally, or as
+    `name=name`), and nothing else?"""
+    a = fn.args
+    if a.vararg or a.kwarg or a.posonlyargs:
+        return False
+    params = [p.arg for p in [*a.args, *a.kwonlyargs]][1 if skip_self else 0 :]
+    given = [x.id if isinstance(x, ast.Name) else "" for x in call.args]
+    for kw in call.keywords:
+        if kw.arg is None or not isinstance(kw.value, ast.Name) or kw.value.id != kw.arg:
+            return False
+        given.append(kw.arg)
+    return given == params

@@ -1,0 +1,128 @@
+"""equivalents: call sites a change points at code that does the same, on a real commit's diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import one_change
+
+from porttrack import gitio
+from porttrack.evidence import equivalents, refactor
+from porttrack.evidence.hunks import code_line_indices
+
+LAYER = """\
+class Layer:
+    def forward(self, x, scale):
+        return x * scale
+
+    @staticmethod
+    def mapping(model, gate, up):
+        return [(model, gate), (model, up)]
+
+
+class SharedLayer(Layer):
+    \"\"\"A layer that also runs shared experts.\"\"\"
+
+    def forward(self, x, scale):
+        return super().forward(x, scale)
+"""
+
+MODEL = """\
+from layers import Layer, SharedLayer
+
+
+class Model:
+    def __init__(self):
+        self.experts = SharedLayer()
+
+    def load(self, model):
+        return Layer.mapping(model, "gate", "up")
+"""
+
+
+def explained(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[dict, list[gitio.Hunk]]:
+    """What the finder explains in model.py's hunks of a real commit."""
+    repo, sha, show = one_change(tmp_path, before, after)
+    hunks = gitio.diff_hunks(repo, sha, ["model.py"]) or []
+    return equivalents.explain(hunks, refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))), hunks
+
+
+def code_lines(hunks: list[gitio.Hunk]) -> int:
+    return sum(len(code_line_indices(h.old)) + len(code_line_indices(h.new)) for h in hunks)
+
+
+def test_a_removed_subclass_that_adds_nothing_is_its_base(tmp_path):
+    model = MODEL.replace("SharedLayer()", "Layer()").replace(", SharedLayer", "")
+    after = {"layers.py": LAYER.split("\n\n\nclass SharedLayer")[0] + "\n", "model.py": model}
+    found, hunks = explained(tmp_path, {"layers.py": LAYER, "model.py": MODEL}, after)
+    assert set(found.values()) == {equivalents.EQUIVALENT}
+    assert len(found) == 2 == code_lines(hunks) - 2  # the call site, old and new; the import line is not its to explain
+
+
+def test_a_subclass_that_changes_its_base_or_stays_is_no_equivalent(tmp_path):
+    busy = LAYER.replace("return super().forward(x, scale)", "return super().forward(x, scale) + 1")
+    after = {
+        "layers.py": busy.split("\n\n\nclass SharedLayer")[0] + "\n",
+        "model.py": MODEL.replace("SharedLayer()", "Layer()"),
+    }
+    found, _ = explained(tmp_path / "busy", {"layers.py": busy, "model.py": MODEL}, after)
+    assert found == {}
+    # the subclass stays: both still exist, and code elsewhere may tell them apart
+    found, _ = explained(
+        tmp_path / "kept",
+        {"layers.py": LAYER, "model.py": MODEL},
+        {"model.py": MODEL.replace("SharedLayer()", "Layer()")},
+    )
+    assert found == {}
+
+
+CALLED = MODEL.replace("Layer.mapping(", "layer_mapping(").replace("SharedLayer\n", "SharedLayer, layer_mapping\n")
+FORWARDER = """
+
+def layer_mapping(model, gate, up):
+    return Layer.mapping(model, gate, up)
+"""
+
+
+def test_a_new_function_that_only_forwards_stands_for_its_target(tmp_path):
+    after = {"layers.py": LAYER + FORWARDER, "model.py": CALLED}
+    found, hunks = explained(tmp_path, {"layers.py": LAYER, "model.py": MODEL}, after)
+    assert len(found) == 2 == code_lines(hunks) - 2  # the call site; the import line is the import construct's
+    # a forwarder that reorders its parameters, or adds to the call, runs other code
+    for body in ("Layer.mapping(model, up, gate)", "Layer.mapping(model, gate, up, 1)"):
+        other = FORWARDER.replace("Layer.mapping(model, gate, up)", body)
+        after = {"layers.py": LAYER + other, "model.py": CALLED}
+        found, _ = explained(tmp_path / body[-4:-1].strip(), {"layers.py": LAYER, "model.py": MODEL}, after)
+        assert found == {}, body
+
+
+def test_a_line_that_changes_more_than_the_name_is_not_explained(tmp_path):
+    after = {
+        "layers.py": LAYER + FORWARDER,
+        "model.py": CALLED.replace('layer_mapping(model, "gate", "up")', 'layer_mapping(model, "gate", "down")'),
+    }
+    found, _ = explained(tmp_path, {"layers.py": LAYER, "model.py": MODEL}, after)
+    assert found == {}
+
+
+def test_a_call_the_file_still_makes_the_old_way_may_differ(tmp_path):
+    model = CALLED + "\n\nOTHER = Layer.mapping(1, 2, 3)\n"
+    found, _ = explained(
+        tmp_path, {"layers.py": LAYER, "model.py": MODEL}, {"layers.py": LAYER + FORWARDER, "model.py": model}
+    )
+    assert found == {}
+
+
+def test_a_name_is_found_through_a_package_that_re_exports_it(tmp_path):
+    before = {
+        "pkg/__init__.py": "from .layers import Layer, SharedLayer\n",
+        "pkg/layers.py": LAYER,
+        "model.py": MODEL.replace("from layers import", "from pkg import"),
+    }
+    after = {
+        "pkg/__init__.py": "from .layers import Layer\n",
+        "pkg/layers.py": LAYER.split("\n\n\nclass SharedLayer")[0] + "\n",
+        "model.py": before["model.py"].replace("SharedLayer()", "Layer()").replace(", SharedLayer", ""),
+    }
+    found, hunks = explained(tmp_path, before, after)
+    assert len(found) == 2 and all(k == 1 for k, _, _ in found), (found, hunks)  # the call site, not the import
