@@ -142,7 +142,10 @@ def _imported_from(name: str, path: str, text: str | None) -> list[str]:
         names = {w.split(" as ")[-1].strip() for w in re.sub(r"#[^\n]*", "", m[3]).strip("()").split(",")}
         if name not in names:
             continue
-        base = PurePosixPath(path).parents[len(m[1]) - 1] if m[1] else PurePosixPath()
+        parents = PurePosixPath(path).parents
+        if len(m[1]) > len(parents):  # `from .... import x` above the tree's root names nothing here
+            return []
+        base = parents[len(m[1]) - 1] if m[1] else PurePosixPath()
         module = base / m[2].replace(".", "/")
         return [f"{module}.py", f"{module}/__init__.py"]
     return []

@@ -126,3 +126,10 @@ def test_a_name_is_found_through_a_package_that_re_exports_it(tmp_path):
     }
     found, hunks = explained(tmp_path, before, after)
     assert len(found) == 2 and all(k == 1 for k, _, _ in found), (found, hunks)  # the call site, not the import
+
+
+def test_a_relative_import_above_the_root_or_a_file_that_does_not_parse_explains_nothing(tmp_path):
+    model = "from .... import SharedLayer\n\nX = SharedLayer()\n"
+    after = {"model.py": model.replace("SharedLayer", "Layer"), "layers.py": "def broken(:\n"}
+    found, hunks = explained(tmp_path, {"model.py": model, "layers.py": LAYER}, after)
+    assert hunks and found == {}
