@@ -5,7 +5,6 @@ keeps the true entry point for the few tests that need a real process)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 import importlib
 import importlib.util
 import io
@@ -13,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,7 +65,9 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str,
     return head(repo)
 
 
-def one_change(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[Path, str, Callable]:
+def one_change(
+    tmp_path: Path, before: dict[str, str], after: dict[str, str]
+) -> tuple[Path, str, Callable[[str, str], str | None]]:
     """An upstream repository with `before` committed, then `after`: the repo, the change's sha,
     and a reader of a file on either side (`show(rev, path)`, None where git has no such file)."""
     repo = init_repo(tmp_path / "up")
