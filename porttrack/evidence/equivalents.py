@@ -91,11 +91,11 @@ def _equivalences(texts: Texts, path: str, runs: set[Span]) -> dict[tuple[str, .
     pairs: dict[tuple[str, ...], tuple[str, ...]] = {}
     for old, new in runs:
         if len(old) == 1:
-            node = _defined(old[0], _homes(old[0], path, texts.before), texts.before, texts.after)
+            node = _defined(old[0], homes(old[0], path, texts.before), texts.before, texts.after)
             if node is not None and (base := _stands_for(node)) is not None:
                 pairs[old] = tuple(_shape(base))
         if len(new) == 1:
-            node = _defined(new[0], _homes(new[0], path, texts.after), texts.after, texts.before)
+            node = _defined(new[0], homes(new[0], path, texts.after), texts.after, texts.before)
             if node is not None and (target := _forwards_to(node)) is not None:
                 pairs[tuple(_shape(target))] = new
     return pairs
@@ -122,7 +122,7 @@ def _defined(
 _HOPS = 3  # imports followed from the changed file: through a package's __init__ to the module behind it
 
 
-def _homes(name: str, path: str, side: Callable[[str], str | None]) -> list[str]:
+def homes(name: str, path: str, side: Callable[[str], str | None]) -> list[str]:
     """`path`, then the files it takes `name` from (`from a.b import name`, relative imports too),
     through re-exports, read on `side` of the change."""
     out = [path]
@@ -135,12 +135,12 @@ def _homes(name: str, path: str, side: Callable[[str], str | None]) -> list[str]
     return out
 
 
-# `from a.b import x, y` or `from .b import (\n x,\n y,\n)`, at the margin
-_FROM = re.compile(r"^from\s+(\.*)([\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+# `from a.b import x, y` or `from .b import (\n x,\n y,\n)`, at the margin or inside a function
+_FROM = re.compile(r"^[ \t]*from\s+(\.*)([\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
 
 
 def _imported_from(name: str, path: str, text: str | None) -> list[str]:
-    """The files `path` takes `name` from, read from its module-level `from ... import` lines."""
+    """The files `path` takes `name` from, read from its `from ... import` lines (a function's own too)."""
     for m in _FROM.finditer(text or ""):
         names = {w.split(" as ")[-1].strip() for w in re.sub(r"#[^\n]*", "", m[3]).strip("()").split(",")}
         if name not in names:

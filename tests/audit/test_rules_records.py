@@ -336,6 +336,22 @@ def test_calls_pointed_at_code_that_does_the_same_are_no_op(tmp_path):
     assert r["[Core] Drop the shared pool"]["verdict"] != "no-op"
 
 
+def test_a_parameter_that_only_quiets_a_log_line_is_no_op(tmp_path):
+    log = '        logger.debug("step with %d tokens", tokens)\n'
+    base = SCHED.replace("    def step(self, tokens):\n", "    def step(self, tokens):\n" + log)
+    quiet = base.replace(
+        "    def step(self, tokens):\n" + log,
+        "    def step(self, tokens, quiet=False):\n        if not quiet:\n    " + log,
+    )
+    _, r = pair(tmp_path, [("[Core] Quiet step", {"vllm/core/sched.py": quiet})], base_sched=base)
+    got = r["[Core] Quiet step"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: message switch, log text"), got
+    # a guard that also changes state is behaviour
+    busy = quiet.replace("    " + log, "    " + log + "            self.budget -= 1\n")
+    _, r = pair(tmp_path / "busy", [("[Core] Quiet step", {"vllm/core/sched.py": busy})], base_sched=base)
+    assert r["[Core] Quiet step"]["verdict"] != "no-op"
+
+
 def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
     base = SCHED.replace(
         "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"
