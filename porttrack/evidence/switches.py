@@ -115,8 +115,11 @@ def _hunk(k: int, h: Hunk, before: _Side, after: _Side) -> dict[Line, str]:
 def _same(q: str, before: _Side, after: _Side) -> bool:
     """Are function `q`'s two sides one syntax tree once switches are taken out, and not before?"""
     old, new = before.functions[q], after.functions[q]
-    a, b = _without_switches(old, q, before), _without_switches(new, q, after)
-    return ast.dump(a) == ast.dump(b) and ast.dump(_bare(old)) != ast.dump(_bare(new))
+    try:
+        a, b = _without_switches(old, q, before), _without_switches(new, q, after)
+        return ast.dump(a) == ast.dump(b) and ast.dump(_bare(old)) != ast.dump(_bare(new))
+    except RecursionError:  # an expression nested past what copying and comparing can follow
+        return False
 
 
 def _bare(fn: Function) -> Function:

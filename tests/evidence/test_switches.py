@@ -137,3 +137,20 @@ def test_a_switch_passed_to_a_parameter_that_is_not_one_explains_nothing(tmp_pat
 def test_files_that_do_not_parse_explain_nothing(tmp_path):
     found, _ = explained(tmp_path, {"blocks.py": BLOCKS + "def (:\n"}, {"blocks.py": QUIET + "def (:\n"}, "blocks.py")
     assert found == {}
+
+
+def test_a_function_nested_past_what_can_be_compared_explains_nothing(tmp_path):
+    deep = "\n\ndef total():\n    return " + " + ".join(["1"] * 400) + "\n"
+    quiet_deep = QUIET.replace("    return blocks\n", "    return blocks + total()\n", 1) + deep
+    base_deep = BLOCKS.replace("    return blocks\n", "    return blocks + total()\n", 1) + deep
+    deeper = quiet_deep.replace(
+        "    blocks = memory // page\n", "    blocks = memory // page + " + " + ".join(["1"] * 400) + "\n"
+    )
+    based = base_deep.replace(
+        "    blocks = memory // page\n", "    blocks = memory // page + " + " + ".join(["1"] * 400) + "\n"
+    )
+    found, hunks = explained(tmp_path, {"blocks.py": based}, {"blocks.py": deeper}, "blocks.py")
+    passing = {(k, "new", i) for k, h in enumerate(hunks) for i, x in enumerate(h.new) if "quiet=quiet" in x}
+    guard = {(k, "new", i) for k, h in enumerate(hunks) for i, x in enumerate(h.new) if "if not quiet" in x}
+    assert passing and not passing & set(found)  # `plan` could not be compared: its lines stay unexplained
+    assert guard <= set(found)  # `override` still could
