@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -44,7 +45,7 @@ def explain(
     removes in `every` (default `hunks`), the change's hunks: a call site that starts passing a
     switch the change leaves alone is not recognised."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
-    guarded = {m[1] for h in every or hunks for x in [*h.old, *h.new] if (m := _GUARD.match(x))}
+    guarded = {name for h in every or hunks for side in (h.old, h.new) for name in _guards(side)}
     out: dict[Line, str] = {}
     for path in sorted({hunks[k].path for k in keys}):
         mine = [k for k in sorted(keys) if hunks[k].path == path]
@@ -70,6 +71,12 @@ def _candidates(hunks: list[Hunk]) -> frozenset[str]:
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _GUARD = re.compile(r"^\s*if\s+(?:not\s+)?([A-Za-z_]\w*)\s*:\s*$")
+_MESSAGE = re.compile(r"^\s*(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
+
+
+def _guards(lines: list[str]) -> set[str]:
+    """The names tested by `if name:` or `if not name:` lines whose next line starts a message call."""
+    return {m[1] for x, y in itertools.pairwise(lines) if (m := _GUARD.match(x)) and _MESSAGE.match(y)}
 
 
 class _Side:
@@ -245,7 +252,7 @@ def _last_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)  # syntax trees are large: the two sides of a file and a callee's
 def _read(text: str | None) -> tuple[ast.Module | None, dict[str, Function]]:
     """The file's syntax tree (None where it does not parse) and every function and method in it
     by qualified name (`Class.method`, `outer.inner`)."""
