@@ -2,7 +2,9 @@
 subclass that adds nothing to its base (`class A(B)` whose methods only call `super()`'s of the
 same name) or an alias (`A = B`), and replaces `A` with `B`; or it adds a function that only
 forwards its parameters to an existing callable (`def f(x, y): return A.g(x, y)`) and replaces
-`A.g` with `f`. Either way the same code runs, so the rewritten lines carry no behaviour. A no-op
+`A.g` with `f`; or it calls a library function (from outside the tree) by the public path the
+library now offers for its private one (`torch._C._cpu.f()` -> `torch.cpu.f()`). Each way the same
+code runs, so the rewritten lines carry no behaviour. A no-op
 finder beside those of porttrack/evidence/refactor.py, which audit's `no-op` rule asks where they
 leave lines unexplained. The definitions often lie outside the queue's paths: each name is looked
 up where the changed file imports it from, before and after the change.
@@ -44,23 +46,63 @@ def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None
         if any(_left_in(x[0], after) for x in found):  # the old spelling still used: the two may differ
             continue
         pairs = _equivalences(texts, hunks[k].path, found)
-        if pairs and all(_replaced(a, pairs) == b for a, b in shapes):
+        roots = _libraries(hunks[k].path, texts) if any(_requalified(a, b, None) for a, b in shapes) else set()
+        if (pairs or roots) and all(_replaced(a, pairs) == b or _requalified(a, b, roots) for a, b in shapes):
             out.update(((k, "old", i), EQUIVALENT) for i, _ in old)
             out.update(((k, "new", i), EQUIVALENT) for i, _ in new)
     return out
 
 
-def _span(a: list[str], b: list[str]) -> Span | None:
+def _ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many tokens two lines share at the head, and then at the tail."""
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def _span(a: list[str], b: list[str]) -> Span | None:
+    head, tail = _ends(a, b)
     mid_a, mid_b = tuple(a[head : len(a) - tail]), tuple(b[head : len(b) - tail])
     if mid_a and mid_b and all(x == "." or x.isidentifier() for x in [*mid_a, *mid_b]):
         return mid_a, mid_b
     return None
+
+
+def _requalified(a: list[str], b: list[str], roots: set[str] | None) -> bool:
+    """Do two lines differ only in the middle of one dotted name that starts at a library module in
+    `roots` (None: at any name) and ends at the same attribute, where the old middle goes through a
+    private module and the new one through public ones (`torch._C._cpu.f()` / `torch.cpu.f()`)?
+    The same library function, reached by the path the library now offers."""
+    head, tail = _ends(a, b)
+    if head < 2 or a[head - 1] != "." or tail < 2 or a[len(a) - tail] != "." or not a[len(a) - tail + 1].isidentifier():
+        return False
+    i = head - 1
+    while i >= 1 and a[i] == "." and a[i - 1].isidentifier():
+        i -= 2
+    if i == head - 1 or (i >= 0 and a[i] == "."):  # no name before the run, or a chain off a call
+        return False
+    old, new = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not any(x.startswith("_") for x in old) or any(x.startswith("_") for x in new):
+        return False  # a public path for another (`cuda` / `xpu`) may be another device's function
+    return roots is None or a[i + 1] in roots
+
+
+_IMPORT = re.compile(r"^[ \t]*import\s+([A-Za-z_]\w*)(?:\.[\w.]*)?(?:\s+as\s+([A-Za-z_]\w*))?\s*$", re.M)
+
+
+def _libraries(path: str, texts: Texts) -> set[str]:
+    """The names `path` binds to a module from outside the tree (`import torch`, `import numpy as
+    np`), on both sides of the change: no such package lies in the upstream tree."""
+    out: set[str] = set()
+    for text in (texts.before(path), texts.after(path)):
+        for m in _IMPORT.finditer(text or ""):
+            if texts.after(f"{m[1]}/__init__.py") is None and texts.after(f"{m[1]}.py") is None:
+                out.add(m[2] or m[1])
+    return out
 
 
 def _left_in(tokens: tuple[str, ...], text: str) -> bool:

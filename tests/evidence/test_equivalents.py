@@ -133,3 +133,34 @@ def test_a_relative_import_above_the_root_or_a_file_that_does_not_parse_explains
     after = {"model.py": model.replace("SharedLayer", "Layer"), "layers.py": "def broken(:\n"}
     found, hunks = explained(tmp_path, {"model.py": model, "layers.py": LAYER}, after)
     assert hunks and found == {}
+
+
+KERNEL = """\
+import torch
+
+
+def isa_hint(dtype):
+    supported = torch._C._cpu._is_amx_tile_supported()
+    return "amx" if supported else "avx"
+"""
+
+
+def test_a_library_function_reached_by_its_new_path_is_the_same_call(tmp_path):
+    moved = KERNEL.replace("torch._C._cpu._is_amx", "torch.cpu._is_amx")
+    found, hunks = explained(tmp_path, {"model.py": KERNEL}, {"model.py": moved})
+    assert set(found.values()) == {equivalents.EQUIVALENT} and len(found) == code_lines(hunks) == 2
+    # another function of the library is another call
+    other = KERNEL.replace("torch._C._cpu._is_amx_tile_supported", "torch.cpu._is_avx512_supported")
+    found, _ = explained(tmp_path / "other", {"model.py": KERNEL}, {"model.py": other})
+    assert found == {}
+    # a module of the tree itself may do anything under its new path
+    own = KERNEL.replace("import torch", "import vllm").replace("torch.", "vllm.")
+    tree = {"vllm/__init__.py": "", "model.py": own}
+    found, _ = explained(tmp_path / "own", tree, {**tree, "model.py": own.replace("vllm._C._cpu.", "vllm.cpu.")})
+    assert found == {}
+
+
+def test_a_public_path_swapped_for_another_is_no_same_call(tmp_path):
+    public = KERNEL.replace("torch._C._cpu._is_amx", "torch.cuda._is_amx")
+    found, _ = explained(tmp_path, {"model.py": public}, {"model.py": public.replace("torch.cuda.", "torch.xpu.")})
+    assert found == {}
