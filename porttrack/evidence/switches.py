@@ -47,6 +47,8 @@ def explain(
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
     guarded = {name for h in every or hunks for side in (h.old, h.new) for name in _guards(side)}
     out: dict[Line, str] = {}
+    if not guarded:  # most changes: no switch comes or goes
+        return out
     for path in sorted({hunks[k].path for k in keys}):
         mine = [k for k in sorted(keys) if hunks[k].path == path]
         names = _candidates([hunks[k] for k in mine]) & guarded
