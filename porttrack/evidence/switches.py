@@ -134,7 +134,7 @@ def _same(q: str, before: _Side, after: _Side) -> bool:
 def _bare(fn: Function) -> Function:
     """`fn` without its docstring and nested functions, whose own lines are judged on their own."""
     fn = copy.copy(fn)
-    fn.body = [x for i, x in enumerate(fn.body) if not (i == 0 and _is_docstring(x))]
+    fn.body = fn.body[1:] if ast.get_docstring(fn, clean=False) is not None else fn.body
     fn.body = [x for x in fn.body if not isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))] or [ast.Pass()]
     return fn
 
@@ -244,10 +244,6 @@ def _guard(node: ast.If) -> str | None:
 
 def _is_message(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _is_message_call(node.value.func)
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _last_name(node: ast.expr) -> str:
