@@ -4,9 +4,8 @@ same name) or an alias (`A = B`), and replaces `A` with `B`; or it adds a functi
 forwards its parameters to an existing callable (`def f(x, y): return A.g(x, y)`) and replaces
 `A.g` with `f`; or it calls a library function (from outside the tree) by the public path the
 library now offers for its private one (`torch._C._cpu.f()` -> `torch.cpu.f()`). Each way the same
-code runs, so the rewritten lines carry no behaviour. A no-op
-finder beside those of porttrack/evidence/refactor.py, which audit's `no-op` rule asks where they
-leave lines unexplained. The definitions often lie outside the queue's paths: each name is looked
+code runs, so the rewritten lines carry no behaviour. A no-op finder beside those of
+porttrack/evidence/refactor.py, which audit's `no-op` rule asks where they leave lines unexplained. The definitions often lie outside the queue's paths: each name is looked
 up where the changed file imports it from, before and after the change.
 """
 
@@ -212,14 +211,8 @@ def _name(node: ast.stmt) -> str:
 
 def _body(node: ast.ClassDef | ast.FunctionDef) -> list[ast.stmt]:
     """The statements less a docstring and `pass`."""
-    return [
-        x
-        for i, x in enumerate(node.body)
-        if not isinstance(x, ast.Pass)
-        and not (
-            i == 0 and isinstance(x, ast.Expr) and isinstance(x.value, ast.Constant) and isinstance(x.value.value, str)
-        )
-    ]
+    body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
+    return [x for x in body if not isinstance(x, ast.Pass)]
 
 
 def _stands_for(node: ast.stmt) -> str | None:

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from porttrack.evidence.equivalents import homes
-from porttrack.evidence.refactor import Line, Texts, _is_message_call, _parse
+from porttrack.evidence.refactor import Line, Texts, _is_message_call, _last_name, _parse
 from porttrack.gitio import Hunk
 
 SWITCH = "message switch"
@@ -86,8 +86,9 @@ class _Side:
 
     def __init__(self, path: str, read: Callable[[str], str | None], names: frozenset[str]) -> None:
         self.path, self.read, self.names = path, read, names
-        self.tree, self.functions = _read(read(path))
-        self.switches = _switches(read(path), names)
+        text = read(path)
+        self.tree, self.functions = _read(text)
+        self.switches = _switches(text, names)
         self.local = {q.rsplit(".", 1)[-1] for q in self.functions}
         self.seen: dict[str, frozenset[str]] = {}
 
@@ -244,10 +245,6 @@ def _guard(node: ast.If) -> str | None:
 
 def _is_message(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _is_message_call(node.value.func)
-
-
-def _last_name(node: ast.expr) -> str:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 @functools.lru_cache(maxsize=4)  # syntax trees are large: the two sides of a file and a callee's
