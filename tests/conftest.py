@@ -81,6 +81,19 @@ def one_change(
     return repo, sha, show
 
 
+def code_lines(hunks: list) -> set[tuple[int, str, int]]:
+    """(hunk index, side, line index) of every changed code line of `hunks` (gitio.Hunk): what a
+    no-op finder must explain for the whole change to carry no behaviour."""
+    from porttrack.evidence.hunks import code_line_indices
+
+    return {
+        (k, side, i)
+        for k, h in enumerate(hunks)
+        for side in ("old", "new")
+        for i in code_line_indices(getattr(h, side))
+    }
+
+
 def head(repo: Path) -> str:
     """HEAD's sha, read from the branch's loose ref where there is one (a git process per commit
     is a tenth of the suite's processes); through git otherwise."""

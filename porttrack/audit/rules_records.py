@@ -7,7 +7,7 @@ from typing import Any
 
 from porttrack import gates
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import equivalents, refactor, switches
+from porttrack.evidence import equivalents, refactor, switches, wrappers
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -148,6 +148,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     if not lo.only and (
         found := switches.explain(hunks, texts, lo.unexplained, every)
     ):  # parameters that only quiet logs
+        explained = {**found, **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and (found := wrappers.explain(hunks, texts, lo.unexplained)):  # values wrapped to warn
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)

@@ -352,6 +352,25 @@ def test_a_parameter_that_only_quiets_a_log_line_is_no_op(tmp_path):
     assert r["[Core] Quiet step"]["verdict"] != "no-op"
 
 
+def test_a_value_wrapped_in_a_call_that_only_warns_is_no_op(tmp_path):
+    wrapper = (
+        "import warnings\n\n\n"
+        "def deprecated(value, why):\n"
+        "    warnings.warn(why, FutureWarning)\n"
+        "    return value\n\n\n"
+    )
+    wrapped = wrapper + SCHED.replace(
+        "        self.budget = budget\n", '        self.budget = deprecated(budget, "pass a token budget")\n'
+    )
+    _, r = pair(tmp_path, [("[Core] Deprecate budget", {"vllm/core/sched.py": wrapped})])
+    got = r["[Core] Deprecate budget"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: import, message wrapper"), got
+    # a wrapper that hands back something else is behaviour
+    halved = wrapped.replace("    return value\n", "    return value // 2\n")
+    _, r = pair(tmp_path / "halved", [("[Core] Deprecate budget", {"vllm/core/sched.py": halved})])
+    assert r["[Core] Deprecate budget"]["verdict"] != "no-op"
+
+
 def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
     base = SCHED.replace(
         "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"

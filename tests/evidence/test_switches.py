@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import one_change
+from conftest import code_lines, one_change
 
 from porttrack import gitio
 from porttrack.evidence import refactor, switches
-from porttrack.evidence.hunks import code_line_indices
 
 BLOCKS = """\
 import logging
@@ -65,15 +64,6 @@ def explained(tmp_path: Path, before: dict[str, str], after: dict[str, str], pat
     every = gitio.diff_hunks(repo, sha, sorted(after)) or []
     texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
     return switches.explain(hunks, texts, every=every), hunks
-
-
-def code_lines(hunks: list[gitio.Hunk]) -> set[tuple[int, str, int]]:
-    return {
-        (k, side, i)
-        for k, h in enumerate(hunks)
-        for side in ("old", "new")
-        for i in code_line_indices(getattr(h, side))
-    }
 
 
 def test_a_parameter_that_only_quiets_a_log_line_is_explained_where_it_is_added_and_passed(tmp_path):
