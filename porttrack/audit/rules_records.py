@@ -146,7 +146,7 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (
-        found := switches.explain(hunks, texts, lo.unexplained, every)
+        found := switches.explain(hunks, texts, lo.unexplained, every, lambda: _whole_diff(s, every))
     ):  # parameters that only quiet logs
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
@@ -183,13 +183,18 @@ def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling or bindings")
 
 
+def _whole_diff(s: Subject, every: list) -> list | None:
+    """The change's hunks in every source file, where it has more than `every`; else None."""
+    whole = s.ctx.hunks(s.e, list(s.ctx.cfg.source_pathspecs), keep=False)
+    return whole if whole and len(whole) > len(every) else None
+
+
 def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
     """The change's hunks in every source file, where it has more than `every` (the queue's paths
     hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""
     if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
         return None
-    whole = s.ctx.hunks(s.e, list(s.ctx.cfg.source_pathspecs), keep=False)
-    return whole if whole and len(whole) > len(every) else None
+    return _whole_diff(s, every)
 
 
 def _deferred(rule: AuditRule, s: Subject) -> bool:

@@ -38,20 +38,30 @@ _MAY_SWITCH = re.compile(
 
 
 def explain(
-    hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None, every: list[Hunk] | None = None
+    hunks: list[Hunk],
+    texts: Texts,
+    lines: Iterable[Line] | None = None,
+    every: list[Hunk] | None = None,
+    whole: Callable[[], list[Hunk] | None] | None = None,
 ) -> dict[Line, str]:
     """The changed lines of functions whose two sides differ only in message switches. Only the
     hunks of `lines` (default: all) are looked at, and only switches whose guard the change adds or
-    removes in `every` (default `hunks`), the change's hunks: a call site that starts passing a
-    switch the change leaves alone is not recognised."""
+    removes in `every` (default `hunks`), the change's hunks, or in `whole` (the change's hunks in
+    every source file, asked for only where a switch may come or go and `every` holds no guard of
+    it): a call site that starts passing a switch the change leaves alone is not recognised."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
-    guarded = {name for h in every or hunks for side in (h.old, h.new) for name in _guards(side)}
+    guarded = _guarded(every or hunks)
     out: dict[Line, str] = {}
+    paths = sorted({hunks[k].path for k in keys})
+    by_path = {p: [k for k in sorted(keys) if hunks[k].path == p] for p in paths}
+    candidates = {p: _candidates([hunks[k] for k in by_path[p]]) for p in paths}
+    if whole is not None and any(c - guarded for c in candidates.values()):
+        guarded |= _guarded(whole() or [])  # a callee outside the queue's paths may lose its switch
     if not guarded:  # most changes: no switch comes or goes
         return out
-    for path in sorted({hunks[k].path for k in keys}):
-        mine = [k for k in sorted(keys) if hunks[k].path == path]
-        names = _candidates([hunks[k] for k in mine]) & guarded
+    for path in paths:
+        mine = by_path[path]
+        names = candidates[path] & guarded
         if not names:  # parse only where a switch comes or goes
             continue
         before, after = _Side(path, texts.before, names), _Side(path, texts.after, names)
@@ -74,6 +84,10 @@ def _candidates(hunks: list[Hunk]) -> frozenset[str]:
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _GUARD = re.compile(r"^\s*if\s+(?:not\s+)?([A-Za-z_]\w*)\s*:\s*$")
 _MESSAGE = re.compile(r"^\s*(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
+
+
+def _guarded(hunks: list[Hunk]) -> set[str]:
+    return {name for h in hunks for side in (h.old, h.new) for name in _guards(side)}
 
 
 def _guards(lines: list[str]) -> set[str]:

@@ -352,6 +352,36 @@ def test_a_parameter_that_only_quiets_a_log_line_is_no_op(tmp_path):
     assert r["[Core] Quiet step"]["verdict"] != "no-op"
 
 
+def test_a_call_site_that_stops_passing_a_switch_its_callee_loses_outside_the_paths_is_no_op(tmp_path):
+    # the callee lives in lib/, beyond the queue's `vllm/` paths; the change drops its switch there
+    quiet = (
+        "import logging\n\nlogger = logging.getLogger(__name__)\n\n\n"
+        "def compute_budget(tokens, budget, quiet=False):\n"
+        "    if not quiet:\n"
+        '        logger.info("budget %d", budget)\n'
+        "    return min(tokens, budget)\n"
+    )
+    loud = quiet.replace(", quiet=False)", ")").replace("    if not quiet:\n        logger", "    logger")
+    base = "from lib.blocks import compute_budget\n" + SCHED.replace(
+        "compute_budget(tokens, self.budget)", "compute_budget(tokens, self.budget, quiet=True)"
+    )
+    change = {"vllm/core/sched.py": base.replace(", quiet=True)", ")"), "lib/blocks.py": loud}
+    _, r = pair(
+        tmp_path, [("[Core] Always log the budget", change)], base_sched=base, base_extra={"lib/blocks.py": quiet}
+    )
+    got = r["[Core] Always log the budget"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: message switch"), got
+    # where the callee's parameter does more than quiet a log line, dropping it is behaviour
+    busy = quiet.replace("    return min(tokens, budget)\n", "    return min(tokens, budget) - quiet\n")
+    _, r = pair(
+        tmp_path / "busy",
+        [("[Core] Always log the budget", change)],
+        base_sched=base,
+        base_extra={"lib/blocks.py": busy},
+    )
+    assert r["[Core] Always log the budget"]["verdict"] != "no-op"
+
+
 def test_a_value_wrapped_in_a_call_that_only_warns_is_no_op(tmp_path):
     wrapper = (
         "import warnings\n\n\n"

@@ -144,3 +144,28 @@ def test_a_function_nested_past_what_can_be_compared_explains_nothing(tmp_path):
     guard = {(k, "new", i) for k, h in enumerate(hunks) for i, x in enumerate(h.new) if "if not quiet" in x}
     assert passing and not passing & set(found)  # `plan` could not be compared: its lines stay unexplained
     assert guard <= set(found)  # `override` still could
+
+
+def test_a_callee_losing_its_switch_outside_the_queues_paths_is_found_in_the_whole_change(tmp_path):
+    # the queue holds only runner.py; the guard the change removes lies in blocks.py, beyond it
+    before = {"blocks.py": QUIET, "runner.py": RUNNER.format(extra=", quiet=True")}
+    after = {"blocks.py": BLOCKS, "runner.py": RUNNER.format(extra="")}
+    repo, sha, show = one_change(tmp_path, before, after)
+    hunks = gitio.diff_hunks(repo, sha, ["runner.py"]) or []
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    assert switches.explain(hunks, texts, every=hunks) == {}
+    asked: list[int] = []
+
+    def whole() -> list[gitio.Hunk] | None:
+        asked.append(1)
+        return gitio.diff_hunks(repo, sha, sorted(after))
+
+    found = switches.explain(hunks, texts, every=hunks, whole=whole)
+    assert set(found) == code_lines(hunks) and len(found) == 2 and asked == [1]
+    # a change where no switch may come or go never asks for the whole change
+    plain = {"blocks.py": BLOCKS, "runner.py": RUNNER.format(extra="")}
+    repo, sha, show = one_change(tmp_path / "plain", plain, {**plain, "runner.py": RUNNER.format(extra=" + 1")})
+    hunks = gitio.diff_hunks(repo, sha, ["runner.py"]) or []
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    asked.clear()
+    assert switches.explain(hunks, texts, every=hunks, whole=whole) == {} and asked == []
