@@ -47,15 +47,16 @@ def explain(
     """The changed lines of functions whose two sides differ only in message switches. Only the
     hunks of `lines` (default: all) are looked at, and only switches whose guard the change adds or
     removes in `every` (default `hunks`), the change's hunks, or in `whole` (the change's hunks in
-    every source file, asked for only where a switch may come or go and `every` holds no guard of
-    it): a call site that starts passing a switch the change leaves alone is not recognised."""
+    every source file, asked for only where a changed line passes a keyword as a switch is passed,
+    a constant or the name itself, that may come or go and `every` holds no guard of it): a call site that starts passing a switch the change leaves alone is not recognised."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
     guarded = _guarded(every or hunks)
     out: dict[Line, str] = {}
     paths = sorted({hunks[k].path for k in keys})
     by_path = {p: [k for k in sorted(keys) if hunks[k].path == p] for p in paths}
     candidates = {p: _candidates([hunks[k] for k in by_path[p]]) for p in paths}
-    if whole is not None and any(c - guarded for c in candidates.values()):
+    loose = {n for c in candidates.values() for n in c - guarded}
+    if whole is not None and loose & _passed([hunks[k] for k in keys]):
         guarded |= _guarded(whole() or [])  # a callee outside the queue's paths may lose its switch
     if not guarded:  # most changes: no switch comes or goes
         return out
@@ -84,6 +85,33 @@ def _candidates(hunks: list[Hunk]) -> frozenset[str]:
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _GUARD = re.compile(r"^\s*if\s+(?:not\s+)?([A-Za-z_]\w*)\s*:\s*$")
 _MESSAGE = re.compile(r"^\s*(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
+
+
+# a keyword a call site passes as a switch: a constant (`quiet=True`)
+_PASSED = re.compile(r",?\s*(?<![\w.])([A-Za-z_]\w*)=(?:True|False|None)(?!\w)\s*,?")
+
+
+def _passed(hunks: list[Hunk]) -> set[str]:
+    """The keywords passed as a switch would be whose coming or going is all a changed line does:
+    a line pair equal once the keyword is taken out of one side, or a hunk that only adds or only
+    removes lines that pass such keywords."""
+    out: set[str] = set()
+    for h in hunks:
+        if len(h.old) == len(h.new):
+            for a, b in zip(h.old, h.new, strict=True):
+                for x, y in ((a, b), (b, a)):
+                    found = {m[1] for m in _PASSED.finditer(x)}
+                    if found and _squeezed(_PASSED.sub("", x)) == _squeezed(y):
+                        out |= found
+        elif not h.old or not h.new:
+            lines = [x for x in (*h.old, *h.new) if x.strip()]
+            if lines and all(_PASSED.fullmatch(x.strip()) for x in lines):
+                out |= {m[1] for x in lines for m in _PASSED.finditer(x)}
+    return out
+
+
+def _squeezed(line: str) -> str:
+    return re.sub(r"[\s,]", "", line)
 
 
 def _guarded(hunks: list[Hunk]) -> set[str]:

@@ -27,20 +27,21 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 # calls a message's condition may make without doing anything
 _READS = frozenset({"isinstance", "len", "getattr", "hasattr", "get", "getenv", "callable"})
 # a changed line that defines a function, and one that calls a message function: the change may add a wrapper
-_DEF = re.compile(r"^\s*def\s+\w+\s*\(")
+_DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 _MESSAGE = re.compile(r"\b(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
 
 
 def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None) -> dict[Line, str]:
     """The changed lines of files whose two sides differ only in message wrappers. Only the hunks
     of `lines` (default: all) are looked at, and only files where the change adds or removes a
-    function definition and a message call (most changes do not, and parse nothing here)."""
+    function definition, a call of it and a message call (most changes do not, and parse nothing
+    here)."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
     out: dict[Line, str] = {}
     for path in sorted({hunks[k].path for k in keys}):
         mine = [k for k, h in enumerate(hunks) if h.path == path]
         changed = [x for k in mine for x in (*hunks[k].old, *hunks[k].new)]
-        if not any(_DEF.match(x) for x in changed) or not any(_MESSAGE.search(x) for x in changed):
+        if not _may_wrap(changed):
             continue
         if _same_unwrapped(_parse(texts.before(path)), _parse(texts.after(path))):
             out.update(
@@ -52,6 +53,16 @@ def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None
                 }
             )
     return out
+
+
+def _may_wrap(changed: list[str]) -> bool:
+    """Do the changed lines define a function that other changed lines call, and call a message
+    function? A wrapper that comes or goes is called where values are wrapped or unwrapped."""
+    defined = {m[1] for x in changed if (m := _DEF.match(x))}
+    if not defined or not any(_MESSAGE.search(x) for x in changed):
+        return False
+    calls = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, sorted(defined)))})\(")
+    return any(calls.search(x) and not _DEF.match(x) for x in changed)
 
 
 def _same_unwrapped(old: ast.Module | None, new: ast.Module | None) -> bool:

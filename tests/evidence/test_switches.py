@@ -169,3 +169,9 @@ def test_a_callee_losing_its_switch_outside_the_queues_paths_is_found_in_the_who
     texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
     asked.clear()
     assert switches.explain(hunks, texts, every=hunks, whole=whole) == {} and asked == []
+    # nor one whose line does more than drop the keyword
+    mixed = {"blocks.py": BLOCKS, "runner.py": RUNNER.format(extra=" + 1")}
+    repo, sha, show = one_change(tmp_path / "mixed", {**before, "blocks.py": BLOCKS}, mixed)
+    hunks = gitio.diff_hunks(repo, sha, ["runner.py"]) or []
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    assert switches.explain(hunks, texts, every=hunks, whole=whole) == {} and asked == []
