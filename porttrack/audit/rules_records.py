@@ -7,7 +7,7 @@ from typing import Any
 
 from porttrack import gates
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import equivalents, refactor, switches, wrappers
+from porttrack.evidence import deprecations, equivalents, refactor, switches, wrappers
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -132,7 +132,11 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     # a renamed file's old path is diffed too: `--no-renames` shows its content as removed there
     every = ctx.hunks(s.e, [*s.e.files, *sorted(set(s.e.renames.values()))]) or hunks
     strings, imports = _opened_above(s, hunks)
-    explained = {**imports, **refactor.explain(hunks, texts, every, messages=False)}
+    explained = {
+        **imports,
+        **deprecations.explain(hunks, texts, every),
+        **refactor.explain(hunks, texts, every, messages=False),
+    }
     lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (whole := _whole_change(s, hunks, every)) is not None:
         # code moved to or from a file outside the queue's paths is moved all the same; the other

@@ -45,7 +45,6 @@ PROPERTY = "property call"
 COMMENT = "trailing comment"
 EXPORT = "export list"
 DEAD = "dead code"
-DEPRECATED = "deprecation shim"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -57,9 +56,9 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
     or a call; the others parse a file only when a line they would explain calls for it."""
     out: dict[Line, str] = {}
     finders = (
-        (moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports, _deprecated)
+        (moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
         if messages
-        else (moved, _renamed_locals, _unused_parameters, _mechanics, _exports, _deprecated)
+        else (moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
     )
     if texts.readers is not None:
         finders = (*finders, _dead)
@@ -677,65 +676,3 @@ def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]
             if any(p == h.path and d.first <= h.old_start + i <= d.last for p, d in dead):
                 out[(k, "old", i)] = DEAD
     return out
-
-
-# what a deprecation warning says, the warning classes that say it, and either (a line worth a parse)
-_DEPRECATION_TEXT = re.compile(r"deprecat|will be removed", re.I)
-_DEPRECATION_CLASS = re.compile(r"\w*DeprecationWarning|FutureWarning")
-_DEPRECATION = re.compile(f"{_DEPRECATION_TEXT.pattern}|{_DEPRECATION_CLASS.pattern}", re.I)
-
-
-def _deprecated(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
-    """Removed deprecation shims: a function, class or `if` branch that warns its caller that what
-    it serves is deprecated, every line of it removed. It kept an old spelling working for the
-    upstream's own users (an old import path, an old argument) while they moved; a port never
-    offered that spelling, so removing it leaves nothing to port."""
-    removed = _removed_rows(every)
-    out: dict[Line, str] = {}
-    for k, h in enumerate(hunks):
-        # the warning lies inside the removed shim: a hunk whose removed lines never say so needs no parse
-        if not any(_DEPRECATION.search(x) for _, x in _code(h.old)):
-            continue
-        gone = removed.get(h.path, set())
-        spans = [(a, b) for a, b in _deprecation_spans(texts.before(h.path)) if all(r in gone for r in range(a, b + 1))]
-        for i, _ in _code(h.old):
-            if any(a <= h.old_start + i <= b for a, b in spans):
-                out[(k, "old", i)] = DEPRECATED
-    return out
-
-
-@functools.lru_cache(maxsize=32)
-def _deprecation_spans(text: str | None) -> tuple[tuple[int, int], ...]:
-    """(first, last) 1-based lines, decorators included, of each function, class and `if` statement
-    of `text` that holds a deprecation warning (`_warns_deprecation`)."""
-    tree = _parse(text)
-    if tree is None:
-        return ()
-    nodes = list(ast.walk(tree))
-    warnings = [x.lineno for x in nodes if isinstance(x, ast.Call) and _warns_deprecation(x)]
-    if not warnings:
-        return ()
-    out = []
-    for node in nodes:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If)):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            last = node.end_lineno or node.lineno
-            if any(first <= w <= last for w in warnings):
-                out.append((first, last))
-    return tuple(out)
-
-
-def _warns_deprecation(call: ast.Call) -> bool:
-    """A `warnings`, `logging` or logger call, or a `deprecated(...)` decorator, whose text says
-    `deprecat…` or `will be removed`, or that passes a deprecation warning class."""
-    func = call.func
-    named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    if not (_is_message_call(func) or named == "deprecated"):
-        return False
-    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-        for x in ast.walk(arg):
-            if isinstance(x, ast.Constant) and isinstance(x.value, str) and _DEPRECATION_TEXT.search(x.value):
-                return True
-            if isinstance(x, (ast.Name, ast.Attribute)) and _DEPRECATION_CLASS.fullmatch(_last_name(x)):
-                return True
-    return False

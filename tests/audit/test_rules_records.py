@@ -226,6 +226,26 @@ SHIM = (
 )
 
 
+def test_a_parameter_made_required_with_its_deprecation_shim_removed_is_no_op(tmp_path):
+    optional = SCHED.replace(
+        "    def step(self, tokens):\n        return compute_budget(tokens, self.budget)\n",
+        '    def step(\n        self,\n        tokens,\n        cap: "int | None" = None,\n    ):\n'
+        "        if cap is None:\n"
+        '            logger.warning("step without a cap is deprecated")\n'
+        "        return compute_budget(tokens, cap or self.budget)\n",
+    )
+    required = optional.replace('cap: "int | None" = None,', 'cap: "int",').replace(
+        '        if cap is None:\n            logger.warning("step without a cap is deprecated")\n', ""
+    )
+    _, r = pair(tmp_path, [("[Core] Require a cap", {"vllm/core/sched.py": required})], base_sched=optional)
+    got = r["[Core] Require a cap"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: deprecation shim, log text"), got
+    # the default dropped while the shim stays: callers that left the cap out now fail
+    kept = optional.replace('cap: "int | None" = None,', 'cap: "int",')
+    _, r = pair(tmp_path / "kept", [("[Core] Require a cap", {"vllm/core/sched.py": kept})], base_sched=optional)
+    assert r["[Core] Require a cap"]["verdict"] != "no-op"
+
+
 def test_a_removed_deprecation_shim_is_no_op(tmp_path):
     """An old entry point that warns its caller it is deprecated, removed: code elsewhere still
     names it, so it is no dead code, but it kept an old spelling alive that a port never offered.
