@@ -51,15 +51,15 @@ def explain(
     a constant or the name itself, that may come or go and `every` holds no guard of it): a call site that starts passing a switch the change leaves alone is not recognised."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
     guarded = _guarded(every or hunks)
+    passed = _passed([hunks[k] for k in keys]) if whole is not None else set()
     out: dict[Line, str] = {}
+    if not guarded and not passed:  # most changes: no switch comes or goes
+        return out
     paths = sorted({hunks[k].path for k in keys})
     by_path = {p: [k for k in sorted(keys) if hunks[k].path == p] for p in paths}
     candidates = {p: _candidates([hunks[k] for k in by_path[p]]) for p in paths}
-    loose = {n for c in candidates.values() for n in c - guarded}
-    if whole is not None and loose & _passed([hunks[k] for k in keys]):
+    if whole is not None and passed & {n for c in candidates.values() for n in c - guarded}:
         guarded |= _guarded(whole() or [])  # a callee outside the queue's paths may lose its switch
-    if not guarded:  # most changes: no switch comes or goes
-        return out
     for path in paths:
         mine = by_path[path]
         names = candidates[path] & guarded
