@@ -113,3 +113,13 @@ def test_a_function_that_did_something_before_it_became_a_wrapper_explains_nothi
 
 def test_files_that_do_not_parse_explain_nothing(tmp_path):
     assert explained(tmp_path, SETTINGS + "def (:\n", WRAPPED + "def (:\n")[0] == {}
+
+
+def test_a_file_nested_past_what_can_be_compared_explains_nothing(tmp_path):
+    def nested(terms: int) -> str:
+        return "\n\nTOTAL = " + " + ".join(["1"] * terms) + "\n"
+
+    found, hunks = explained(tmp_path / "shallow", CONSTANT + nested(50), CONSTANT_WRAPPED + nested(50))
+    assert code_lines(hunks) <= set(found)  # the control: at this depth the two sides compare
+    found, _ = explained(tmp_path / "deep", CONSTANT + nested(400), CONSTANT_WRAPPED + nested(400))
+    assert found == {}
