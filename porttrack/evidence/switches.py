@@ -47,8 +47,10 @@ def explain(
     """The changed lines of functions whose two sides differ only in message switches. Only the
     hunks of `lines` (default: all) are looked at, and only switches whose guard the change adds or
     removes in `every` (default `hunks`), the change's hunks, or in `whole` (the change's hunks in
-    every source file, asked for only where a changed line passes a keyword as a switch is passed,
-    a constant or the name itself, that may come or go and `every` holds no guard of it): a call site that starts passing a switch the change leaves alone is not recognised."""
+    every source file: a callee outside the queue's paths may lose its switch). `whole` is asked
+    for only where all a changed line does is add or drop a keyword passed a constant
+    (`quiet=True`) that `every` has no guard of. A call site that starts passing a switch the
+    change leaves alone is not recognised."""
     keys = {k for k, _, _ in lines} if lines is not None else set(range(len(hunks)))
     guarded = _guarded(every or hunks)
     passed = _passed([hunks[k] for k in keys]) if whole is not None else set()
