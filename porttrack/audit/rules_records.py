@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from porttrack import gates
@@ -132,13 +134,14 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     # a renamed file's old path is diffed too: `--no-renames` shows its content as removed there
     every = ctx.hunks(s.e, [*s.e.files, *sorted(set(s.e.renames.values()))]) or hunks
     strings, imports = _opened_above(s, hunks)
+    whole_diff = functools.cache(lambda: _whole_diff(s, every))  # one git diff, for two finders at most
     explained = {
         **imports,
         **deprecations.explain(hunks, texts, every),
         **refactor.explain(hunks, texts, every, messages=False),
     }
     lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (whole := _whole_change(s, hunks, every)) is not None:
+    if not lo.only and (whole := _whole_change(hunks, whole_diff)) is not None:
         # code moved to or from a file outside the queue's paths is moved all the same; the other
         # finders keep to the queue's files (a reader there that the change removes is live code)
         explained = {**refactor.moved(hunks, texts, whole), **explained}
@@ -150,7 +153,7 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (
-        found := switches.explain(hunks, texts, lo.unexplained, every, lambda: _whole_diff(s, every))
+        found := switches.explain(hunks, texts, lo.unexplained, every, whole_diff)
     ):  # parameters that only quiet logs
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
@@ -188,17 +191,18 @@ def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
 
 
 def _whole_diff(s: Subject, every: list) -> list | None:
-    """The change's hunks in every source file, where it has more than `every`; else None."""
+    """The change's hunks in every source file, where it has more than `every` (the queue's paths
+    hold only part of it); else None."""
     whole = s.ctx.hunks(s.e, list(s.ctx.cfg.source_pathspecs), keep=False)
     return whole if whole and len(whole) > len(every) else None
 
 
-def _whole_change(s: Subject, hunks: list, every: list) -> list | None:
-    """The change's hunks in every source file, where it has more than `every` (the queue's paths
-    hold only part of it) and a hunk of `hunks` is long enough to be moved code; else None."""
+def _whole_change(hunks: list, whole_diff: Callable[[], list | None]) -> list | None:
+    """The change's hunks in every source file (`whole_diff`), where a hunk of `hunks` is long
+    enough to be moved code; else None."""
     if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
         return None
-    return _whole_diff(s, every)
+    return whole_diff()
 
 
 def _deferred(rule: AuditRule, s: Subject) -> bool:

@@ -151,6 +151,10 @@ def _message_lines(text: str | None) -> tuple[frozenset[int], dict[int, str]]:
     return frozenset(out), raises
 
 
+# the text that starts a log, warning or print call (`logger.info(`), as `_is_message_call` reads one
+MESSAGE_CALL = r"(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\("
+
+
 def _is_message_call(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id == "print"

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from porttrack.evidence.equivalents import homes
-from porttrack.evidence.refactor import Line, Texts, _is_message_call, _last_name, _parse
+from porttrack.evidence.refactor import MESSAGE_CALL, Line, Texts, _is_message_call, _last_name, _parse
 from porttrack.gitio import Hunk
 
 SWITCH = "message switch"
@@ -86,7 +86,7 @@ def _candidates(hunks: list[Hunk]) -> frozenset[str]:
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _GUARD = re.compile(r"^\s*if\s+(?:not\s+)?([A-Za-z_]\w*)\s*:\s*$")
-_MESSAGE = re.compile(r"^\s*(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
+_MESSAGE = re.compile(rf"^\s*{MESSAGE_CALL}", re.I)
 
 
 # a keyword a call site passes as a switch: a constant (`quiet=True`)

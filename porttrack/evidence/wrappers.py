@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from porttrack.evidence import naming
-from porttrack.evidence.refactor import Line, Texts, _is_message_call, _parse
+from porttrack.evidence.refactor import MESSAGE_CALL, Line, Texts, _is_message_call, _last_name, _parse
 from porttrack.gitio import Hunk
 
 WRAPPER = "message wrapper"
@@ -28,7 +28,7 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 _READS = frozenset({"isinstance", "len", "getattr", "hasattr", "get", "getenv", "callable"})
 # a changed line that defines a function, and one that calls a message function: the change may add a wrapper
 _DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
-_MESSAGE = re.compile(r"\b(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\(", re.I)
+_MESSAGE = re.compile(rf"\b{MESSAGE_CALL}", re.I)
 
 
 def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None) -> dict[Line, str]:
@@ -69,8 +69,9 @@ def _same_unwrapped(old: ast.Module | None, new: ast.Module | None) -> bool:
     """Are the two modules one syntax tree once message wrappers are unwrapped, and not before?"""
     if old is None or new is None:
         return False
-    found = {**_wrappers(old), **_wrappers(new)}
-    if not found or not all(_holds(name, spec, side) for name, spec in found.items() for side in (old, new)):
+    sides = [(tree, _wrappers(tree)) for tree in (old, new)]
+    found = {**sides[0][1], **sides[1][1]}
+    if not found or not all(_holds(name, spec, *side) for name, spec in found.items() for side in sides):
         return False
     try:
         plain = [ast.dump(_Unwrap({}).visit(copy.deepcopy(t))) for t in (old, new)]
@@ -80,10 +81,11 @@ def _same_unwrapped(old: ast.Module | None, new: ast.Module | None) -> bool:
         return False
 
 
-def _holds(name: str, spec: tuple[int, str], side: ast.Module) -> bool:
-    """Is `name` the same wrapper on this side, or a name this side never uses? A function that did
-    something else before the change is no wrapper there, and its calls there are not unwrapped."""
-    if name in (mine := _wrappers(side)):
+def _holds(name: str, spec: tuple[int, str], side: ast.Module, mine: dict[str, tuple[int, str]]) -> bool:
+    """Is `name` the same wrapper on this side (`mine`: its wrappers), or a name this side never
+    uses? A function that did something else before the change is no wrapper there, and its calls
+    there are not unwrapped."""
+    if name in mine:
         return mine[name] == spec
     return not any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(side)) and not any(
         isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and x.name == name for x in ast.walk(side)
@@ -133,15 +135,8 @@ def _forwards(args: ast.arguments, call: ast.Call) -> bool:
     star = [a.value.id for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)]
     kw = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
     given = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
-    return (
-        len(call.args) == len(star)
-        and len(call.keywords) == len(kw)
-        and (
-            (star[0] if star else None),
-            (kw[0] if kw else None),
-        )
-        == given
-    )
+    passed = (star[0] if star else None, kw[0] if kw else None)
+    return len(call.args) == len(star) and len(call.keywords) == len(kw) and passed == given
 
 
 def _message_only(node: ast.stmt) -> bool:
@@ -150,14 +145,9 @@ def _message_only(node: ast.stmt) -> bool:
         return _is_message_call(node.value.func)
     if isinstance(node, ast.If):
         calls = [x for x in ast.walk(node.test) if isinstance(x, ast.Call)]
-        reads = all(_callee(x) in _READS for x in calls)
+        reads = all(_last_name(x.func) in _READS for x in calls)
         return reads and all(_message_only(x) for x in (*node.body, *node.orelse))
     return False
-
-
-def _callee(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 class _Unwrap(ast.NodeTransformer):
