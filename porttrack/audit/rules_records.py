@@ -20,6 +20,9 @@ from porttrack.audit.gating import _absent_gates
 from porttrack.audit.facts import _content_absent, _defining_files
 
 
+DECORATOR = "decorator"  # the `[audit] language_only` construct whose arguments run over lines
+
+
 def _gate_for_rule(g: Gate, p) -> Gate:
     """A path rule's gate copied onto an entry, citing what its probe found when the rule cites nothing."""
     out = Gate(**g.__dict__)
@@ -111,16 +114,21 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
 
 def _opened_above(s: Subject, hunks) -> tuple[frozenset[refactor.Line], dict[refactor.Line, str]]:
     """(hunk index, side, line index) of the changed lines that a statement opened above the hunk
-    holds: inside a docstring (the first set), or continuing a parenthesised import (the second)."""
+    holds: inside a docstring (the first set), or continuing a parenthesised import or a decorator
+    written over several lines (the second, by construct; a decorator only where `[audit]
+    language_only` counts decorators)."""
     ctx, sha = s.ctx, s.e.sha
     strings: set[refactor.Line] = set()
-    imports: dict[refactor.Line, str] = {}
+    opened: dict[refactor.Line, str] = {}
+    decorators = DECORATOR in ctx.cfg.language_only
     for k, h in enumerate(hunks):
         before, after = ctx.upstream_text(f"{sha}^", h.path) or "", ctx.upstream_text(sha, h.path) or ""
         for side, lines, start, text in (("old", h.old, h.old_start, before), ("new", h.new, h.new_start, after)):
             strings |= {(k, side, i) for i in hunks_mod.string_lines(lines, start, text)}
-            imports |= {(k, side, i): "import" for i in hunks_mod.import_lines(lines, start, text)}
-    return frozenset(strings), imports
+            opened |= {(k, side, i): "import" for i in hunks_mod.import_lines(lines, start, text)}
+            if decorators:
+                opened |= {(k, side, i): DECORATOR for i in hunks_mod.decorator_lines(lines, start, text)}
+    return frozenset(strings), opened
 
 
 def _no_op(rule: AuditRule, s: Subject) -> bool:

@@ -312,6 +312,34 @@ def import_lines(lines: list[str], start: int, text: str) -> set[int]:
     return {i for i in range(len(lines)) if start + i - 1 in inside}
 
 
+def decorator_lines(lines: list[str], start: int, text: str) -> set[int]:
+    """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that lie in a
+    decorator written over several lines (`@support_torch_compile(` ... `)`): read alone, its
+    arguments look like code. The opening line is one of them."""
+    if not text or "@" not in text:
+        return set()
+    inside = _decorator_rows(text)
+    return {i for i in range(len(lines)) if start + i - 1 in inside}
+
+
+@functools.lru_cache(maxsize=FILE_VERSIONS)
+def _decorator_rows(text: str) -> frozenset[int]:
+    """The 0-based rows of `text` in a decorator whose brackets stay open past its first row."""
+    found = _strings(text)
+    if found.odd_breaks:  # rows here and git's lines would not line up
+        return frozenset()
+    out: set[int] = set()
+    opener = None  # the row of the decorator whose brackets are open
+    for r, raw in enumerate(_rows(text)):
+        if r >= len(found.depths):
+            break
+        if opener is not None and found.depths[r] > 0:
+            out.update((opener, r))
+            continue
+        opener = r if found.depths[r] == 0 and not found.inside[r] and raw.lstrip().startswith("@") else None
+    return frozenset(out)
+
+
 @functools.lru_cache(maxsize=FILE_VERSIONS)
 def _import_rows(text: str) -> frozenset[int]:
     """The 0-based rows of `text` that continue a parenthesised import opened on an earlier row, in
@@ -613,6 +641,7 @@ def forget() -> None:
         _strings,
         _rows,
         _import_rows,
+        _decorator_rows,
         class_members,
         file_tokens,
     ):

@@ -152,22 +152,26 @@ def _message_lines(text: str | None) -> tuple[frozenset[int], dict[int, str]]:
 
 
 # the text that starts a log, warning or print call (`logger.info(`), as `_is_message_call` reads one
-MESSAGE_CALL = r"(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+)\("
+# (`trace_structured` is PyTorch's structured trace log: what it writes is for a person reading a trace)
+MESSAGE_CALL = r"(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+|(?:[\w.]+\.)?trace_structured)\("
 
 
 def _is_message_call(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
-        return func.id == "print"
+        return func.id in ("print", _TRACE)
+    if isinstance(func, ast.Attribute) and func.attr == _TRACE:
+        return True
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         return func.value.id in ("logging", "warnings") or naming.is_logger(func.value.id)
     return False
 
 
-_MAYBE_MESSAGE = re.compile(r"[\"']|^raise\b|\b(logger|logging|warnings|print)\b")
+_TRACE = "trace_structured"
+_MAYBE_MESSAGE = re.compile(r"[\"']|^raise\b|\b(logger|logging|warnings|print|trace_structured)\b")
 
 
 # a word that starts a raise or a message call (`logger.info(`, `warnings.warn(`, `print(`)
-_MESSAGE_START = re.compile(r"\b(?:raise|logging|warnings|print)\b|(?i:logger)\b")
+_MESSAGE_START = re.compile(r"\b(?:raise|logging|warnings|print|trace_structured)\b|(?i:logger)\b")
 
 
 def _may_be_in_message(text: str | None, number: int, line: str) -> bool:

@@ -558,3 +558,79 @@ def test_a_change_to_the_comments_of_a_cuda_file_is_no_op_and_its_code_is_not(tm
     said = r["[Kernel] Explain the pool"]
     assert (said["verdict"], said["reason"]) == ("no-op", "language-only change: comments and docstrings"), said
     assert r["[Kernel] Count from one"]["verdict"] != "no-op", r["[Kernel] Count from one"]
+
+
+COMPILED = SCHED.replace(
+    "class Scheduler:\n",
+    '@support_torch_compile(\n    dynamic_arg_dims={"tokens": 0},\n)\nclass Scheduler:\n',
+)
+
+
+def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_path):
+    """A decorator is language-only by default, and so are the arguments it spreads over lines
+    below its opening line, which read alone look like code."""
+    _, r = pair(
+        tmp_path,
+        [
+            (
+                "[Compile] Mark the batch dim",
+                edit(
+                    '    dynamic_arg_dims={"tokens": 0},\n',
+                    '    dynamic_arg_dims={"tokens": 0, "budget": 0},\n',
+                    COMPILED,
+                ),
+            )
+        ],
+        base_sched=COMPILED,
+    )
+    got = r["[Compile] Mark the batch dim"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: decorator"), got
+    # the same lines as a call's arguments are behaviour
+    called = COMPILED.replace("@support_torch_compile(\n", "LIMITS = dict(\n").replace(
+        ")\nclass Scheduler:\n", ")\n\n\nclass Scheduler:\n"
+    )
+    _, r = pair(
+        tmp_path / "called",
+        [
+            (
+                "[Compile] Mark the batch dim",
+                edit(
+                    '    dynamic_arg_dims={"tokens": 0},\n',
+                    '    dynamic_arg_dims={"tokens": 0, "budget": 0},\n',
+                    called,
+                ),
+            )
+        ],
+        base_sched=called,
+    )
+    assert r["[Compile] Mark the batch dim"]["verdict"] != "no-op"
+
+
+TRACED = SCHED.replace(
+    "    def step(self, tokens):\n",
+    "    def step(self, tokens):\n"
+    "        trace_structured(\n"
+    '            "artifact",\n'
+    "            payload_fn=lambda: json.dumps(\n"
+    "                {\n"
+    '                    "budget": self.budget,\n'
+    "                }\n"
+    "            ),\n"
+    "        )\n",
+)
+
+
+def test_what_a_structured_trace_log_writes_is_message_text(tmp_path):
+    """PyTorch's structured trace log (`trace_structured`) writes for a person reading the trace,
+    like a logger: what goes into its payload is message text."""
+    guarded = (
+        '                    "budget": self.budget,\n',
+        '                    "budget": getattr(self, "budget", 0),\n',
+    )
+    _, r = pair(tmp_path, [("[Compile] Guard the trace", edit(*guarded, TRACED))], base_sched=TRACED)
+    got = r["[Compile] Guard the trace"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: message text"), got
+    # the same payload handed to the program is behaviour
+    handed = TRACED.replace("        trace_structured(\n", "        self.publish(\n")
+    _, r = pair(tmp_path / "handed", [("[Compile] Guard the trace", edit(*guarded, handed))], base_sched=handed)
+    assert r["[Compile] Guard the trace"]["verdict"] != "no-op"

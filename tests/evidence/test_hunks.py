@@ -262,3 +262,28 @@ def test_names_that_continue_an_import_opened_above_are_import_lines():
     # read in one pass over the file: a long list costs its length once, not once per line
     many = "from m import (\n" + "".join(f"    n{k},\n" for k in range(5000)) + ")\nn0\n"
     assert hunks.import_lines(["    n4999,", ")", "n0"], 5001, many) == {0, 1}
+
+
+def test_the_lines_of_a_decorator_written_over_several_lines_are_decorator_lines():
+    text = (
+        "@support_torch_compile(\n"  # 1
+        '    dynamic_arg_dims={"x": 0},  # (\n'  # 2: a bracket in a comment opens nothing
+        '    note=""")(""",\n'  # 3: nor one in a string
+        ")\n"  # 4
+        "class M:\n"  # 5
+        "    @property\n"  # 6
+        "    def n(self):\n"  # 7
+        "        return (\n"  # 8
+        "            a\n"  # 9
+        "            @ b\n"  # 10: a matrix product inside brackets, no decorator
+        "        )\n"  # 11
+        '    """\n'  # 12
+        "    @example(\n"  # 13: inside a string
+        "    1)\n"  # 14
+        '    """\n'  # 15
+    )
+    assert hunks.decorator_lines(["@support_torch_compile(", '    dynamic_arg_dims={"x": 0},  # ('], 1, text) == {0, 1}
+    assert hunks.decorator_lines(['    note=""")(""",', ")", "class M:"], 3, text) == {0, 1}
+    assert hunks.decorator_lines(["    @property", "    def n(self):"], 6, text) == set()  # one line: its regex's
+    assert hunks.decorator_lines(["            a", "            @ b", "        )"], 9, text) == set()
+    assert hunks.decorator_lines(["    @example(", "    1)"], 13, text) == set()
