@@ -287,3 +287,11 @@ def test_the_lines_of_a_decorator_written_over_several_lines_are_decorator_lines
     assert hunks.decorator_lines(["    @property", "    def n(self):"], 6, text) == set()  # one line: its regex's
     assert hunks.decorator_lines(["            a", "            @ b", "        )"], 9, text) == set()
     assert hunks.decorator_lines(["    @example(", "    1)"], 13, text) == set()
+    # a hunk deep in a long decorator, its opener far above: found by the cheap look first, then exactly
+    long = (
+        "@register(\n"
+        + "".join(f"    k{n}=({n},\n     {n}),\n" for n in range(60))
+        + ")\ndef f():\n    return (\n        1\n    )\n"
+    )
+    assert hunks.decorator_lines(["    k30=(30,", "     30),"], 62, long) == {0, 1}
+    assert hunks.decorator_lines(["        1", "    )"], 125, long) == set()  # the function's own brackets
