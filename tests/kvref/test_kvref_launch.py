@@ -99,3 +99,31 @@ def test_cuda_tensor_on_another_device_than_the_current_one(use_triton):
     t = torch.ones(2, 8, 256, dtype=torch.bfloat16, device="cuda:1")
     KVBlockZeroer([KVLayer(t, block_dim=1)], use_triton=use_triton).zero(torch.tensor([2, 5]).pin_memory())
     assert int((t[:, [2, 5]] != 0).sum()) == 0 and bool((t[:, [0, 1, 3, 4, 6, 7]] == 1).all())
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif("not torch.cuda.is_available()", reason="needs a CUDA device")
+def test_cuda_tensors_of_one_layout_share_a_launch_across_storages_and_stay_exact():
+    """Layers allocated one by one (each its own storage) are zeroed by one launch per page layout,
+    their segments addressed from the first storage, which may lie above or below the others."""
+    pytest.importorskip("triton")
+    same = [(torch.arange(2 * 12 * 256, dtype=torch.int32) % 89 + 1).cuda().view(2, 12, 256) for _ in range(3)]
+    other = (torch.arange(12 * 2 * 64, dtype=torch.int32) % 83 + 1).cuda().view(12, 2, 64)  # block dim outermost
+    whole = (torch.arange(2 * 12 * 256, dtype=torch.int32) % 79 + 1).cuda().view(2, 12, 256)
+    wider = whole[:, :, :128]  # pages half their stride: the rest of each row is not the layer's
+    layers = [KVLayer(t, block_dim=1) for t in same] + [KVLayer(other, block_dim=0), KVLayer(wider, block_dim=1)]
+    before = [t.clone() for t in [*same, other, whole]]
+    z = KVBlockZeroer(layers, use_triton=True)
+    ids = [0, 5, 11, 5]
+    z.zero(ids)
+    gone = sorted(set(ids))
+    for t, old, bd in zip([*same, other], before[:4], [1, 1, 1, 0], strict=True):
+        expect = old.clone()
+        expect[(slice(None),) * bd + (gone,)] = 0
+        assert torch.equal(t, expect)
+    expect = before[-1].clone()
+    expect[:, gone, :128] = 0
+    assert torch.equal(whole, expect)
+    # one launch per layout: the three like layers together; the outermost one, and the one whose
+    # pages are half its stride, alone
+    assert sorted(len(key[1]) for key in z._group_words) == [1, 1, 3]
