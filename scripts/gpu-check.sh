@@ -42,7 +42,7 @@ HAVE_CUDA=$(grep -q '^CUDA=yes' "$LOG/env" && echo yes || echo no)
 
 step tests 150 "$PY" -m pytest -m cuda -rs tests/kvref
 if [ "$HAVE_CUDA" = yes ]; then
-  step zeroing 120 "$PY" benchmarks/zeroing.py --device cuda --mib 8192 --reps 5
+  step zeroing 120 "$PY" benchmarks/zeroing.py --device cuda --mib 8192 --reps 20
   step grid-limit 60 "$PY" - <<'PY'
 import torch
 from kvref import KVBlockZeroer, KVLayer
