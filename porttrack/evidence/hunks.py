@@ -314,7 +314,7 @@ def import_lines(lines: list[str], start: int, text: str) -> set[int]:
 
 def decorator_lines(lines: list[str], start: int, text: str) -> set[int]:
     """Indices of `lines` (one side of a hunk, its first line at `start` in `text`) that lie in a
-    decorator written over several lines (`@support_torch_compile(` ... `)`): read alone, its
+    decorator written over several lines (`@register(` ... `)`): read alone, its
     arguments look like code. The opening line is one of them."""
     if not lines or not text or "@" not in text:
         return set()

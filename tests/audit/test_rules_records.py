@@ -562,7 +562,7 @@ def test_a_change_to_the_comments_of_a_cuda_file_is_no_op_and_its_code_is_not(tm
 
 COMPILED = SCHED.replace(
     "class Scheduler:\n",
-    '@support_torch_compile(\n    dynamic_arg_dims={"tokens": 0},\n)\nclass Scheduler:\n',
+    '@compiled(\n    batch_dims={"tokens": 0},\n)\nclass Scheduler:\n',
 )
 
 
@@ -575,8 +575,8 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
             (
                 "[Compile] Mark the batch dim",
                 edit(
-                    '    dynamic_arg_dims={"tokens": 0},\n',
-                    '    dynamic_arg_dims={"tokens": 0, "budget": 0},\n',
+                    '    batch_dims={"tokens": 0},\n',
+                    '    batch_dims={"tokens": 0, "budget": 0},\n',
                     COMPILED,
                 ),
             )
@@ -586,7 +586,7 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
     got = r["[Compile] Mark the batch dim"]
     assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: decorator"), got
     # the same lines as a call's arguments are behaviour
-    called = COMPILED.replace("@support_torch_compile(\n", "LIMITS = dict(\n").replace(
+    called = COMPILED.replace("@compiled(\n", "LIMITS = dict(\n").replace(
         ")\nclass Scheduler:\n", ")\n\n\nclass Scheduler:\n"
     )
     _, r = pair(
@@ -595,8 +595,8 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
             (
                 "[Compile] Mark the batch dim",
                 edit(
-                    '    dynamic_arg_dims={"tokens": 0},\n',
-                    '    dynamic_arg_dims={"tokens": 0, "budget": 0},\n',
+                    '    batch_dims={"tokens": 0},\n',
+                    '    batch_dims={"tokens": 0, "budget": 0},\n',
                     called,
                 ),
             )

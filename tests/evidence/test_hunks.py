@@ -266,8 +266,8 @@ def test_names_that_continue_an_import_opened_above_are_import_lines():
 
 def test_the_lines_of_a_decorator_written_over_several_lines_are_decorator_lines():
     text = (
-        "@support_torch_compile(\n"  # 1
-        '    dynamic_arg_dims={"x": 0},  # (\n'  # 2: a bracket in a comment opens nothing
+        "@compiled(\n"  # 1
+        '    batch_dims={"x": 0},  # (\n'  # 2: a bracket in a comment opens nothing
         '    note=""")(""",\n'  # 3: nor one in a string
         ")\n"  # 4
         "class M:\n"  # 5
@@ -282,7 +282,7 @@ def test_the_lines_of_a_decorator_written_over_several_lines_are_decorator_lines
         "    1)\n"  # 14
         '    """\n'  # 15
     )
-    assert hunks.decorator_lines(["@support_torch_compile(", '    dynamic_arg_dims={"x": 0},  # ('], 1, text) == {0, 1}
+    assert hunks.decorator_lines(["@compiled(", '    batch_dims={"x": 0},  # ('], 1, text) == {0, 1}
     assert hunks.decorator_lines(['    note=""")(""",', ")", "class M:"], 3, text) == {0, 1}
     assert hunks.decorator_lines(["    @property", "    def n(self):"], 6, text) == set()  # one line: its regex's
     assert hunks.decorator_lines(["            a", "            @ b", "        )"], 9, text) == set()
