@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 from collections.abc import Iterable, Sequence
 
@@ -71,7 +71,6 @@ class _Plan:
     array: Any = None  # the same as a numpy array, for CPU tensors
     words: torch.Tensor | None = None  # the whole storage as int32 words (the Triton path)
     max_id: int = 0  # the highest id whose write stays inside the storage
-    seg_words: dict = field(default_factory=dict)  # device -> segment starts in int32 words (Triton path)
 
 
 class Launch(NamedTuple):
@@ -257,13 +256,6 @@ class KVBlockZeroer:
             ptr = p.tensor.untyped_storage().data_ptr()
             out += [Segment(ptr, off, p.stride, p.page, p.ratio) for off in segment_offsets(p).tolist()]
         return out
-
-    def segment_words(self, p: _Plan, device: torch.device) -> torch.Tensor:
-        """The plan's segment starts in int32 words on `device`, built and copied there once per zeroer."""
-        got = p.seg_words.get(device)
-        if got is None:
-            got = p.seg_words[device] = (segment_offsets(p) // 4).to(device)
-        return got
 
     def group_words(self, group: Sequence[_Plan], device: torch.device) -> torch.Tensor:
         """The segment starts of every plan in `group`, in int32 words from the first plan's storage

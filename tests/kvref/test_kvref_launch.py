@@ -67,10 +67,10 @@ def test_segment_offsets_are_built_once_per_device_and_match_the_segments():
     t = torch.zeros(2, 3, 10, 16, dtype=torch.int32)  # heads, K/V outside the block dim: 6 segments
     z = KVBlockZeroer([KVLayer(t, block_dim=2)])
     p = z.plans[0]
-    words = z.segment_words(p, torch.device("cpu"))
+    words = z.group_words([p], torch.device("cpu"))
     assert words.tolist() == [s.offset // 4 for s in z.segments] == [0, 160, 320, 480, 640, 800]
-    assert z.segment_words(p, torch.device("cpu")) is words  # cached, not rebuilt per call
-    assert list(p.seg_words) == [torch.device("cpu")]
+    assert z.group_words([p], torch.device("cpu")) is words  # cached, not rebuilt per call
+    assert list(z._group_words) == [(torch.device("cpu"), (id(p),))]
 
 
 @pytest.mark.cuda
