@@ -285,7 +285,8 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     outside = hunks_mod.outside_names(before, package) | hunks_mod.outside_names(after, package)
     sides = [(h.old, h.old_start, before), (h.new, h.new_start, after)]
     lines = [(x, text, start + i) for side, start, text in sides for i, x in enumerate(side)]
-    code = [x for x in lines if hunks_mod.is_code_line(x[1], x[2])]
+    # a line of literals inside brackets is a row of a table: code, though it starts with a string
+    code = [x for x in lines if hunks_mod.is_code_line(x[1], x[2]) or _literal_row(*x)]
     tainted: dict[str, list[str]] = {}  # locals set from what the port lacks -> what they come from
     asked: set[tuple[str, str]] = set()
     # an import names what the code reads; the other constructs carry no behaviour to serve anything
@@ -317,6 +318,10 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
         if not missing and not reads and _JUMP.match(line):
             return []  # `break`, `return`: control flow of its own
         if not names and not reads:
+            if row := _row_names(s, line):
+                seen = True  # a row of a table (`"NewNetForLM": ("new_net", "NewNetForLM"),`)
+                lacking += [n for n in row if n not in lacking]
+                continue
             if hunks_mod.continues_statement(text, number) or not any(
                 t[0].isalnum() or t[0] == "_" for t in hunks_mod.tokens([line])
             ):
@@ -329,6 +334,38 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
             tainted[m.group(1)] = missing
         lacking += [n for n in missing if n not in lacking]
     return lacking if seen else []
+
+
+def _literal_row(line: str, text: str, number: int) -> bool:
+    """Is this line, inside brackets opened above it, made of literals and punctuation only?"""
+    toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
+    return (
+        line.lstrip()[:1] in "\"'"
+        and sum(t[:1] in "\"'" for t in toks) >= 2
+        and not any(t[0].isalnum() or t[0] == "_" for t in toks)
+        and hunks_mod.continues_statement(text, number)
+    )
+
+
+def _row_names(s: Subject, line: str) -> list[str]:
+    """The names a line of literals only spells in its strings, when each is one the port lacks and
+    none is added by another entry, nor by this one outside files the port has no counterpart of:
+    such a row registers, by name, something the port does not have. Else []."""
+    toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
+    spelled = [q for t in toks if t[:1] in "\"'" and len(q := t[1:-1]) >= 4 and q.isidentifier()]
+    if not spelled or any(t[0].isalnum() or t[0] == "_" for t in toks):
+        return []
+    for n in spelled:
+        if not s.ctx.port_lacks(n) or (n in s.ctx.adders and not _added_where_unmapped(s, n)):
+            return []
+    return spelled
+
+
+def _added_where_unmapped(s: Subject, name: str) -> bool:
+    """Does this entry add `name`, in a file of it that the port has no counterpart of?"""
+    return s.ctx.adders.get(name) == s.e.n and any(
+        h.path in s.unmapped and hunks_mod.defines(h.new, name) for h in s.ctx.hunks(s.e, s.e.files) or []
+    )
 
 
 def _locals_read(line: str, names: list[str], outside: frozenset[str]) -> list[str]:

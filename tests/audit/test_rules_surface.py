@@ -513,6 +513,28 @@ def test_a_hook_only_code_outside_the_change_calls_serves_that_code(tmp_path):
     assert r["[NUMA] Pin"]["verdict"] in ("real-gap", "owned", "blocked"), r["[NUMA] Pin"]["reason"]
 
 
+def test_a_table_row_that_registers_what_the_port_lacks_is_no_work(tmp_path):
+    """The change adds a model in a file the port has no counterpart of, and a row naming it in a
+    table the port maps: a row of literals registers, by name, something the port does not have.
+    Where the port has a model of that name, the same row is its business."""
+    table = '_NETS = {\n    "AlphaNetForLM": ("alpha_net", "AlphaNetForLM"),\n}\n\n\ndef net_names():\n    return list(_NETS)\n'
+    grown = table.replace("}\n", '    "ZetaNetForLM": ("zeta_net", "ZetaNetForLM"),\n}\n', 1)
+    model = "class ZetaNetForLM:\n    def forward(self, tokens):\n        return tokens\n"
+    port_table = (
+        "// Ported from: vllm/core/nets.py @ 0000000000\n"
+        'const char* kNets[] = {"AlphaNetForLM"};\nint NetCount() { return sizeof(kNets) / sizeof(kNets[0]); }\n'
+    )
+    changes = [("[Model] Zeta", {"vllm/core/nets.py": grown, "vllm/models/zeta_net.py": model})]
+    extra = {"src/core/nets.cpp": port_table}
+    _, r = pair(tmp_path / "a", changes, base_extra={"vllm/core/nets.py": table}, port_extra=extra)
+    got = r["[Model] Zeta"]
+    assert got["verdict"] == "surface-absent", [got["rule"], got["reason"], got["evidence"]]
+    assert any("touches only lines that serve" in e and "ZetaNetForLM" in e for e in got["evidence"]), got["evidence"]
+    extra["src/models/zeta.cpp"] = "class ZetaNetForLM { public: int forward(int t) { return t; } };\n"
+    _, r = pair(tmp_path / "b", changes, base_extra={"vllm/core/nets.py": table}, port_extra=extra)
+    assert not any("touches only lines that serve" in e for e in r["[Model] Zeta"]["evidence"]), r["[Model] Zeta"]
+
+
 def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
     """Upstream reads `pending_total_cpu`, the host copy of `pending_total`; a port with one buffer
     names it `pending_total`, so the change is ported. A port without the array lacks the mirror too."""
