@@ -336,13 +336,18 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     return lacking if seen else []
 
 
+def _literal_tokens(line: str) -> set[str] | None:
+    """The tokens of a line (its trailing comment aside) made of literals and punctuation only; else None."""
+    toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
+    return None if any(t[0].isalnum() or t[0] == "_" for t in toks) else toks
+
+
 def _literal_row(line: str, text: str, number: int) -> bool:
     """Is this line, inside brackets opened above it, made of literals and punctuation only?"""
-    toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
     return (
         line.lstrip()[:1] in "\"'"
+        and (toks := _literal_tokens(line)) is not None
         and sum(t[:1] in "\"'" for t in toks) >= 2
-        and not any(t[0].isalnum() or t[0] == "_" for t in toks)
         and hunks_mod.continues_statement(text, number)
     )
 
@@ -351,10 +356,8 @@ def _row_names(s: Subject, line: str) -> list[str]:
     """The names a line of literals only spells in its strings, when each is one the port lacks and
     none is added by another entry, nor by this one outside files the port has no counterpart of:
     such a row registers, by name, something the port does not have. Else []."""
-    toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
-    spelled = [q for t in toks if t[:1] in "\"'" and len(q := t[1:-1]) >= 4 and q.isidentifier()]
-    if not spelled or any(t[0].isalnum() or t[0] == "_" for t in toks):
-        return []
+    toks = _literal_tokens(line)
+    spelled = [q for t in toks or () if t[:1] in "\"'" and len(q := t[1:-1]) >= 4 and q.isidentifier()]
     for n in spelled:
         if not s.ctx.port_lacks(n) or (n in s.ctx.adders and not _added_where_unmapped(s, n)):
             return []
