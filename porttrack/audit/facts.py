@@ -4,6 +4,7 @@ calls another rule."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -336,10 +337,12 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     return lacking if seen else []
 
 
-def _literal_tokens(line: str) -> set[str] | None:
-    """The tokens of a line (its trailing comment aside) made of literals and punctuation only; else None."""
+@functools.lru_cache(maxsize=256)
+def _literal_tokens(line: str) -> frozenset[str] | None:
+    """The tokens of a line (its trailing comment aside) made of literals and punctuation only; else
+    None. Kept: the row test and the row's names both read the same line."""
     toks = hunks_mod.tokens([hunks_mod.uncommented(line)])
-    return None if any(t[0].isalnum() or t[0] == "_" for t in toks) else toks
+    return None if any(t[0].isalnum() or t[0] == "_" for t in toks) else frozenset(toks)
 
 
 def _literal_row(line: str, text: str, number: int) -> bool:
