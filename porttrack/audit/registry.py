@@ -14,6 +14,7 @@ from porttrack.audit.rules_records import (
     _behaviour,
     _cited,
     _deferred,
+    _echoed,
     _ignore,
     _mechanics_subject,
     _no_op,
@@ -100,6 +101,17 @@ RULES: tuple[AuditRule, ...] = (
         "carries no word of `[audit] deferral_words`, and no deferral record names the PR: the port names the "
         "change it carries, however it spells the code, so this comes before the rules that judge by names",
         "the citing line, by path:line",
+    ),
+    AuditRule(
+        "echoed",
+        "ported",
+        _echoed,
+        "more than half of the comment blocks the change adds to its mirrored code (runs of added whole-line"
+        " comments of at least 8 words, links left out) have 8 words in a row that the comments of the port's "
+        "code scope repeat, that the file's comments before the change do not hold (a moved comment, a "
+        "licence header), and that no deferral record stands within 3 lines of: the port copied the change "
+        "with its explanation, however it named the code",
+        "each repeated block, with the upstream line, the port's path:line and the words",
     ),
     AuditRule(
         "unmapped",

@@ -9,7 +9,7 @@ from typing import Any
 
 from porttrack import gates
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import deprecations, equivalents, refactor, switches, wrappers
+from porttrack.evidence import deprecations, echoes, equivalents, refactor, switches, wrappers
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -270,6 +270,57 @@ def _cited(rule: AuditRule, s: Subject) -> bool:
     if rec is None:
         return False
     return s.fire(rule, f"the port's code cites #{pr} at {rec.where}, with no deferral word: it carries the change")
+
+
+QUOTED = 3  # lines between a port comment and a deferral record that make it a quote of what is left out
+
+
+def _echoed(rule: AuditRule, s: Subject) -> bool:
+    """The port's comments repeat, word for word, most of the comment blocks the change adds to its
+    mirrored code (text new upstream, not quoted beside a deferral record): the port copied the
+    change together with its explanation, whatever it named the code."""
+    ctx, e = s.ctx, s.e
+    blocks = echoes.added_blocks(ctx.commented_hunks(e, s.mirrored) or [])
+    if not blocks:
+        return False
+    found: list[tuple[echoes.Block, tuple[tuple[str, ...], str, int]]] = []
+    for b in blocks:
+        hit = echoes.echo(b, ctx.port_comments, _new_upstream(ctx, e.sha, b))
+        if hit is not None and not any(
+            r.path == hit[1] and abs(r.line - hit[2]) <= QUOTED for r in ctx.records.deferrals
+        ):
+            found.append((b, hit))
+    if len(found) * 2 <= len(blocks):
+        return False
+    for b, (window, where, line) in found:
+        s.ev.append(
+            f"the comment {e.short} adds at {b.path}:{b.line} is in the port at {where}:{line}: {' '.join(window)!r}"
+        )
+    return s.fire(
+        rule,
+        f"the port's comments repeat {len(found)} of the {len(blocks)} comment block(s) the change adds "
+        f"(first at {found[0][1][1]}:{found[0][1][2]})",
+    )
+
+
+ASKED = 64, 240  # the most lines of one block, and the longest line, one `git grep` is asked about
+
+
+def _new_upstream(ctx: _Ctx, sha: str, block: echoes.Block) -> Callable[[list[str]], bool]:
+    """Does one of the lines given stand nowhere in the upstream's source before the change? One
+    `git grep` of the block's lines, asked on the first need. A line past ASKED (a long licence, a
+    pasted blob) is not asked and counts as old, as every line does without an upstream to grep."""
+    lines = sorted({text for _, text in block.lines})
+    asked = tuple(x for x in lines if len(x) <= ASKED[1])[: ASKED[0]]
+
+    @functools.cache
+    def new() -> frozenset[str]:
+        found = ctx.upstream_readers(f"{sha}^", asked, ctx.cfg.source_pathspecs) if asked else None
+        if found is None:
+            return frozenset()
+        return frozenset(x for x in asked if not any(x in text for _, _, text in found))
+
+    return lambda spanned: any(x in new() for x in spanned)
 
 
 def _unmapped(rule: AuditRule, s: Subject) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from porttrack import gitio, globs
 from porttrack.evidence import headers as headers_mod
 from porttrack.evidence import compare as compare_mod
+from porttrack.evidence import echoes as echoes_mod
 from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence import naming
 from porttrack.evidence import owners as owners_mod
@@ -79,6 +80,7 @@ class _Ctx:
         self._words: set[str] | None = None  # every identifier of the code scope, comments included
         self._greps = 0
         self._all_tokens: set[str] | None = None
+        self._comments: echoes_mod.Index | None = None
         self._tree = pathrules.Tree(cfg.port_root)
 
     def _sibling_index(self) -> dict[str, list[str]]:
@@ -176,6 +178,14 @@ class _Ctx:
                 self._words.update(re.findall(r"[A-Za-z_]\w*", self._port_text(rel)))
         return name in self._words
 
+    @property
+    def port_comments(self) -> echoes_mod.Index:
+        """The words of the comments of every source file in the code scope (read once)."""
+        if self._comments is None:
+            files = [f for f in self._scope_files() or [] if f.endswith(tuple(headers_mod.HEADER_SUFFIXES))]
+            self._comments = echoes_mod.Index((f, self._port_text(f)) for f in files)
+        return self._comments
+
     def close(self) -> None:
         if self._blobs is not None:
             self._blobs.close()
@@ -252,6 +262,14 @@ class _Ctx:
         if keep:
             self._hunks[key] = found
         return found
+
+    def commented_hunks(self, e: Entry, paths: list[str]) -> list | None:
+        """The entry's hunks in `paths` with every comment intact (`hunks` blanks the C family's)."""
+        repo = self.cfg.upstream_repo
+        if repo is None or not Path(repo).is_dir() or not e.sha or not paths:
+            return None
+        batch = self._batch(Path(repo), e, paths)
+        return batch if batch is not None else gitio.diff_hunks(Path(repo), e.sha, list(paths))
 
     def _batch(self, repo: Path, e: Entry, paths: list[str]) -> list | None:
         """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first

@@ -634,3 +634,93 @@ def test_what_a_structured_trace_log_writes_is_message_text(tmp_path):
     handed = TRACED.replace("        trace_structured(\n", "        self.publish(\n")
     _, r = pair(tmp_path / "handed", [("[Compile] Guard the trace", edit(*guarded, handed))], base_sched=handed)
     assert r["[Compile] Guard the trace"]["verdict"] != "no-op"
+
+
+FREED_TWICE = (
+    "        return request\n",
+    "        # A request freed twice must not hand its blocks back to the pool a second\n"
+    "        # time, or two later requests would end up sharing one block.\n"
+    "        if request.freed:\n            return None\n        return request\n",
+)
+PORT_FREED = PORT_SCHED.replace(
+    "  int free(int request) {{ return request; }}",
+    "  // A request freed twice must not hand its blocks back to the pool a\n"
+    "  // second time, or two later requests would end up sharing one block.\n"
+    "  int free(int request) {{ return released_[request] ? 0 : request; }}",
+)
+
+
+def test_a_comment_the_port_repeats_word_for_word_marks_the_change_ported(tmp_path):
+    """The port copied the fix with its explanation (wrapped differently, `//` for `#`), though it
+    spells the code its own way: `echoed` says ported and cites the port's line."""
+    port, r = pair(tmp_path, [("[Core] Free once", edit(*FREED_TWICE))], port_sched=PORT_FREED)
+    got = r["[Core] Free once"]
+    assert (got["verdict"], got["rule"]) == ("ported", "echoed"), got
+    line = next(e for e in got["evidence"] if " is in the port at " in e)
+    where = line.split(" is in the port at ")[1].split(":")[0:2]
+    text = (port / where[0]).read_text().splitlines()[int(where[1]) - 1]
+    assert "A request freed twice must not hand its blocks" in text, (line, text)
+
+
+def test_a_comment_the_port_does_not_repeat_echoes_nothing(tmp_path):
+    _, r = pair(tmp_path, [("[Core] Free once", edit(*FREED_TWICE))])
+    assert r["[Core] Free once"]["rule"] != "echoed", r["[Core] Free once"]
+
+
+def test_a_repeated_comment_beside_a_deferral_record_is_a_quote_of_what_is_left_out(tmp_path):
+    deferring = PORT_FREED.replace(
+        "  // A request freed twice", "  // DEFERRED: upstream's guard, which says:\n  // A request freed twice"
+    )
+    _, r = pair(tmp_path, [("[Core] Free once", edit(*FREED_TWICE))], port_sched=deferring)
+    assert r["[Core] Free once"]["rule"] != "echoed", r["[Core] Free once"]
+
+
+def test_a_comment_moved_within_its_file_is_no_new_text(tmp_path):
+    """The comment stood above `step` before the change: the port holding it says nothing of this change."""
+    comment = FREED_TWICE[1].split("        if")[0]
+    base = SCHED.replace(
+        "    def step(self, tokens):\n", comment.replace("        #", "    #") + "    def step(self, tokens):\n"
+    )
+    moved = base.replace(comment.replace("        #", "    #"), "").replace(*FREED_TWICE)
+    _, r = pair(tmp_path, [("[Core] Free once", {"vllm/core/sched.py": moved})], base_sched=base, port_sched=PORT_FREED)
+    assert r["[Core] Free once"]["rule"] != "echoed", r["[Core] Free once"]
+
+
+def test_a_change_whose_comments_the_port_mostly_lacks_is_not_echoed(tmp_path):
+    """One block of three repeated is no copy of the change."""
+    more = (
+        FREED_TWICE[0],
+        FREED_TWICE[1]
+        + "\n    def drain(self):\n        # Draining walks every queue once and drops the requests that\n"
+        "        # finished while the scheduler was paused for a weight update.\n        return []\n"
+        "\n    def pause(self):\n        # Pausing keeps the running requests in place but stops\n"
+        "        # admitting waiting ones until the caller resumes the loop.\n        return None\n",
+    )
+    _, r = pair(tmp_path, [("[Core] Free once", edit(*more))], port_sched=PORT_FREED)
+    assert r["[Core] Free once"]["rule"] != "echoed", r["[Core] Free once"]
+
+
+def test_a_licence_header_a_new_file_copies_is_no_new_text(tmp_path):
+    """The header stood in other upstream files before the change: a port file carrying it too
+    (a vendored kernel, say) says nothing of this change."""
+    header = "# Licensed under the Apache License, Version 2.0 (the License); you may\n# not use this file except in compliance with the License.\n"
+    port_header = "// Licensed under the Apache License, Version 2.0 (the License); you may\n// not use this file except in compliance with the License.\n"
+    change = {"vllm/core/extra.py": header + "\n\ndef extra(budget):\n    return budget * 3\n"}
+    _, r = pair(
+        tmp_path,
+        [("[Core] Extra", change)],
+        base_extra={"vllm/core/other.py": header + "\nX = 1\n"},
+        port_extra={"src/vendored/kernel.cpp": port_header + "int k;\n"},
+    )
+    assert r["[Core] Extra"]["rule"] != "echoed", r["[Core] Extra"]
+
+
+def test_a_comment_block_too_big_to_ask_git_about_counts_as_old(tmp_path):
+    """A pasted blob of comment (40 lines of 60,000 characters) that the port repeats: asking
+    `git grep` about every line would overflow the command line, so lines that long are not asked,
+    count as old text, and the audit goes on."""
+    blob = "".join(f"        # {' '.join(f'w{i}x{k}' for k in range(8000))}\n" for i in range(40))
+    first = blob.splitlines()[0].replace("        #", "//")
+    change = edit("        return request\n", blob + "        return request or None\n")
+    _, r = pair(tmp_path, [("[Core] Blob", change)], port_extra={"src/core/blob.cpp": first + "\nint b;\n"})
+    assert r["[Core] Blob"]["rule"] != "echoed", r["[Core] Blob"]["rule"]

@@ -1,0 +1,122 @@
+"""Comments an upstream change adds that the port's comments repeat word for word.
+
+A port that copies an upstream fix often copies its explanation with it. The words of each
+comment block a change adds (a run of added whole-line comments, links left out) are looked
+for, WINDOW words at a time, in the port's comments. A window counts only when it is new
+text upstream: one of the lines it spans stood nowhere in the upstream tree before the
+change, so a moved comment, or a licence header a new file copies, echoes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from porttrack.evidence.headers import comment_lines
+
+WINDOW = 8  # words in a row that must match: fewer are common phrases ("if there are no")
+_WORD = re.compile(r"[a-z0-9_]+")
+_LINK = re.compile(r"\w+://\S+")
+_HASH = re.compile(r"^\s*#(?!!)\s?(.*)$")  # a Python comment line (not a shebang)
+_SLASH = re.compile(r"^\s*(?://+|/\*+|\*+(?!/))\s?(.*?)(?:\*/)?\s*$")  # a C-family comment line
+
+
+def words(text: str) -> list[str]:
+    """The lower-case words of comment text, links left out."""
+    return _WORD.findall(_LINK.sub(" ", text.lower()))
+
+
+class Block(NamedTuple):
+    path: str  # the upstream file
+    line: int  # its first line on the new side
+    words: tuple[str, ...]
+    lines: tuple[tuple[int, str], ...] = ()  # (index of its first word, the line as written, stripped)
+
+    def spanned(self, start: int, n: int = WINDOW) -> list[str]:
+        """The lines, as written, that the words start..start+n stand on."""
+        return [text for k, (at, text) in enumerate(self.lines) if at < start + n and self._end(k) > max(at, start)]
+
+    def _end(self, k: int) -> int:
+        return self.lines[k + 1][0] if k + 1 < len(self.lines) else len(self.words)
+
+
+def added_blocks(hunks: Iterable, min_words: int = WINDOW) -> list[Block]:
+    """The comment blocks the hunks add (consecutive added comment lines), with at least `min_words`
+    words. `hunks` are gitio.Hunk with their comments intact."""
+    out: list[Block] = []
+    for h in hunks:
+        style = _HASH if h.path.endswith((".py", ".pyi")) else _SLASH
+        run: list[str] = []
+        lines: list[tuple[int, str]] = []
+        start = h.new_start
+        for i, line in enumerate([*h.new, ""]):
+            m = style.match(line) if i < len(h.new) else None
+            if m is not None:
+                if not run:
+                    start = h.new_start + i
+                lines.append((len(run), line.strip()))
+                run.extend(words(m.group(1)))
+                continue
+            if len(run) >= min_words:
+                out.append(Block(h.path, start, tuple(run), tuple(lines)))
+            run, lines = [], []
+    return out
+
+
+class Index:
+    """The words of the port's comments, by file, with where each word stands: built once per audit."""
+
+    def __init__(self, files: Iterable[tuple[str, str]]):
+        self._ids: dict[str, int] = {}
+        self._stream = array("I")  # word ids; 0 ends a comment block, so no window spans two
+        self._lines = array("I")  # the line of each word
+        self._starts: list[int] = []  # where each file begins in the stream
+        self._paths: list[str] = []
+        self._at: dict[int, array] = {}  # word id -> its positions
+        for path, text in files:
+            suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""
+            self._starts.append(len(self._stream))
+            self._paths.append(path)
+            last = -1
+            for line, c in comment_lines(text, suffix, None):
+                if line != last + 1:
+                    self._push(0, line)
+                last = line
+                for w in words(c):
+                    self._push(self._ids.setdefault(w, len(self._ids) + 1), line)
+            self._push(0, 0)
+
+    def _push(self, wid: int, line: int) -> None:
+        if wid:
+            self._at.setdefault(wid, array("I")).append(len(self._stream))
+        self._stream.append(wid)
+        self._lines.append(line)
+
+    def find(self, window: tuple[str, ...]) -> tuple[str, int] | None:
+        """(port path, line) where the window's first word stands, or None when no comment holds it."""
+        ids = [self._ids.get(w, 0) for w in window]
+        if 0 in ids:
+            return None
+        rare = min(range(len(ids)), key=lambda k: len(self._at[ids[k]]))
+        want = array("I", ids)
+        for pos in self._at[ids[rare]]:
+            at = pos - rare
+            if at >= 0 and self._stream[at : at + len(want)] == want:
+                f = bisect_right(self._starts, at) - 1
+                return self._paths[f], self._lines[at]
+        return None
+
+
+def echo(block: Block, index: Index, new: Callable[[list[str]], bool]) -> tuple[tuple[str, ...], str, int] | None:
+    """The first window of the block that the port's comments hold and that is new text upstream
+    (`new(lines)`: does one of the lines it spans, as written, stand nowhere upstream before the
+    change): (window, port path, line); else None."""
+    for i in range(len(block.words) - WINDOW + 1):
+        window = block.words[i : i + WINDOW]
+        found = index.find(window)
+        if found is not None and new(block.spanned(i)):
+            return window, *found
+    return None
