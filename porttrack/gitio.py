@@ -407,6 +407,33 @@ def grep_lines(repo: Path, pattern: str, paths: list[str]) -> dict[str, list[int
     return out
 
 
+def found_at(repo: Path, rev: str, strings: tuple[str, ...], paths: list[str]) -> set[str] | None:
+    """Which of `strings` (fixed, case kept) stand somewhere in the files `paths` match in the tree
+    at `rev`; None when git cannot grep that revision. Only the matches come back (`-o`, the first
+    of each file), so a line a thousand files share costs a thousand short lines, not its texts."""
+    if not strings:
+        return set()
+    proc = run(
+        repo,
+        "grep",
+        "-h",
+        "-o",
+        "-I",
+        "-F",
+        "--no-textconv",
+        *(x for w in strings for x in ("-e", w)),
+        _revision(rev),
+        "--",
+        *paths,
+        stderr=subprocess.DEVNULL,
+    )
+    if proc.returncode == 1:
+        return set()
+    if proc.returncode != 0:
+        return None
+    return set(proc.stdout.decode("utf-8", "replace").splitlines()) & set(strings)
+
+
 def grep_rev(repo: Path, rev: str, word: str | tuple[str, ...], paths: list[str]) -> list[tuple[str, int, str]] | None:
     """The lines of the tree at `rev`, in the files `paths` match (pathspecs: `*.py`), that name
     `word` (or any of several) as a whole word (fixed string, case kept), as (path, line, text);

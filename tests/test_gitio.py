@@ -88,3 +88,17 @@ def test_grep_rev_finds_any_of_several_words(tmp_path):
         ("a.py", 1, "x = pin_node"),
         ("a.py", 2, "y = drop_node"),
     ]
+
+
+def test_found_at_says_which_fixed_strings_stand_at_a_revision(tmp_path):
+    repo = init_repo(tmp_path / "up")
+    first = commit_files(repo, {"a.py": "# keep the pool whole\nx = 1\n", "b.py": "# --no-index is text\n"}, "one")
+    commit_files(repo, {"a.py": "x = 2\n"}, "two")
+    asked = ("# keep the pool whole", "# never written", "--no-index")
+    assert gitio.found_at(repo, first, asked, ["*.py"]) == {"# keep the pool whole", "--no-index"}
+    assert gitio.found_at(repo, "HEAD", asked, ["*.py"]) == {"--no-index"}
+    assert gitio.found_at(repo, "no-such-rev", asked, ["*.py"]) is None
+    assert gitio.found_at(repo, first, (), ["*.py"]) == set()
+    with pytest.raises(UserError, match="never an option"):
+        gitio.found_at(repo, "--open-files-in-pager=touch pwned", asked, ["*.py"])
+    assert not (repo / "pwned").exists()

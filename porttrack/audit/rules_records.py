@@ -1,4 +1,4 @@
-"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, unmapped, path rules, untrusted."""
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, unmapped, path rules, untrusted."""
 
 from __future__ import annotations
 
@@ -283,8 +283,13 @@ def _echoed(rule: AuditRule, s: Subject) -> bool:
     blocks = echoes.added_blocks(ctx.commented_hunks(e, s.mirrored) or [])
     if not blocks:
         return False
+    # the port's comments first (an index lookup); git is asked whether a line is new only where
+    # enough blocks are repeated for the answer to matter
+    repeated = [b for b in blocks if echoes.echo(b, ctx.port_comments, lambda lines: True) is not None]
+    if len(repeated) * 2 <= len(blocks):
+        return False
     found: list[tuple[echoes.Block, tuple[tuple[str, ...], str, int]]] = []
-    for b in blocks:
+    for b in repeated:
         hit = echoes.echo(b, ctx.port_comments, _new_upstream(ctx, e.sha, b))
         if hit is not None and not any(
             r.path == hit[1] and abs(r.line - hit[2]) <= QUOTED for r in ctx.records.deferrals
@@ -315,10 +320,8 @@ def _new_upstream(ctx: _Ctx, sha: str, block: echoes.Block) -> Callable[[list[st
 
     @functools.cache
     def new() -> frozenset[str]:
-        found = ctx.upstream_readers(f"{sha}^", asked, ctx.cfg.source_pathspecs) if asked else None
-        if found is None:
-            return frozenset()
-        return frozenset(x for x in asked if not any(x in text for _, _, text in found))
+        found = ctx.upstream_holds(f"{sha}^", asked)
+        return frozenset() if found is None else frozenset(asked) - found
 
     return lambda spanned: any(x in new() for x in spanned)
 
