@@ -108,8 +108,8 @@ RULES: tuple[AuditRule, ...] = (
         _echoed,
         "more than half of the comment blocks the change adds to its mirrored code (runs of added whole-line"
         " comments of at least 8 words, links left out) have 8 words in a row that the comments of the port's "
-        "code scope repeat, that the file's comments before the change do not hold (a moved comment, a "
-        "licence header), and that no deferral record stands within 3 lines of: the port copied the change "
+        "code scope repeat, on a line no source file of its folder held before the change (a moved comment, a "
+        "licence header), with no deferral record within 3 lines of the port's: the port copied the change "
         "with its explanation, however it named the code",
         "each repeated block, with the upstream line, the port's path:line and the words",
     ),

@@ -140,13 +140,15 @@ class _Ctx:
             self._readers[key] = found
         return self._readers[key]
 
-    def upstream_holds(self, rev: str, strings: tuple[str, ...]) -> set[str] | None:
-        """Which of `strings` (fixed, case kept) stand in the upstream's source files at `rev`; None
-        without an upstream checkout that can show `rev`. Asked afresh each time: its answers are few."""
+    def upstream_holds(self, rev: str, strings: tuple[str, ...], folder: str) -> set[str] | None:
+        """Which of `strings` (fixed, case kept) stand in the upstream's source files under `folder`
+        at `rev`; None without an upstream checkout that can show `rev`. Asked afresh each time."""
         repo = self.cfg.upstream_repo
         if repo is None or not Path(repo).is_dir():
             return None
-        return gitio.found_at(Path(repo), rev, strings, list(self.cfg.source_pathspecs))
+        # `./` keeps a folder that starts with `:` from reading as pathspec magic
+        specs = [f"./{folder}/{x}" for x in self.cfg.source_pathspecs] if folder else list(self.cfg.source_pathspecs)
+        return gitio.found_at(Path(repo), rev, strings, specs)
 
     def _read_tokens(self, rev: str, path: str) -> frozenset[str] | None:
         """hunks.file_tokens of one upstream file at `rev`; None when git cannot show it."""
