@@ -142,10 +142,13 @@ class _Ctx:
 
     def upstream_holds(self, rev: str, strings: tuple[str, ...], folder: str) -> set[str] | None:
         """Which of `strings` (fixed, case kept) stand in the upstream's source files under `folder`
-        at `rev`; None without an upstream checkout that can show `rev`. Asked afresh each time."""
+        at `rev` (under its nearest parent there, for a folder `rev` lacks); None without an upstream
+        checkout that can show `rev`. Asked afresh each time."""
         repo = self.cfg.upstream_repo
         if repo is None or not Path(repo).is_dir():
             return None
+        while folder and self._read_upstream(rev, folder) is None:  # a tree reads as bytes too
+            folder = folder.rpartition("/")[0]
         # `./` keeps a folder that starts with `:` from reading as pathspec magic
         specs = [f"./{folder}/{x}" for x in self.cfg.source_pathspecs] if folder else list(self.cfg.source_pathspecs)
         return gitio.found_at(Path(repo), rev, strings, specs)

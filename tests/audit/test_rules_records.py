@@ -7,6 +7,8 @@ that maps it, builds the queue with the real CLI and audits it (tests/audit/audi
 
 from __future__ import annotations
 
+import pytest
+
 from audit_pair import SCHED, PORT_SCHED, pair, edit, steps
 
 
@@ -700,12 +702,14 @@ def test_a_change_whose_comments_the_port_mostly_lacks_is_not_echoed(tmp_path):
     assert r["[Core] Free once"]["rule"] != "echoed", r["[Core] Free once"]
 
 
-def test_a_licence_header_a_new_file_copies_is_no_new_text(tmp_path):
-    """The header stood in other upstream files before the change: a port file carrying it too
-    (a vendored kernel, say) says nothing of this change."""
+@pytest.mark.parametrize("new_file", ["vllm/core/extra.py", "vllm/core/inc/extra.py"])
+def test_a_licence_header_a_new_file_copies_is_no_new_text(tmp_path, new_file):
+    """The header stood in other upstream files of the folder (of its parent, for a folder the
+    change makes) before the change: a port file carrying it too (a vendored kernel, say) says
+    nothing of this change."""
     header = "# Licensed under the Apache License, Version 2.0 (the License); you may\n# not use this file except in compliance with the License.\n"
     port_header = "// Licensed under the Apache License, Version 2.0 (the License); you may\n// not use this file except in compliance with the License.\n"
-    change = {"vllm/core/extra.py": header + "\n\ndef extra(budget):\n    return budget * 3\n"}
+    change = {new_file: header + "\n\ndef extra(budget):\n    return budget * 3\n"}
     _, r = pair(
         tmp_path,
         [("[Core] Extra", change)],
