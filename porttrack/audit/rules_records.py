@@ -313,9 +313,10 @@ ASKED = 64, 240  # the most lines of one block, and the longest line, one `git g
 
 def _new_upstream(ctx: _Ctx, sha: str, block: echoes.Block) -> Callable[[list[str]], bool]:
     """Does one of the lines given stand nowhere in the source files of the block's folder (its
-    nearest parent, for a folder the change makes) before the change (a licence header its
-    neighbours carry, a comment moved within the folder, stand there)? One `git grep` of the block's lines, asked on the first need. A line past ASKED (a long
-    licence, a pasted blob) is not asked and counts as old, as every line does without an upstream."""
+    nearest parent, for a folder the change makes) before the change? A licence header its
+    neighbours carry, or a comment moved within the folder, stands there. One `git grep` of the
+    block's lines, asked on the first need. A line past ASKED (a long licence, a pasted blob) is
+    not asked and counts as old, as every line does without an upstream."""
     lines = sorted({text for _, text in block.lines})
     asked = tuple(x for x in lines if len(x) <= ASKED[1])[: ASKED[0]]
 

@@ -263,13 +263,7 @@ class _Ctx:
         key = (e.sha, tuple(paths))
         if key in self._hunks:
             return self._hunks[key]
-        repo = self.cfg.upstream_repo
-        if repo is None or not Path(repo).is_dir() or not e.sha:
-            found = None
-        elif keep and (batch := self._batch(Path(repo), e, paths)) is not None:
-            found = batch
-        else:
-            found = gitio.diff_hunks(Path(repo), e.sha, list(paths))
+        found = self._diffed_hunks(e, paths, batch=keep)
         if found is not None:  # C-family comments are no code, as Python's are
             found = [compare_mod.without_c_comments(h) for h in found]
         if keep:
@@ -278,11 +272,17 @@ class _Ctx:
 
     def commented_hunks(self, e: Entry, paths: list[str]) -> list | None:
         """The entry's hunks in `paths` with every comment intact (`hunks` blanks the C family's)."""
+        return self._diffed_hunks(e, paths, batch=True) if paths else None
+
+    def _diffed_hunks(self, e: Entry, paths: list[str], batch: bool) -> list | None:
+        """The entry's hunks in `paths` as git shows them: from the one diff of every judged entry
+        where `batch` and it holds them, else from a diff of the entry alone."""
         repo = self.cfg.upstream_repo
-        if repo is None or not Path(repo).is_dir() or not e.sha or not paths:
+        if repo is None or not Path(repo).is_dir() or not e.sha:
             return None
-        batch = self._batch(Path(repo), e, paths)
-        return batch if batch is not None else gitio.diff_hunks(Path(repo), e.sha, list(paths))
+        if batch and (found := self._batch(Path(repo), e, paths)) is not None:
+            return found
+        return gitio.diff_hunks(Path(repo), e.sha, list(paths))
 
     def _batch(self, repo: Path, e: Entry, paths: list[str]) -> list | None:
         """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first

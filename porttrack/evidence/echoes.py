@@ -2,9 +2,9 @@
 
 A port that copies an upstream fix often copies its explanation with it. The words of each
 comment block a change adds (a run of added whole-line comments, links left out) are looked
-for, WINDOW words at a time, in the port's comments. A window counts only when it is new
-text upstream: one of the lines it spans stood nowhere in the upstream tree before the
-change, so a moved comment, or a licence header a new file copies, echoes nothing.
+for, WINDOW words at a time, in the port's comments. Whether a window is new text upstream
+(audit asks git whether the lines it spans stood in the folder before the change) is the
+caller's question: `echo` takes it as a function.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from porttrack.evidence.headers import comment_lines
@@ -77,11 +78,10 @@ class Index:
         self._paths: list[str] = []
         self._at: dict[int, array] = {}  # word id -> its positions
         for path, text in files:
-            suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""
             self._starts.append(len(self._stream))
             self._paths.append(path)
             last = -1
-            for line, c in comment_lines(text, suffix, None):
+            for line, c in comment_lines(text, PurePosixPath(path).suffix, None):
                 if line != last + 1:
                     self._push(0, line)
                 last = line
