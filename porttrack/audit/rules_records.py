@@ -257,16 +257,16 @@ def _cited(rule: AuditRule, s: Subject) -> bool:
     pr, ctx = s.e.pr, s.ctx
     if pr is None or any(pr in r.prs for r in ctx.records.deferrals):  # a record that defers it wins
         return False
+    code = list(ctx.cfg.code_scope)
+    candidates = [r for r in ctx.records.citations if pr in r.prs and pathrules.under(r.path, code)]
+    if not candidates:  # most entries: no pattern to compile (one per PR, so re's cache never helps)
+        return False
     # `#N` alone, or the upstream's own `name#N` or `.../name/pull/N`: `pytorch#N` is another project's
     name = re.escape((ctx.queue.meta.upstream or ctx.cfg.upstream_name).rsplit("/", 1)[-1])
     cites = re.compile(
         rf"(?<![\w.\-/])#{pr}(?!\d)" + (rf"|(?<![\w.-]){name}#{pr}(?!\d)|/{name}/pull/{pr}(?!\d)" if name else "")
     )
-    code = list(ctx.cfg.code_scope)
-    rec = next(
-        (r for r in ctx.records.citations if pr in r.prs and pathrules.under(r.path, code) and cites.search(r.text)),
-        None,
-    )
+    rec = next((r for r in candidates if cites.search(r.text)), None)
     if rec is None:
         return False
     return s.fire(rule, f"the port's code cites #{pr} at {rec.where}, with no deferral word: it carries the change")
