@@ -255,6 +255,16 @@ class Queue:
             raise KeyError(f"entry {n} is not in queue {self.meta.name!r}")
         return e
 
+    def moves(self) -> dict[str, list[tuple[str, int]]]:
+        """upstream path -> (the path an entry renamed it to or from, that entry's number), both ways
+        and in queue order: a file the upstream moved keeps its port counterpart under either name."""
+        out: dict[str, list[tuple[str, int]]] = {}
+        for e in self.entries:
+            for new, old in e.renames.items():
+                out.setdefault(old, []).append((new, e.n))
+                out.setdefault(new, []).append((old, e.n))
+        return out
+
     @property
     def next_n(self) -> int:
         return max((e.n for e in self.entries), default=0) + 1

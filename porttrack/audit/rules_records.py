@@ -97,6 +97,10 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     mapped = [f for f in s.under if ctx.maps_to_port(f)]
     s.unmapped = [f for f in s.under if f not in mapped and ctx.is_code(f)]
     s.mirrored = mapped + s.unmapped
+    for f in mapped:
+        if f in ctx.moved:
+            route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
+            s.ev.append(f"{f}: the upstream renamed it to or from {route}, whose port counterparts are its own")
     if s.mirrored:
         return False
     paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)

@@ -68,6 +68,8 @@ class _Ctx:
         self._siblings: dict[str, list[str]] | None = None
         self._neighbours: dict[tuple[str, ...], list[str]] = {}
         self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
+        self.moved: dict[str, list[tuple[str, int]]] = {}  # upstream path -> the renames its counterparts came through
+        self._moves = queue.moves()
         self._blobs: gitio.CatFile | None = None
         # the files of the last few entries, read for tokens, members and messages: bounded, since a
         # long queue touches thousands of file versions and each is needed only while its entry is judged
@@ -325,12 +327,18 @@ class _Ctx:
         umap, _ = self.provenance()
         if upstream in umap:
             return True
+        if umap and self._moves.get(upstream) and self.port_files(upstream):
+            return True  # the file the upstream renamed it from or to has one
         return not self.cfg.maps and not umap
 
     def port_files(self, upstream: str) -> list[str]:
-        """Port files for an upstream path: provenance headers first, then [[map]] templates that exist."""
+        """Port files for an upstream path: provenance headers first, then [[map]] templates that exist,
+        then those of a name the queue's entries renamed it to or from."""
         if upstream not in self._port_files:
-            self._port_files[upstream] = headers_mod.counterparts(self.cfg, self.provenance()[0], upstream)
+            route, files = headers_mod.moved_counterparts(self.cfg, self.provenance()[0], upstream, self._moves)
+            self._port_files[upstream] = files
+            if route:
+                self.moved[upstream] = route
         return self._port_files[upstream]
 
 

@@ -461,12 +461,45 @@ def cites(provs: Iterable[Provenance]) -> dict[str, set[str]]:
     return out
 
 
-def counterparts(cfg, umap: dict[str, list[str]], upstream: str) -> list[str]:
+Moves = dict[str, list[tuple[str, int]]]  # upstream path -> (renamed to or from, by entry): Queue.moves
+
+
+def counterparts(cfg, umap: dict[str, list[str]], upstream: str, moves: Moves | None = None) -> list[str]:
     """Port files for an upstream path: provenance headers first (`umap`, from upstream_map), then the
-    config's [[map]] templates that exist. Audit's path rules and check's unmapped gates both ask here."""
-    if upstream in umap:
-        return umap[upstream]
-    return [p for p in cfg.map_upstream(upstream) if (cfg.port_root / p).is_file()]
+    config's [[map]] templates that exist; failing both, those of the nearest name the upstream
+    renamed it to or from (`moves`, `Queue.moves`). Audit's path rules and check's unmapped gates
+    both ask here."""
+    return moved_counterparts(cfg, umap, upstream, moves)[1]
+
+
+def moved_counterparts(
+    cfg, umap: dict[str, list[str]], upstream: str, moves: Moves | None = None
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """(the renames followed, port files): `counterparts`, with the route it took. Renames are followed
+    breadth-first through the queue's entries in either direction, so a port whose headers still
+    cite a file's old name (or already cite its new one) maps the file under both."""
+
+    def direct(path: str) -> list[str]:
+        if path in umap:
+            return umap[path]
+        return [p for p in cfg.map_upstream(path) if (cfg.port_root / p).is_file()]
+
+    files = direct(upstream)
+    if files or not moves:
+        return [], files
+    routes: dict[str, list[tuple[str, int]]] = {upstream: []}
+    todo = [upstream]
+    while todo:
+        path = todo.pop(0)
+        for other, n in moves.get(path, []):
+            if other in routes:
+                continue
+            routes[other] = [*routes[path], (other, n)]
+            found = direct(other)
+            if found:
+                return routes[other], found
+            todo.append(other)
+    return [], []
 
 
 def pins_of(provs: Iterable[Provenance]) -> dict[str, list[str]]:

@@ -728,3 +728,34 @@ def test_a_comment_block_too_big_to_ask_git_about_counts_as_old(tmp_path):
     change = edit("        return request\n", blob + "        return request or None\n")
     _, r = pair(tmp_path, [("[Core] Blob", change)], port_extra={"src/core/blob.cpp": first + "\nint b;\n"})
     assert r["[Core] Blob"]["rule"] != "echoed", r["[Core] Blob"]["rule"]
+
+
+PROPOSER = "class DraftProposer:\n    def propose(self, k):\n        return k\n"
+PORT_PROPOSER = (
+    "// Ported from: {cites} @ abc1234\n"
+    "class DraftProposer {{\n public:\n  int propose(int k) {{ return k; }}\n}};\n"
+    "int Use(DraftProposer& p) {{ return p.propose(1); }}\n"
+)
+
+
+MOVE = ("[Spec] Move the proposer", {"vllm/spec/proposer.py": None, "vllm/spec/draft/proposer.py": PROPOSER})
+
+
+@pytest.mark.parametrize(
+    "order, cites, route",
+    [
+        # the port's header still cites the file's old name; the change comes after the rename
+        ("move first", "vllm/spec/proposer.py", "vllm/spec/proposer.py (entry 1)"),
+        # the port's header already cites the new name; the change comes before the rename
+        ("move last", "vllm/spec/draft/proposer.py", "vllm/spec/draft/proposer.py (entry 2)"),
+    ],
+)
+def test_a_file_the_upstream_renames_keeps_its_counterpart_under_either_name(tmp_path, order, cites, route):
+    path = "vllm/spec/draft/proposer.py" if order == "move first" else "vllm/spec/proposer.py"
+    tweak = ("[Spec] Tweak the proposer", {path: PROPOSER.replace("return k", "return k + 1")})
+    commits = [MOVE, tweak] if order == "move first" else [tweak, MOVE]
+    port_file = {"src/spec/proposer.cpp": PORT_PROPOSER.format(cites=cites)}
+    _, r = pair(tmp_path, commits, base_extra={"vllm/spec/proposer.py": PROPOSER}, port_extra=port_file)
+    got = r["[Spec] Tweak the proposer"]
+    assert got["rule"] != "unmapped", got
+    assert any(f"renamed it to or from {route}" in x for x in got["evidence"]), got["evidence"]

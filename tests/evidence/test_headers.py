@@ -336,3 +336,26 @@ def test_a_clean_file_is_parsed_once_per_version_and_a_changed_one_is_read_again
     (port / "src/kv.cpp").unlink()
     got = sources(scan())
     assert got["include/kv.h"] == [("vllm/v1/kv.py", "e24d1b24")] and "src/kv.cpp" not in got
+
+
+def test_counterparts_follow_renames_nearest_first_in_either_direction(tmp_path):
+    """A file with no counterpart of its own takes those of the nearest name the queue renamed it
+    to or from, through any number of renames; the route says which entries led there."""
+    from porttrack.config import load_config
+    from porttrack.evidence.headers import counterparts, moved_counterparts
+
+    (tmp_path / "porttrack.toml").write_text('[upstream]\npaths = ["vllm/"]\n')
+    cfg = load_config(tmp_path / "porttrack.toml")
+    umap = {"vllm/a.py": ["src/a.cpp"], "vllm/far.py": ["src/far.cpp"]}
+    moves = {
+        "vllm/c.py": [("vllm/b.py", 3), ("vllm/far.py", 9)],
+        "vllm/b.py": [("vllm/a.py", 2), ("vllm/c.py", 3)],
+        "vllm/a.py": [("vllm/b.py", 2)],
+        "vllm/far.py": [("vllm/c.py", 9)],
+    }
+    assert moved_counterparts(cfg, umap, "vllm/b.py", moves) == ([("vllm/a.py", 2)], ["src/a.cpp"])
+    # one rename away beats two: c reaches far.py directly, a.py only through b.py
+    assert moved_counterparts(cfg, umap, "vllm/c.py", moves) == ([("vllm/far.py", 9)], ["src/far.cpp"])
+    assert counterparts(cfg, umap, "vllm/a.py", moves) == ["src/a.cpp"]  # its own first
+    assert counterparts(cfg, umap, "vllm/b.py") == []  # no renames given: none followed
+    assert counterparts(cfg, umap, "vllm/lone.py", moves) == []

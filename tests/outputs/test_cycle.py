@@ -145,3 +145,25 @@ def test_reports_of_a_written_queue_render_what_it_says_and_probe_only_its_gates
     qpath.write_text(qpath.read_text().replace('verdict_by = "audit"', 'verdict_by = "human"', 1))
     sync = run_cli("report", "sync", cwd=port, check_rc=0).stdout
     assert "Drain more" in sync
+
+
+def test_an_unmapped_gate_on_a_renamed_file_goes_live_when_its_old_name_gets_a_counterpart(tmp_path):
+    """check follows the queue's renames as audit does: a header citing the old name maps the new one."""
+    registry = "from vllm.parsers.base import register\n\nregister('kimi', 'vllm.parsers.{}')\n"
+    old, new = "vllm/parsers/registry.py", "vllm/parsers/table/registry.py"
+    commits = [
+        ("[Parsers] Move the registry", {old: None, new: registry.format("kimi_parser")}),
+        ("[Parsers] Rename a module", {new: registry.format("kimi_k2_parser")}),
+    ]
+    port, r = pair(tmp_path, commits, base_extra={old: registry.format("kimi_parser")})
+    gates = [(g["kind"], g["probe"]) for g in r["[Parsers] Rename a module"]["gates"]]
+    assert gates == [("unmapped", new)], r["[Parsers] Rename a module"]
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    (port / "src/parsers").mkdir()
+    (port / "src/parsers/registry.cpp").write_text(f"// Ported from: {old} @ 0000000000\nint P;\n")
+    data = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)
+    live = [f for f in data["findings"] if f["code"] == "gate-live"]
+    assert live and all(f["path"] == "src/parsers/registry.cpp" for f in live), data["findings"]
+    assert any(
+        f["entry"] == 2 and f"{new} has a port counterpart now: src/parsers/registry.cpp" in f["message"] for f in live
+    ), [f["message"] for f in live]

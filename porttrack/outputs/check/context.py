@@ -29,6 +29,7 @@ class _Ctx:
         self.progress: Callable[[int, int], None] | None = None
         self._provs: list | None = None  # the port's provenance headers (read once, see provs)
         self.umap: dict[str, list[str]] | None = None  # upstream path -> port files, from the headers
+        self.moves = self.q.moves()  # the renames the queue's entries record: a moved file keeps its counterpart
         # what one producer leaves for the later ones (the registry's order in check/run.py)
         self.found: list = []  # the findings so far
         self.jobs: list = []  # every recorded gate, for the gate and citation producers

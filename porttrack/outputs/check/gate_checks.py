@@ -126,7 +126,7 @@ def _unmapped(ctx: _Ctx, j: GateJob) -> list[Finding]:
 
     if ctx.umap is None:
         ctx.umap = headers.upstream_map(ctx.provs())
-    files = headers.counterparts(ctx.cfg, ctx.umap, j.gate.probe)
+    files = headers.counterparts(ctx.cfg, ctx.umap, j.gate.probe, ctx.moves)
     st = gates.counterpart_state(j.gate, files)
     ctx.evidence[_job_subject(j)] = f"{j.gate.probe}: port counterparts {', '.join(files) or 'none'}"
     if st.state == gates.HOLDS:
