@@ -100,7 +100,9 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     for f in mapped:
         if f in ctx.moved:
             route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
-            s.ev.append(f"{f}: the upstream renamed it to or from {route}, whose port counterparts are its own")
+            s.ev.append(
+                f"{f}: no header or [[map]] names it; the upstream renamed it to or from {route}, whose port counterparts it takes"
+            )
     if s.mirrored:
         return False
     paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)

@@ -327,7 +327,7 @@ class _Ctx:
         umap, _ = self.provenance()
         if upstream in umap:
             return True
-        if umap and self._moves.get(upstream) and self.port_files(upstream):
+        if self._moves.get(upstream) and self.port_files(upstream):
             return True  # the file the upstream renamed it from or to has one
         return not self.cfg.maps and not umap
 

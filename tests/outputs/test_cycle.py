@@ -167,3 +167,25 @@ def test_an_unmapped_gate_on_a_renamed_file_goes_live_when_its_old_name_gets_a_c
     assert any(
         f["entry"] == 2 and f"{new} has a port counterpart now: src/parsers/registry.cpp" in f["message"] for f in live
     ), [f["message"] for f in live]
+
+
+def test_check_after_audit_agrees_on_a_renamed_file_in_a_port_mapped_by_templates_alone(tmp_path):
+    """No provenance header anywhere, only [[map]]: a file renamed out of the mapped folder keeps the
+    counterpart its old name maps to, in audit as in check, so check finds no gate audit wrote live."""
+    registry = "from vllm.parsers.base import register\n\nregister('kimi', 'vllm.parsers.{}')\n"
+    old, new = "vllm/core/registry.py", "vllm/parsers/registry.py"
+    commits = [
+        ("[Parsers] Move the registry", {old: None, new: registry.format("kimi_parser")}),
+        ("[Parsers] Rename a module", {new: registry.format("kimi_k2_parser")}),
+    ]
+    port, r = pair(
+        tmp_path,
+        commits,
+        base_extra={old: registry.format("kimi_parser")},
+        port_sched="int Budget(int t) {{ return t; }}\n",
+        port_extra={"src/core/registry.cpp": "int Registry() { return 0; }\n"},
+    )
+    assert not [g for g in r["[Parsers] Rename a module"]["gates"] if g["kind"] == "unmapped"], r
+    run_cli("audit", "--write", cwd=port, check_rc=0)
+    data = json.loads(run_cli("check", "--format", "json", cwd=port).stdout)
+    assert [f for f in data["findings"] if f["code"] == "gate-live"] == [], data["findings"]
