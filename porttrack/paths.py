@@ -156,6 +156,14 @@ class Tree:
             return False
         return True
 
+    def is_file(self, rel: str) -> bool:
+        """`rel` is a regular file under the root, reached through no link out of it and not a link itself."""
+        try:
+            real = self.resolve_file(rel)
+        except Outside:
+            return False
+        return real is not None and os.path.isfile(real)
+
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of a regular file under the root; `Outside`, or OSError for a missing or odd file."""
         return read_file(self.resolve(rel))

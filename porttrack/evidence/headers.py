@@ -17,6 +17,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -479,18 +480,21 @@ def moved_counterparts(
     breadth-first through the queue's entries in either direction, so a port whose headers still
     cite a file's old name (or already cite its new one) maps the file under both."""
 
+    tree = pathrules.Tree(cfg.port_root)
+
     def direct(path: str) -> list[str]:
         if path in umap:
             return umap[path]
-        return [p for p in cfg.map_upstream(path) if (cfg.port_root / p).is_file()]
+        # a queue's path is the pull request's to write: `vllm/../../x.py` must not map out of the port
+        return [p for p in cfg.map_upstream(path) if tree.is_file(p)]
 
     files = direct(upstream)
     if files or not moves:
         return [], files
     routes: dict[str, list[tuple[str, int]]] = {upstream: []}
-    todo = [upstream]
+    todo = deque([upstream])
     while todo:
-        path = todo.pop(0)
+        path = todo.popleft()
         for other, n in moves.get(path, []):
             if other in routes:
                 continue

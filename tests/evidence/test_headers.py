@@ -359,3 +359,24 @@ def test_counterparts_follow_renames_nearest_first_in_either_direction(tmp_path)
     assert counterparts(cfg, umap, "vllm/a.py", moves) == ["src/a.cpp"]  # its own first
     assert counterparts(cfg, umap, "vllm/b.py") == []  # no renames given: none followed
     assert counterparts(cfg, umap, "vllm/lone.py", moves) == []
+
+
+def test_a_map_template_never_finds_a_counterpart_outside_the_port(tmp_path):
+    """A queue's upstream path is the pull request's to write: `..` in it, or a link, leads nowhere."""
+    from porttrack.config import load_config
+    from porttrack.evidence.headers import counterparts
+
+    port = tmp_path / "port"
+    (port / "src/core").mkdir(parents=True)
+    (port / "src/core/pool.cpp").write_text("int P;\n")
+    (tmp_path / "secret.cpp").write_text("int S;\n")
+    os.symlink(tmp_path / "secret.cpp", port / "src/core/link.cpp")
+    (port / "porttrack.toml").write_text(
+        '[upstream]\npaths = ["vllm/"]\n[[map]]\nupstream = \'vllm/core/(?P<rest>.+)\\.py\'\nport = ["src/core/{rest}.cpp"]\n'
+    )
+    cfg = load_config(port / "porttrack.toml")
+    assert counterparts(cfg, {}, "vllm/core/pool.py") == ["src/core/pool.cpp"]
+    assert counterparts(cfg, {}, "vllm/core/../../../secret.py") == []
+    assert counterparts(cfg, {}, "vllm/core/link.py") == []
+    moves = {"vllm/core/gone.py": [("vllm/core/../../../secret.py", 2)]}
+    assert counterparts(cfg, {}, "vllm/core/gone.py", moves) == []
