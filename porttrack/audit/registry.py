@@ -249,6 +249,7 @@ def judge(ctx: _Ctx, e: Entry, obj: Entry | Part, syms: EntrySymbols, files: lis
     label_part = obj.name if isinstance(obj, Part) else None
     res = Result(e.n, label_part, "unclassified", "", "", recorded=obj.verdict, recorded_by=obj.verdict_by)
     subject = Subject(ctx, e, obj, syms, files, res)
+    subject.locate()
     for rule in RULES:
         if rule.fires(rule, subject):
             break

@@ -14,7 +14,7 @@ from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _owner_class, _slug, probe_line
-from porttrack.audit.graph import _mirrored, rule_matches
+from porttrack.audit.graph import rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
 from porttrack.audit.facts import _content_absent, _defining_files
@@ -93,12 +93,8 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     """Nothing a port could need: outside the mirrored subtrees, or files under them that no
     [[map]] or provenance header gives a counterpart and that are no code (CI config, docs, tests)."""
     ctx = s.ctx
-    s.under = _mirrored(ctx.cfg, ctx.queue, s.files)
-    mapped = [f for f in s.under if ctx.maps_to_port(f)]
-    s.unmapped = [f for f in s.under if f not in mapped and ctx.is_code(f)]
-    s.mirrored = mapped + s.unmapped
-    for f in mapped:
-        if f in ctx.moved:
+    for f in s.mirrored:
+        if f in ctx.moved and f not in s.unmapped:
             route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
             s.ev.append(
                 f"{f}: no header or [[map]] names it; the upstream renamed it to or from {route}, whose port counterparts it takes"

@@ -31,7 +31,7 @@ from porttrack.audit.results import (
     hit_lines,
     probe_line,
 )
-from porttrack.audit.graph import _needs, _pin_position, adders, blocked_graph, series_edges
+from porttrack.audit.graph import _mirrored, _needs, _pin_position, adders, blocked_graph, series_edges
 
 
 class _Ctx:
@@ -383,6 +383,16 @@ class Subject:
     @property
     def ev(self) -> list[str]:
         return self.res.evidence
+
+    def locate(self) -> None:
+        """Where the entry's files stand, before any rule reads it: those under the mirrored paths
+        (`under`), the code files among them with no port counterpart (`unmapped`), and those two
+        kinds together (`mirrored`, the files every later rule judges)."""
+        ctx = self.ctx
+        self.under = _mirrored(ctx.cfg, ctx.queue, self.files)
+        mapped = [f for f in self.under if ctx.maps_to_port(f)]
+        self.unmapped = [f for f in self.under if f not in mapped and ctx.is_code(f)]
+        self.mirrored = mapped + self.unmapped
 
     def probe(self) -> None:
         """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""

@@ -1,0 +1,333 @@
+"""Each rule of porttrack/audit/registry.py alone, over facts set by hand: milliseconds a test.
+
+One real pair is built once for the module (an upstream with three commits, a port that maps
+it, the queue built with the real CLI) and the port is scanned once. Each test then makes one
+Subject with the facts its case needs (the entry's symbols, its mirrored and unmapped files,
+its hunk states, the entries it waits on and how this run judged them) and asks one rule
+whether it fires. Probe counts, provenance pins, records and matrix rows are the real port's.
+The end-to-end tests beside this file (test_rules_*.py) run the whole audit on real pairs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+
+import pytest
+
+from conftest import commit_files, git, init_repo, run_cli
+from audit_pair import CONFIG, MATRIX, PORT_SCHED, SCHED
+
+from porttrack import config as config_mod
+from porttrack.audit import registry
+from porttrack.audit.results import EntrySymbols, Result, _Probes
+from porttrack.audit.subject import Judged, Subject, _Ctx
+from porttrack.evidence import naming
+from porttrack.evidence import owners as owners_mod
+from porttrack.evidence.compare import HunkState
+from porttrack.gitio import Hunk
+from porttrack.model import Gate
+from porttrack.queue import file as queuefile
+
+SCHED_PY = "vllm/core/sched.py"
+PAGER_PY = "vllm/engine/pager.py"  # no [[map]] or header gives it a port counterpart
+PORT_EXTRA = """
+int Unused(int x) { return x; }
+// carries upstream #1007: a floor under each request
+// free_all: deferred until the port frees in batches
+// the typed free of #1008 is left to the compiler
+// #1008: deferred, the port has no type checker
+"""
+# ported at the base, before every entry
+PORT_BLOCKS = """// Ported from: vllm/core/blocks.py @ {pin}
+class BlockPool { public: int Take() { return 1; } };
+int UseBlocks(BlockPool& b) { return b.Take(); }
+"""
+ROW = "| ENG-PAUSE | pausing | `vllm/core/sched.py::Scheduler.pause` | PLANNED |\n"
+# every name a test asks about, so the one scan counts them all
+NAMES = [
+    "Scheduler",
+    "Scheduler.step",
+    "Scheduler.free",
+    "Scheduler.pause",
+    "Scheduler.free_all",
+    "Unused",
+    "Pager",
+    "Pager.evict",
+    "Pager.grow",
+    "BlockPool",
+    "BlockPool.take",
+]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("facts")
+    up = init_repo(tmp / "up")
+    base = commit_files(up, {SCHED_PY: SCHED}, "[Core] base (#1)", date="2026-03-01T00:00:00+00:00")
+    floored = SCHED.replace("        return request\n", "        return max(request, 2)\n")
+    commit_files(up, {SCHED_PY: floored}, "[Core] A floor under each request (#1007)", date="2026-03-02T00:00:00+00:00")
+    typed = floored.replace("def free(self, request)", "def free(self, request: int)")
+    commit_files(
+        up, {SCHED_PY: typed}, "[Misc] Fix mypy errors in the scheduler (#1008)", date="2026-03-03T00:00:00+00:00"
+    )
+    halved = typed.replace("compute_budget(tokens, self.budget)", "compute_budget(tokens, self.budget // 2)")
+    commit_files(up, {SCHED_PY: halved}, "[Core] Step in half budgets (#1009)", date="2026-03-04T00:00:00+00:00")
+    head = git(up, "rev-parse", "HEAD")
+    port = init_repo(tmp / "port")
+    commit_files(
+        port,
+        {
+            "porttrack.toml": CONFIG.format(owners="", extra=""),
+            ".agents/engine-matrix.md": MATRIX + ROW,
+            # pinned at the upstream's last commit: every entry lies at or before it
+            "src/core/sched.cpp": PORT_SCHED.format(pin=head[:10]) + PORT_EXTRA,
+            "src/core/blocks.cpp": PORT_BLOCKS.replace("{pin}", base[:10]),
+        },
+        "port",
+    )
+    run_cli("queue", "build", "--range", f"{base}..{head}", "--name", "c", cwd=port, check_rc=0)
+    cfg = config_mod.load_config(port / "porttrack.toml")
+    queue = queuefile.load(port / "queue/c.toml").queue
+    names = sorted({sp for x in NAMES for sp in [x, *naming.spellings(x)]})
+    probes = _Probes(cfg, {tuple(cfg.code_scope): (names, [])})
+    rows = owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
+    return types.SimpleNamespace(cfg=cfg, queue=queue, probes=probes, rows=rows)
+
+
+def fires(
+    world,
+    rule_id: str,
+    *,
+    n: int = 1,
+    added=(),
+    changed=(),
+    mirrored=(SCHED_PY,),
+    unmapped=(),
+    under=None,
+    content=(),
+    blockers=None,
+    judged=None,
+    entry=None,
+) -> Result | None:
+    """Rule `rule_id` on entry n (or `entry`) with these facts: its result if it fires, else None.
+    `judged` is what this run already said of other entries: {n: (verdict, gates)}."""
+    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
+    for b, (verdict, gates) in (judged or {}).items():
+        ctx.results[b] = Result(b, None, verdict, verdict, "", gates=list(gates))
+    e = entry or world.queue.entry(n)
+    res = Result(e.n, None, "unclassified", "", "")
+    subject = Subject(
+        ctx,
+        e,
+        e,
+        EntrySymbols(list(added), list(changed)),
+        e.files,
+        res,
+        under=list(mirrored if under is None else under),
+        mirrored=list(mirrored),
+        unmapped=list(unmapped),
+        content=list(content),
+        blockers=blockers,
+    )
+    rule = registry.rule_by_id(rule_id)
+    try:
+        return res if rule.fires(rule, subject) else None
+    finally:
+        ctx.close()
+
+
+def judged_hunk(kind: str, new_found=(), new_missing=(), old_found=(), old_missing=(), mapped=True) -> Judged:
+    hunk = Hunk(SCHED_PY, 14, 1, 14, 1, ["        return request"], ["        return max(request, floor)"])
+    state = HunkState(kind, list(new_found), list(new_missing), list(old_found), list(old_missing))
+    return Judged(hunk, kind, state, mapped)
+
+
+def test_the_rules_asked_about_here_are_registered(world):
+    asked = {
+        "ignore",
+        "mechanics-subject",
+        "untrusted",
+        "cited",
+        "unmapped",
+        "surface-absent",
+        "deferred",
+        "content",
+        "ported",
+        "inert",
+        "absent-blockers",
+        "blocked",
+        "owned",
+        "real-gap",
+    }
+    assert asked <= {r.id for r in registry.RULES}
+
+
+def test_locate_sorts_the_entrys_files_before_any_rule(world):
+    e = world.queue.entry(1)
+    files = [SCHED_PY, PAGER_PY, "vllm/core/README.md", "docs/usage.md"]
+    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
+    s = Subject(ctx, e, e, EntrySymbols(), files, Result(e.n, None, "unclassified", "", ""))
+    s.locate()
+    ctx.close()
+    assert s.under == [SCHED_PY, PAGER_PY, "vllm/core/README.md"]
+    assert (s.mirrored, s.unmapped) == ([SCHED_PY, PAGER_PY], [PAGER_PY])
+
+
+def test_ignore_reads_where_the_files_stand(world):
+    r = fires(world, "ignore", mirrored=[], under=["vllm/core/README.md"])
+    assert r is not None and r.verdict == "ignore" and "none is code" in r.reason
+    r = fires(world, "ignore", mirrored=[], under=[])
+    assert r is not None and r.reason.startswith("touches no mirrored path")
+    assert fires(world, "ignore", mirrored=[PAGER_PY], unmapped=[PAGER_PY]) is None
+
+
+def test_mechanics_subject_reads_the_subject_alone(world):
+    r = fires(world, "mechanics-subject", n=2)
+    assert r is not None and r.verdict == "no-op" and "mypy" in r.reason
+    assert fires(world, "mechanics-subject", n=1) is None
+
+
+def test_untrusted_fires_on_a_file_the_queue_could_not_read(world):
+    e = world.queue.entry(1)
+    r = fires(world, "untrusted", entry=dataclasses.replace(e, unreadable=[SCHED_PY]))
+    assert r is not None and r.verdict == "untrusted" and SCHED_PY in r.reason
+    assert fires(world, "untrusted", changed=["Scheduler.step"]) is None  # its probe's control held
+
+
+def test_cited_needs_a_port_comment_naming_the_entrys_pr(world):
+    r = fires(world, "cited", n=1)
+    assert r is not None and r.verdict == "ported" and "#1007" in r.reason and "src/core/sched.cpp:" in r.reason
+    assert fires(world, "cited", n=2) is None  # #1008 is cited, and a record defers it: that wins
+
+
+def test_unmapped_needs_every_file_unmapped_and_every_symbol_absent(world):
+    r = fires(world, "unmapped", changed=["Pager.evict"], mirrored=[PAGER_PY], unmapped=[PAGER_PY])
+    assert r is not None and r.verdict == "surface-absent"
+    assert [(g.kind, g.probe) for g in r.gates] == [("absent", "Pager")]  # the class appears first
+    assert fires(world, "unmapped", changed=["Scheduler.step"], mirrored=[PAGER_PY], unmapped=[PAGER_PY]) is None
+    both = [SCHED_PY, PAGER_PY]
+    assert fires(world, "unmapped", changed=["Pager.evict"], mirrored=both, unmapped=[PAGER_PY]) is None
+    bare = fires(world, "unmapped", mirrored=[PAGER_PY], unmapped=[PAGER_PY])
+    assert bare is not None and [(g.kind, g.probe) for g in bare.gates] == [("unmapped", PAGER_PY)]
+
+
+def test_surface_absent_gives_way_to_a_member_added_to_a_class_the_port_has(world):
+    r = fires(world, "surface-absent", changed=["Pager.evict"])
+    assert r is not None and r.verdict == "surface-absent" and "Pager.evict" in r.reason
+    assert fires(world, "surface-absent", changed=["Scheduler.step"]) is None  # the port has it
+    grown = fires(world, "surface-absent", changed=["Pager.evict"], added=["Scheduler.pause"])
+    assert grown is None
+    only = fires(world, "surface-absent", added=["Pager.grow"])
+    assert only is not None and "only to classes the port lacks (Pager)" in only.reason
+    assert fires(world, "surface-absent", added=["Scheduler.pause"]) is None
+
+
+def test_surface_absent_gives_way_to_content_the_port_has(world):
+    ported = [judged_hunk("ported", new_found=["FloorUnder", "request_floor"])]
+    assert fires(world, "surface-absent", changed=["Pager.evict"], content=ported) is None
+
+
+def test_deferred_needs_a_record_of_a_member_of_a_class_the_port_has(world):
+    r = fires(world, "deferred", changed=["Scheduler.free_all"])
+    assert r is not None and r.verdict == "real-gap" and "src/core/sched.cpp:" in r.reason
+    assert fires(world, "deferred", changed=["Scheduler.pause"]) is None  # no record names it
+    absent = [judged_hunk("absent", new_missing=["free_all"], old_missing=["free"])]
+    assert fires(world, "deferred", changed=["Scheduler.free_all"], content=absent) is None
+
+
+def test_content_ported_and_content_absent_come_from_the_hunk_states(world):
+    ported = [judged_hunk("ported", new_found=["FloorUnder", "request_floor"], old_missing=["OldCap"])]
+    r = fires(world, "content", changed=["Scheduler.step"], content=ported)
+    assert r is not None and (r.verdict, r.rule) == ("ported", "content-ported")
+    absent = [judged_hunk("absent", new_missing=["evict_all"], old_missing=["evict_one"])]
+    r = fires(world, "content", changed=["Pager.evict"], content=absent)
+    assert r is not None and (r.verdict, r.rule) == ("surface-absent", "content-absent")
+    assert [g.probe for g in r.gates] == ["Pager"]
+    gap = [*absent, judged_hunk("gap", new_missing=["floor"], old_found=["request"])]
+    assert fires(world, "content", changed=["Pager.evict"], content=gap) is None  # one hunk leaves work
+    assert fires(world, "content", changed=["Scheduler.step"], content=[]) is None  # no diff: nothing said
+
+
+def test_ported_needs_every_added_symbol_and_a_pin_past_the_entry(world):
+    r = fires(world, "ported", added=["Scheduler.step"])
+    assert r is not None and r.verdict == "ported"
+    assert fires(world, "ported", added=["Scheduler.pause"]) is None
+    assert fires(world, "ported", added=["BlockPool.take"], mirrored=["vllm/core/blocks.py"]) is None  # pin: the base
+    assert fires(world, "ported", changed=["Scheduler.step"]) is None  # nothing added: pins prove nothing
+
+
+def test_inert_fires_only_on_code_nothing_reads(world):
+    r = fires(world, "inert", changed=["Unused"])
+    assert r is not None and r.verdict == "inert"
+    assert [(g.kind, g.probe) for g in r.gates] == [("no-consumer", "Unused")]
+    assert fires(world, "inert", changed=["Scheduler.step"]) is None  # Run reads it
+
+
+def test_absent_blockers_follow_the_verdict_of_the_entry_waited_on(world):
+    why = {1: ["uses Pager, which entry 1 adds and the port lacks"]}
+    gate = Gate(id="pager-absent", kind="absent", probe="Pager", scope=["src"])
+    r = fires(world, "absent-blockers", n=2, blockers=why, judged={1: ("surface-absent", [gate])})
+    assert r is not None and r.verdict == "surface-absent" and [g.id for g in r.gates] == ["pager-absent"]
+    assert fires(world, "absent-blockers", n=2, blockers=why, judged={1: ("real-gap", [])}) is None
+    assert fires(world, "absent-blockers", n=2, blockers={}) is None
+
+
+def test_blocked_waits_only_on_entries_not_ported(world):
+    why = {1: ["uses Pager, which entry 1 adds and the port lacks"]}
+    r = fires(world, "blocked", n=2, blockers=why, judged={1: ("real-gap", [])})
+    assert r is not None and r.verdict == "blocked" and r.blocked_by == [1]
+    assert [(g.kind, g.entry) for g in r.gates] == [("entry-ported", 1)]
+    assert fires(world, "blocked", n=2, blockers=why, judged={1: ("ported", [])}) is None
+
+
+def test_owned_needs_an_open_row_citing_the_entrys_symbol(world):
+    r = fires(world, "owned", added=["Scheduler.pause"])
+    assert r is not None and r.verdict == "owned" and r.owner.startswith("ENG-PAUSE")
+    assert fires(world, "owned", added=["Scheduler.free_all"]) is None  # the row names only pause
+
+
+def test_real_gap_says_what_makes_the_work_real(world):
+    r = fires(world, "real-gap", changed=["Scheduler.step"])
+    assert r is not None and r.reason == "changes code the port has and reads: Scheduler.step (1 consumer)"
+    r = fires(world, "real-gap", added=["Scheduler.pause"])
+    assert r is not None and r.reason == "adds Scheduler.pause, which the port does not have yet"
+    assert fires(world, "real-gap").reason == "touches mirrored code and no rule defers it"
+
+
+CASES = {  # entry, and the symbols it is taken to touch
+    "cites its pull request": (1, EntrySymbols(changed=["Scheduler.free"])),
+    "changes an annotation only": (2, EntrySymbols(changed=["Scheduler.free"])),
+    "changes what the port has and reads": (3, EntrySymbols(changed=["Scheduler.step"])),
+    "changes what nothing reads": (3, EntrySymbols(changed=["Unused"])),
+    "adds to a class the port has": (3, EntrySymbols(added=["Scheduler.pause"])),
+    "changes a class the port lacks": (3, EntrySymbols(changed=["Pager.evict"])),
+    "adds only to a class the port lacks": (3, EntrySymbols(added=["Pager.grow"])),
+    "records a deferral of it": (3, EntrySymbols(changed=["Scheduler.free_all", "Scheduler.step"])),
+}
+
+
+def _ask(world, case: str, rules) -> tuple[str, str, str] | None:
+    """Rules in turn on a case's entry and symbols, on a fresh subject: the first that fires says."""
+    n, syms = CASES[case]
+    e = world.queue.entry(n)
+    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
+    res = Result(e.n, None, "unclassified", "", "")
+    s = Subject(ctx, e, e, syms, e.files, res)
+    s.locate()
+    try:
+        return next(((r.id, res.verdict, res.reason) for r in rules if r.fires(r, s)), None)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_rule_asked_alone_says_what_it_says_in_the_table(world, case):
+    """The rule that decides an entry in table order fires alone on the same facts, with the same
+    verdict and reason, and no rule before it fires alone: no rule leans on another having run."""
+    decided = _ask(world, case, registry.RULES)
+    assert decided is not None
+    deciding = registry.rule_by_id(decided[0])
+    before = registry.RULES[: registry.RULES.index(deciding)]
+    assert [r.id for r in before if _ask(world, case, [r]) is not None] == []
+    assert _ask(world, case, [deciding]) == decided
