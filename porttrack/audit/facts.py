@@ -360,7 +360,9 @@ def _row_names(s: Subject, line: str) -> list[str]:
     none is added by another entry, nor by this one outside files the port has no counterpart of:
     such a row registers, by name, something the port does not have. Else []."""
     toks = _literal_tokens(line)
-    spelled = [q for t in toks or () if t[:1] in "\"'" and len(q := t[1:-1]) >= 4 and q.isidentifier()]
+    # in the line's order: a set's order changes from run to run, and the names go into evidence
+    ordered = sorted(toks or (), key=lambda t: (line.find(t), t))
+    spelled = [q for t in ordered if t[:1] in "\"'" and len(q := t[1:-1]) >= 4 and q.isidentifier()]
     for n in spelled:
         if not s.ctx.port_lacks(n) or (n in s.ctx.adders and not _added_where_unmapped(s, n)):
             return []

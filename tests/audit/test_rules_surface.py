@@ -7,6 +7,9 @@ that maps it, builds the queue with the real CLI and audits it (tests/audit/audi
 
 from __future__ import annotations
 
+import json
+
+from conftest import run_cli_process
 from audit_pair import SCHED, PORT_SCHED, pair, edit
 
 
@@ -533,6 +536,27 @@ def test_a_table_row_that_registers_what_the_port_lacks_is_no_work(tmp_path):
     extra["src/models/zeta.cpp"] = "class ZetaNetForLM { public: int forward(int t) { return t; } };\n"
     _, r = pair(tmp_path / "b", changes, base_extra={"vllm/core/nets.py": table}, port_extra=extra)
     assert not any("touches only lines that serve" in e for e in r["[Model] Zeta"]["evidence"]), r["[Model] Zeta"]
+
+
+def test_a_rows_names_are_said_in_the_rows_order_whatever_the_hash_seed(tmp_path):
+    """The names a row of literals spells go into the evidence as the row spells them: the same
+    bytes from every run, so `audit --write` does not rewrite the queue for nothing."""
+    table = '_NETS = {\n    "AlphaNetForLM": ("alpha_net", "AlphaNetForLM"),\n}\n'
+    row = '    "ZetaNetForLM": ("zeta_net", "ZetaTokenizerFast", "zeta_processor", "ZetaImageProcessor"),\n'
+    model = "class ZetaNetForLM:\n    def forward(self, tokens):\n        return tokens\n"
+    port_table = '// Ported from: vllm/core/nets.py @ 0000000000\nconst char* kNets[] = {"AlphaNetForLM"};\n'
+    changes = [("[Model] Zeta", {"vllm/core/nets.py": table.replace("}\n", row + "}\n"), "vllm/models/zeta.py": model})]
+    port, _ = pair(
+        tmp_path, changes, base_extra={"vllm/core/nets.py": table}, port_extra={"src/core/nets.cpp": port_table}
+    )
+    said = set()
+    for seed in ("0", "1", "2"):
+        out = json.loads(run_cli_process("audit", "--json", cwd=port, check_rc=0, env={"PYTHONHASHSEED": seed}).stdout)
+        evidence = next(r["evidence"] for r in out["results"] if r["part"] is None)
+        said |= {e for e in evidence if "touches only lines that serve" in e}
+    assert [e.split(" serve ")[1].split(", which")[0] for e in said] == [
+        "ZetaNetForLM, zeta_net, ZetaTokenizerFast, zeta_processor, ZetaImageProcessor"
+    ]
 
 
 def test_a_host_mirror_of_an_array_the_port_has_tells_nothing(tmp_path):
