@@ -15,7 +15,6 @@ def _surface_absent(rule: AuditRule, s: Subject) -> bool:
     """None of the changed/removed symbols exists, and the entry adds no member to a class the port has
     (a new member of a class the port has is new behaviour on a surface it has). An entry that only
     adds members to classes the port lacks grows a surface the port lacks."""
-    s.probe()
     changed = _changed(s)
     if not changed:
         added = sorted(set(s.syms.added))
@@ -89,7 +88,6 @@ def _content(rule: AuditRule, s: Subject) -> bool:
 
 def _ported(rule: AuditRule, s: Subject) -> bool:
     """The added symbols exist and the mapped files' pins are at or past the entry."""
-    s.probe()
     added = sorted(set(s.syms.added))
     if not added or not all(x in s.present for x in added):
         return False
@@ -102,7 +100,6 @@ def _ported(rule: AuditRule, s: Subject) -> bool:
 
 def _inert(rule: AuditRule, s: Subject) -> bool:
     """Changed symbols exist but nothing consumes them."""
-    s.probe()
     ctx, res = s.ctx, s.res
     changed = _changed(s)
     existing = [x for x in changed if x in s.present]
@@ -179,7 +176,6 @@ def _lacked_holder(s: Subject, h) -> list[str]:
 
 
 def _real_gap(rule: AuditRule, s: Subject) -> bool:
-    s.probe()
     existing = [x for x in _changed(s) if x in s.present]
     added = sorted(set(s.syms.added))
     used = [x for x in existing if int(getattr(s.counts[x], "consumers", 0) or 0) > 0]

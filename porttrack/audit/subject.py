@@ -366,23 +366,66 @@ class Subject:
     under: list[str] = field(default_factory=list)  # files under the mirrored paths
     mirrored: list[str] = field(default_factory=list)  # of those, the ones with a port counterpart, and code
     unmapped: list[str] = field(default_factory=list)  # of `mirrored`, code files with no port counterpart
-    linked: dict[str, int] = field(default_factory=dict)  # needed symbol -> the earlier entry adding it
-    probed: list[str] = field(default_factory=list)
-    judged: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Probe
-    counts: dict[str, Any] = field(default_factory=dict)  # symbol -> probe.Count
-    present: set[str] = field(default_factory=set)  # probed symbols with a code hit
-    namesakes: set[str] = field(default_factory=set)  # probed symbols whose port hits are another file's code
     namesake_classes: dict[str, str | None] = field(default_factory=dict)  # class -> why it is a namesake (has_class)
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
     defining: set[str] | None = None  # facts._defining_files (computed once)
     read_only_lacking: dict[str, bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks, per name
-    spelled: dict[str, str] = field(default_factory=dict)  # probed symbol -> the spelling the port has it in
+    # what `probe` finds, read through the properties below, which probe on the first read
+    _linked: dict[str, int] = field(default_factory=dict)
+    _probed_symbols: list[str] = field(default_factory=list)
+    _judged: dict[str, Any] = field(default_factory=dict)
+    _counts: dict[str, Any] = field(default_factory=dict)
+    _present: set[str] = field(default_factory=set)
+    _namesakes: set[str] = field(default_factory=set)
+    _spelled: dict[str, str] = field(default_factory=dict)
     _probed: bool = False
 
     @property
     def ev(self) -> list[str]:
         return self.res.evidence
+
+    @property
+    def linked(self) -> dict[str, int]:
+        """Needed symbol -> the earlier entry that adds it."""
+        self.probe()
+        return self._linked
+
+    @property
+    def probed(self) -> list[str]:
+        """Every symbol the entry adds, changes, removes or needs from an earlier entry."""
+        self.probe()
+        return self._probed_symbols
+
+    @property
+    def judged(self) -> dict[str, Any]:
+        """Probed symbol -> its probe.Probe (status, control)."""
+        self.probe()
+        return self._judged
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        """Probed symbol -> its probe.Count (code, consumers, hits)."""
+        self.probe()
+        return self._counts
+
+    @property
+    def present(self) -> set[str]:
+        """Probed symbols with a code hit where they would be (see `_in_place`)."""
+        self.probe()
+        return self._present
+
+    @property
+    def namesakes(self) -> set[str]:
+        """Probed symbols whose port hits are another file's code (see `_namesake`)."""
+        self.probe()
+        return self._namesakes
+
+    @property
+    def spelled(self) -> dict[str, str]:
+        """Probed symbol -> the spelling the port has it in."""
+        self.probe()
+        return self._spelled
 
     def locate(self) -> None:
         """Where the entry's files stand, before any rule reads it: those under the mirrored paths
@@ -400,11 +443,10 @@ class Subject:
             return
         self._probed = True
         ctx, syms, e = self.ctx, self.syms, self.e
-        self.linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
-        self.probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self.linked))
-        self.res.probes = self.probed
-        self.present = set()
-        for x in self.probed:
+        self._linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
+        self._probed_symbols = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self._linked))
+        self.res.probes = self._probed_symbols
+        for x in self._probed_symbols:
             # the first spelling (as written, then snake/Pascal/camel/kPascal) found where it would be
             spelled = next(
                 (
@@ -416,19 +458,19 @@ class Subject:
                 ),
                 x,
             )
-            self.judged[x], self.counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
-            self.spelled[x] = spelled
+            self._judged[x], self._counts[x] = ctx.probes.judge(spelled), ctx.probes.count(spelled)
+            self._spelled[x] = spelled
             if spelled != x:
                 self.ev.append(f"{x} is spelled {spelled.split('.')[-1]} in the port")
-            self.ev.append(probe_line(spelled, self.judged[x], self.counts[x], ctx.scope, ctx.tree))
-            self.ev.extend(hit_lines(spelled, self.counts[x]))
-            if _code(self.counts[x]) > 0 and (spelled != x or self._in_place(x, self.counts[x], say=True)):
+            self.ev.append(probe_line(spelled, self._judged[x], self._counts[x], ctx.scope, ctx.tree))
+            self.ev.extend(hit_lines(spelled, self._counts[x]))
+            if _code(self._counts[x]) > 0 and (spelled != x or self._in_place(x, self._counts[x], say=True)):
                 namesake = self._namesake(x, spelled)
                 if namesake:
                     self.ev.append(namesake)
-                    self.namesakes.add(x)
+                    self._namesakes.add(x)
                 else:
-                    self.present.add(x)
+                    self._present.add(x)
 
     def _in_place(self, symbol: str, count, say: bool = False) -> bool:
         """A `Class.member` counts where the class is: in a file that also names the class (its
