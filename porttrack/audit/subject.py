@@ -353,6 +353,18 @@ def spelling_pattern(name: str) -> str:
     return "_?".join(re.escape(w) for w in ws)
 
 
+class _Probed:
+    """A fact that `Subject.probe` finds: reading it runs the probe first (once), so no rule reads
+    it unprobed, whichever rule asks first."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, subject: Subject, owner: type | None = None) -> Any:
+        subject.probe()
+        return getattr(subject, self.slot)
+
+
 @dataclass
 class Subject:
     """One entry (or part) under judgement: what every rule's predicate reads, and the result it fills."""
@@ -371,61 +383,27 @@ class Subject:
     content: list[Judged] | None = None  # _content_states (computed once)
     defining: set[str] | None = None  # facts._defining_files (computed once)
     read_only_lacking: dict[str, bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks, per name
-    # what `probe` finds, read through the properties below, which probe on the first read
+    # what `probe` finds, stored here and read through the `_Probed` attributes below
     _linked: dict[str, int] = field(default_factory=dict)
-    _probed_symbols: list[str] = field(default_factory=list)
+    _probed: list[str] = field(default_factory=list)
     _judged: dict[str, Any] = field(default_factory=dict)
     _counts: dict[str, Any] = field(default_factory=dict)
     _present: set[str] = field(default_factory=set)
     _namesakes: set[str] = field(default_factory=set)
     _spelled: dict[str, str] = field(default_factory=dict)
-    _probed: bool = False
+    _probe_done: bool = False
+
+    linked = _Probed()  # needed symbol -> the earlier entry that adds it
+    probed = _Probed()  # every symbol the entry adds, changes, removes or needs from an earlier entry
+    judged = _Probed()  # probed symbol -> its probe.Probe (status, control)
+    counts = _Probed()  # probed symbol -> its probe.Count (code, consumers, hits)
+    present = _Probed()  # probed symbols with a code hit where they would be (see `_in_place`)
+    namesakes = _Probed()  # probed symbols whose port hits are another file's code (see `_namesake`)
+    spelled = _Probed()  # probed symbol -> the spelling the port has it in
 
     @property
     def ev(self) -> list[str]:
         return self.res.evidence
-
-    @property
-    def linked(self) -> dict[str, int]:
-        """Needed symbol -> the earlier entry that adds it."""
-        self.probe()
-        return self._linked
-
-    @property
-    def probed(self) -> list[str]:
-        """Every symbol the entry adds, changes, removes or needs from an earlier entry."""
-        self.probe()
-        return self._probed_symbols
-
-    @property
-    def judged(self) -> dict[str, Any]:
-        """Probed symbol -> its probe.Probe (status, control)."""
-        self.probe()
-        return self._judged
-
-    @property
-    def counts(self) -> dict[str, Any]:
-        """Probed symbol -> its probe.Count (code, consumers, hits)."""
-        self.probe()
-        return self._counts
-
-    @property
-    def present(self) -> set[str]:
-        """Probed symbols with a code hit where they would be (see `_in_place`)."""
-        self.probe()
-        return self._present
-
-    @property
-    def namesakes(self) -> set[str]:
-        """Probed symbols whose port hits are another file's code (see `_namesake`)."""
-        self.probe()
-        return self._namesakes
-
-    @property
-    def spelled(self) -> dict[str, str]:
-        """Probed symbol -> the spelling the port has it in."""
-        self.probe()
-        return self._spelled
 
     def locate(self) -> None:
         """Where the entry's files stand, before any rule reads it: those under the mirrored paths
@@ -439,14 +417,14 @@ class Subject:
 
     def probe(self) -> None:
         """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""
-        if self._probed:
+        if self._probe_done:
             return
-        self._probed = True
+        self._probe_done = True
         ctx, syms, e = self.ctx, self.syms, self.e
         self._linked = {s: ctx.adders[s] for s in sorted(_needs(syms)) if s in ctx.adders and ctx.adders[s] != e.n}
-        self._probed_symbols = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self._linked))
-        self.res.probes = self._probed_symbols
-        for x in self._probed_symbols:
+        self._probed = sorted(set(syms.added) | set(syms.changed) | set(syms.removed) | set(self._linked))
+        self.res.probes = self._probed
+        for x in self._probed:
             # the first spelling (as written, then snake/Pascal/camel/kPascal) found where it would be
             spelled = next(
                 (
