@@ -26,7 +26,7 @@ from porttrack.evidence import naming
 from porttrack.evidence import owners as owners_mod
 from porttrack.evidence.compare import HunkState
 from porttrack.gitio import Hunk
-from porttrack.model import Gate
+from porttrack.model import Behaviour, Gate, Rule
 from porttrack.queue import file as queuefile
 
 SCHED_PY = "vllm/core/sched.py"
@@ -109,13 +109,15 @@ def fires(
     blockers=None,
     judged=None,
     entry=None,
+    rules=(),
 ) -> Result | None:
     """Rule `rule_id` on entry n (or `entry`) with these facts: its result if it fires, else None.
     `judged` is what this run already said of other entries: {n: (verdict, gates)}."""
-    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
+    queue = dataclasses.replace(world.queue, rules=list(rules)) if rules else world.queue
+    ctx = _Ctx(world.cfg, queue, world.probes, world.rows, None, queue.entries)
     for b, (verdict, gates) in (judged or {}).items():
         ctx.results[b] = Result(b, None, verdict, verdict, "", gates=list(gates))
-    e = entry or world.queue.entry(n)
+    e = entry or queue.entry(n)
     res = Result(e.n, None, "unclassified", "", "")
     subject = Subject(
         ctx,
@@ -145,7 +147,9 @@ def judged_hunk(kind: str, new_found=(), new_missing=(), old_found=(), old_missi
 
 def test_the_rules_asked_about_here_are_registered(world):
     asked = {
+        "behaviour",
         "ignore",
+        "path-rule",
         "mechanics-subject",
         "untrusted",
         "cited",
@@ -180,6 +184,30 @@ def test_ignore_reads_where_the_files_stand(world):
     r = fires(world, "ignore", mirrored=[], under=[])
     assert r is not None and r.reason.startswith("touches no mirrored path")
     assert fires(world, "ignore", mirrored=[PAGER_PY], unmapped=[PAGER_PY]) is None
+
+
+def test_behaviour_decides_on_what_the_harness_answered(world):
+    e = world.queue.entry(3)
+    answered = Behaviour("matches", "switch-a", harness="h", impl="./h", cases=8, seed=1, agree=5, case=3)
+    r = fires(world, "behaviour", entry=dataclasses.replace(e, behaviour=answered))
+    assert r is not None and r.verdict == "ported" and "switch-a" in r.reason
+    lacked = dataclasses.replace(answered, result="lacks", lack=5, agree=0, field="blocks", expected="1", got="2")
+    r = fires(world, "behaviour", entry=dataclasses.replace(e, behaviour=lacked))
+    assert r is not None and r.verdict == "real-gap" and "expected 1, got 2" in r.reason
+    mixed = dataclasses.replace(answered, result="mixed")
+    assert fires(world, "behaviour", entry=dataclasses.replace(e, behaviour=mixed)) is None
+    assert fires(world, "behaviour", entry=e) is None
+
+
+def test_a_path_rule_holds_while_its_gates_hold(world):
+    holding = Rule("vllm/core/**", "surface-absent", gates=[Gate(id="pager", kind="absent", probe="Pager")])
+    r = fires(world, "path-rule", rules=[holding])
+    assert r is not None and (r.verdict, r.rule) == ("surface-absent", "path-rule vllm/core/**")
+    assert [g.id for g in r.gates] == ["pager"]
+    live = Rule("vllm/core/**", "surface-absent", gates=[Gate(id="sched", kind="absent", probe="Scheduler")])
+    assert fires(world, "path-rule", rules=[live]) is None  # the port has Scheduler: the rule stands aside
+    elsewhere = Rule("vllm/engine/**", "surface-absent", gates=[Gate(id="pager", kind="absent", probe="Pager")])
+    assert fires(world, "path-rule", rules=[elsewhere]) is None
 
 
 def test_mechanics_subject_reads_the_subject_alone(world):
