@@ -360,7 +360,9 @@ class _Probed:
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = "_" + name
 
-    def __get__(self, subject: Subject, owner: type | None = None) -> Any:
+    def __get__(self, subject: Subject | None, owner: type | None = None) -> Any:
+        if subject is None:  # asked of the class: the descriptor itself
+            return self
         subject.probe()
         return getattr(subject, self.slot)
 
