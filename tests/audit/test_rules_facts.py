@@ -139,8 +139,10 @@ def fires(
         ctx.close()
 
 
-def judged_hunk(kind: str, new_found=(), new_missing=(), old_found=(), old_missing=(), mapped=True) -> Judged:
-    hunk = Hunk(SCHED_PY, 14, 1, 14, 1, ["        return request"], ["        return max(request, floor)"])
+def judged_hunk(
+    kind: str, new_found=(), new_missing=(), old_found=(), old_missing=(), mapped=True, path=SCHED_PY
+) -> Judged:
+    hunk = Hunk(path, 14, 1, 14, 1, ["        return request"], ["        return max(request, floor)"])
     state = HunkState(kind, list(new_found), list(new_missing), list(old_found), list(old_missing))
     return Judged(hunk, kind, state, mapped)
 
@@ -153,6 +155,7 @@ def test_the_rules_asked_about_here_are_registered(world):
         "mechanics-subject",
         "untrusted",
         "cited",
+        "untouched",
         "unmapped",
         "surface-absent",
         "deferred",
@@ -275,6 +278,19 @@ def test_content_ported_and_content_absent_come_from_the_hunk_states(world):
     gap = [*absent, judged_hunk("gap", new_missing=["floor"], old_found=["request"])]
     assert fires(world, "content", changed=["Pager.evict"], content=gap) is None  # one hunk leaves work
     assert fires(world, "content", changed=["Scheduler.step"], content=[]) is None  # no diff: nothing said
+
+
+def test_untouched_needs_every_addition_outside_the_ports_files_to_name_what_it_lacks(world):
+    elsewhere = judged_hunk("gap", new_missing=["ZetaPool"], mapped=False, path=PAGER_PY)
+    r = fires(world, "untouched", mirrored=[SCHED_PY, PAGER_PY], unmapped=[PAGER_PY], content=[elsewhere])
+    assert r is not None and r.verdict == "surface-absent" and [g.probe for g in r.gates] == ["ZetaPool"]
+    here = judged_hunk("gap", new_missing=["ZetaPool"], mapped=True)
+    assert fires(world, "untouched", content=[elsewhere, here]) is None  # work left in a file the port has
+    had = judged_hunk("gap", new_missing=["Scheduler"], mapped=False, path=PAGER_PY)
+    both = [elsewhere, had]  # the second adds, where the port has no file, a name the port has: work
+    assert fires(world, "untouched", mirrored=[SCHED_PY, PAGER_PY], unmapped=[PAGER_PY], content=both) is None
+    ported = judged_hunk("ported", new_found=["request_floor"], old_missing=["request"])
+    assert fires(world, "untouched", content=[elsewhere, ported]) is None  # new code the port has
 
 
 def test_ported_needs_every_added_symbol_and_a_pin_past_the_entry(world):
