@@ -93,12 +93,6 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     """Nothing a port could need: outside the mirrored subtrees, or files under them that no
     [[map]] or provenance header gives a counterpart and that are no code (CI config, docs, tests)."""
     ctx = s.ctx
-    for f in s.mirrored:
-        if f in ctx.moved and f not in s.unmapped:
-            route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
-            s.ev.append(
-                f"{f}: no header or [[map]] names it; the upstream renamed it to or from {route}, whose port counterparts it takes"
-            )
     if s.mirrored:
         return False
     paths = ", ".join(pathrules.folder(p) for p in ctx.cfg.upstream_paths or ctx.queue.meta.paths)

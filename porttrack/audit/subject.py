@@ -410,12 +410,20 @@ class Subject:
     def locate(self) -> None:
         """Where the entry's files stand, before any rule reads it: those under the mirrored paths
         (`under`), the code files among them with no port counterpart (`unmapped`), and those two
-        kinds together (`mirrored`, the files every later rule judges)."""
+        kinds together (`mirrored`, the files every later rule judges). A file mapped through the
+        upstream's renames says so in the evidence."""
         ctx = self.ctx
         self.under = _mirrored(ctx.cfg, ctx.queue, self.files)
         mapped = [f for f in self.under if ctx.maps_to_port(f)]
         self.unmapped = [f for f in self.under if f not in mapped and ctx.is_code(f)]
         self.mirrored = mapped + self.unmapped
+        for f in mapped:
+            if f in ctx.moved:
+                route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
+                self.ev.append(
+                    f"{f}: no header or [[map]] names it; the upstream renamed it to or from {route}, "
+                    "whose port counterparts it takes"
+                )
 
     def probe(self) -> None:
         """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""

@@ -10,6 +10,7 @@ The end-to-end tests beside this file (test_rules_*.py) run the whole audit on r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 
@@ -95,6 +96,22 @@ def world(tmp_path_factory):
     return types.SimpleNamespace(cfg=cfg, queue=queue, probes=probes, rows=rows)
 
 
+@contextlib.contextmanager
+def subject(world, e, syms: EntrySymbols, files=None, *, queue=None, judged=None, **facts):
+    """A fresh Subject of entry `e` in a fresh run context (`judged`: what this run already said of
+    other entries, {n: (verdict, gates)}); `facts` set its fields by hand. Closed on leaving."""
+    queue = queue or world.queue
+    ctx = _Ctx(world.cfg, queue, world.probes, world.rows, None, queue.entries)
+    for b, (verdict, gates) in (judged or {}).items():
+        ctx.results[b] = Result(b, None, verdict, verdict, "", gates=list(gates))
+    try:
+        yield Subject(
+            ctx, e, e, syms, e.files if files is None else files, Result(e.n, None, "unclassified", "", ""), **facts
+        )
+    finally:
+        ctx.close()
+
+
 def fires(
     world,
     rule_id: str,
@@ -114,29 +131,17 @@ def fires(
     """Rule `rule_id` on entry n (or `entry`) with these facts: its result if it fires, else None.
     `judged` is what this run already said of other entries: {n: (verdict, gates)}."""
     queue = dataclasses.replace(world.queue, rules=list(rules)) if rules else world.queue
-    ctx = _Ctx(world.cfg, queue, world.probes, world.rows, None, queue.entries)
-    for b, (verdict, gates) in (judged or {}).items():
-        ctx.results[b] = Result(b, None, verdict, verdict, "", gates=list(gates))
-    e = entry or queue.entry(n)
-    res = Result(e.n, None, "unclassified", "", "")
-    subject = Subject(
-        ctx,
-        e,
-        e,
-        EntrySymbols(list(added), list(changed)),
-        e.files,
-        res,
+    facts = dict(
         under=list(mirrored if under is None else under),
         mirrored=list(mirrored),
         unmapped=list(unmapped),
         content=list(content),
         blockers=blockers,
     )
-    rule = registry.rule_by_id(rule_id)
-    try:
-        return res if rule.fires(rule, subject) else None
-    finally:
-        ctx.close()
+    syms = EntrySymbols(list(added), list(changed))
+    with subject(world, entry or queue.entry(n), syms, queue=queue, judged=judged, **facts) as s:
+        rule = registry.rule_by_id(rule_id)
+        return s.res if rule.fires(rule, s) else None
 
 
 def judged_hunk(
@@ -173,10 +178,8 @@ def test_the_rules_asked_about_here_are_registered(world):
 def test_locate_sorts_the_entrys_files_before_any_rule(world):
     e = world.queue.entry(1)
     files = [SCHED_PY, PAGER_PY, "vllm/core/README.md", "docs/usage.md"]
-    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
-    s = Subject(ctx, e, e, EntrySymbols(), files, Result(e.n, None, "unclassified", "", ""))
-    s.locate()
-    ctx.close()
+    with subject(world, e, EntrySymbols(), files) as s:
+        s.locate()
     assert s.under == [SCHED_PY, PAGER_PY, "vllm/core/README.md"]
     assert (s.mirrored, s.unmapped) == ([SCHED_PY, PAGER_PY], [PAGER_PY])
 
@@ -354,15 +357,9 @@ CASES = {  # entry, and the symbols it is taken to touch
 def _ask(world, case: str, rules) -> tuple[str, str, str] | None:
     """Rules in turn on a case's entry and symbols, on a fresh subject: the first that fires says."""
     n, syms = CASES[case]
-    e = world.queue.entry(n)
-    ctx = _Ctx(world.cfg, world.queue, world.probes, world.rows, None, world.queue.entries)
-    res = Result(e.n, None, "unclassified", "", "")
-    s = Subject(ctx, e, e, syms, e.files, res)
-    s.locate()
-    try:
-        return next(((r.id, res.verdict, res.reason) for r in rules if r.fires(r, s)), None)
-    finally:
-        ctx.close()
+    with subject(world, world.queue.entry(n), syms) as s:
+        s.locate()
+        return next(((r.id, s.res.verdict, s.res.reason) for r in rules if r.fires(r, s)), None)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
