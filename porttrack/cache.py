@@ -16,7 +16,7 @@ from pathlib import Path
 
 from porttrack.errors import UserError
 
-SCHEMA = 9  # bump when a table's meaning changes (codemask's output included); other versions are removed
+SCHEMA = 10  # bump when a table's meaning changes (codemask's output included); other versions are removed
 DB_FILE = f"cache-v{SCHEMA}.sqlite"
 
 _TABLES = (

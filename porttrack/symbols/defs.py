@@ -82,6 +82,21 @@ def _text(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _plain(name: str) -> str:
+    """A C++ name as a probe can look for it: template arguments dropped (`Impl<ISA::AMX, T>::run`
+    is `Impl::run`); "" for what no identifier spells (`operator()`, `~Impl`, a specialisation
+    left unbalanced), which stays part of its class's text rather than a definition of its own."""
+    while "<" in name:
+        shorter = _TEMPLATE_ARGS.sub("", name)
+        if shorter == name:
+            return ""
+        name = shorter
+    return name if all(p.isidentifier() for p in re.split(r"::|\.", name)) else ""
+
+
 class _Defs:
     """Collects name -> (node, excised member nodes) while walking a tree, then digests them."""
 
@@ -91,9 +106,13 @@ class _Defs:
         self._comment_starts = [c[0] for c in self.comments]
         self.found: dict[str, list[tuple[Node, list[Node]]]] = {}
 
-    def add(self, name: str, node: Node, members: list[Node] | None = None) -> None:
+    def add(self, name: str, node: Node, members: list[Node] | None = None) -> bool:
+        """Record one definition; False for a name no probe can look for, which stays in its
+        enclosing definition's text."""
+        name = _plain(name)
         if name:
             self.found.setdefault(name, []).append((node, members or []))
+        return bool(name)
 
     def digests(self) -> dict[str, str]:
         return {name: self._digest(spans) for name, spans in self.found.items()}
@@ -184,10 +203,7 @@ def _c_item(node: Node, outer: Node, prefix: str, out: _Defs) -> list[Node]:
         return []
     if t == "function_definition":
         name = _function_name(node.child_by_field_name("declarator"))
-        if name:
-            out.add(prefix + name, outer)
-            return [outer]
-        return []
+        return [outer] if name and out.add(prefix + name, outer) else []
     if t in ("declaration", "field_declaration", "friend_declaration"):
         recorded: list[Node] = []
         spec = node.child_by_field_name("type")
@@ -195,8 +211,7 @@ def _c_item(node: Node, outer: Node, prefix: str, out: _Defs) -> list[Node]:
             recorded += [outer] if _c_type(spec, outer, prefix, out) else []
         for decl in node.children_by_field_name("declarator"):
             name = _function_name(decl)
-            if name:
-                out.add(prefix + name, outer)
+            if name and out.add(prefix + name, outer):
                 recorded = [outer]
         return recorded
     if t in _CLASS_TYPES or t == "enum_specifier":

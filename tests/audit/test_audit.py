@@ -505,3 +505,38 @@ def test_dry_run_and_write_say_the_same_about_a_human_verdict(tmp_path):
     )
     wrote = run_cli("audit", "--write", "--json", cwd=port, check_rc=0).stdout
     assert note in json.loads(wrote)["disagreements"]
+
+
+PORT_IMPL = "class Impl {\n public:\n  int forward(int x) { return x; }\n};\nint Run(Impl& i) { return i.forward(1); }\n"
+
+
+def test_a_change_to_a_specialised_cpp_template_is_audited_under_the_templates_name(tmp_path):
+    """Template arguments may hold `::` (`Impl<ISA::AMX, T>`): the entry names the template, which a
+    probe can look for, and the audit runs instead of stopping on a name no identifier spells."""
+    up = init_repo(tmp_path / "up")
+    kernel = (
+        "namespace attn {\ntemplate <typename T>\nclass Impl<ISA::AMX, T> {\n public:\n"
+        "  int forward(int x) { return x; }\n  ~Impl() {}\n};\n}  // namespace attn\n"
+    )
+    base = commit_files(up, {"csrc/attn.cpp": kernel}, "[Kernel] base (#1)", date="2026-03-01T00:00:00+00:00")
+    commit_files(
+        up,
+        {"csrc/attn.cpp": kernel.replace("return x;", "return x + 1;").replace("~Impl() {}", "~Impl() { x_ = 0; }")},
+        "[Kernel] Forward one more (#2)",
+        date="2026-03-02T00:00:00+00:00",
+    )
+    port = init_repo(tmp_path / "port")
+    config = (
+        '[upstream]\nrepo = "../up"\npaths = ["csrc/"]\n\n[port]\nscopes = { code = ["src"] }\n\n'
+        "[[map]]\nupstream = 'csrc/(?P<rest>.+)\\.cpp'\nport = [\"src/{rest}.cpp\"]\n"
+    )
+    commit_files(
+        port,
+        {"porttrack.toml": config, "src/attn.cpp": f"// Ported from: csrc/attn.cpp @ {base[:10]}\n{PORT_IMPL}"},
+        "port",
+    )
+    run_cli("queue", "build", "--range", f"{base}..HEAD", "--name", "c", cwd=port, check_rc=0)
+    e = queuefile.load(port / "queue/c.toml").queue.entries[0]
+    assert sorted(e.symbols.changed) == ["attn::Impl", "attn::Impl::forward"], e.symbols
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    assert [r["verdict"] for r in data["results"] if r["part"] is None] == ["real-gap"], data["results"]

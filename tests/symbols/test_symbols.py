@@ -101,7 +101,8 @@ def test_python_definitions():
 
 def test_cpp_definitions():
     # Names as written with `::`, scoped by namespace and class; macros unscoped; the out-of-line
-    # definition of take_new_block_ids merges with its in-class declaration.
+    # definition of take_new_block_ids merges with its in-class declaration. The destructor, which
+    # no identifier spells, is part of the class's text.
     assert sorted(definitions(CPP, "cpp")) == [
         "BlockId",
         "KV_LIMIT",
@@ -117,7 +118,6 @@ def test_cpp_definitions():
         "vllm::core::Manager::Manager",
         "vllm::core::Manager::count",
         "vllm::core::Manager::take_new_block_ids",
-        "vllm::core::Manager::~Manager",
         "vllm::core::State",
         "vllm::core::State::kBusy",
         "vllm::core::State::kIdle",
@@ -130,6 +130,27 @@ def test_cuda_and_c():
     assert sorted(definitions(cu, "cuda")) == ["Args", "zero_kernel"]
     c = b"#define N 3\nstatic int add(int a) { return a + N; }\nenum color { RED, GREEN };\n"
     assert sorted(definitions(c, "c")) == ["N", "add", "color", "color::GREEN", "color::RED"]
+
+
+def test_cpp_names_are_what_a_probe_can_look_for():
+    """A specialisation is defined under its template's name (its arguments may hold `::`, which
+    would split it into nonsense parts); an operator or a destructor, which no identifier spells,
+    stays in its class's text, and an edit of it is an edit of the class."""
+    src = b"""namespace attn {
+template <typename T, int D>
+class Impl<ISA::AMX, T, D> {
+ public:
+  void forward(int x) { }
+};
+template <typename T>
+void Holder<T>::run(int y) {}
+template <typename T> struct Traits<std::vector<T>> { int n; };
+struct Op { bool operator()(int a) const { return a; } ~Op() {} };
+}
+"""
+    assert sorted(definitions(src, "cpp")) == ["attn::Holder::run", "attn::Impl", "attn::Impl::forward", "attn::Op", "attn::Traits"]
+    edited = definitions(src.replace(b"return a;", b"return !a;"), "cpp")
+    assert diff_definitions(definitions(src, "cpp"), edited) == ([], ["attn::Op"], [])
 
 
 def test_member_edit_changes_member_not_class():
