@@ -507,7 +507,9 @@ def test_dry_run_and_write_say_the_same_about_a_human_verdict(tmp_path):
     assert note in json.loads(wrote)["disagreements"]
 
 
-PORT_IMPL = "class Impl {\n public:\n  int forward(int x) { return x; }\n};\nint Run(Impl& i) { return i.forward(1); }\n"
+PORT_IMPL = (
+    "class Impl {\n public:\n  int forward(int x) { return x; }\n};\nint Run(Impl& i) { return i.forward(1); }\n"
+)
 
 
 def test_a_change_to_a_specialised_cpp_template_is_audited_under_the_templates_name(tmp_path):

@@ -148,7 +148,13 @@ template <typename T> struct Traits<std::vector<T>> { int n; };
 struct Op { bool operator()(int a) const { return a; } ~Op() {} };
 }
 """
-    assert sorted(definitions(src, "cpp")) == ["attn::Holder::run", "attn::Impl", "attn::Impl::forward", "attn::Op", "attn::Traits"]
+    assert sorted(definitions(src, "cpp")) == [
+        "attn::Holder::run",
+        "attn::Impl",
+        "attn::Impl::forward",
+        "attn::Op",
+        "attn::Traits",
+    ]
     edited = definitions(src.replace(b"return a;", b"return !a;"), "cpp")
     assert diff_definitions(definitions(src, "cpp"), edited) == ([], ["attn::Op"], [])
 
