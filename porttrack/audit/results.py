@@ -11,6 +11,7 @@ from porttrack.evidence import naming, owners as owners_mod
 from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import Entry, Gate, Part
+from porttrack.symbols.defs import probe_name
 
 
 HIT_LIMIT = 5  # hits cited per probe in evidence; the count says how many there are in all
@@ -24,21 +25,30 @@ class EntrySymbols:
     uses: list[str] = field(default_factory=list)
 
 
+def _probed(names: list[str]) -> list[str]:
+    """Names as a probe can look for them (`Impl<ISA::AMX, T>::run` is `Impl::run`), once each; a
+    name no identifier spells (`Impl::~Impl`, as queues built before porttrack named C++
+    destructors) is left out rather than stopping the audit."""
+    return list(dict.fromkeys(n for n in map(probe_name, names) if n))
+
+
 def _entry_symbols(e: Entry) -> EntrySymbols:
-    return EntrySymbols(list(e.symbols.added), list(e.symbols.changed), list(e.symbols.removed), list(e.symbols.uses))
+    s = e.symbols
+    return EntrySymbols(_probed(s.added), _probed(s.changed), _probed(s.removed), _probed(s.uses))
 
 
 def _part_symbols(e: Entry, p: Part) -> EntrySymbols:
     """A part's symbols, sorted into the entry's categories; a name the entry never listed counts as changed."""
     if not p.symbols:
         return _entry_symbols(e)
-    mine = set(p.symbols)
-    known = set(e.symbols.added) | set(e.symbols.changed) | set(e.symbols.removed) | set(e.symbols.uses)
+    mine = set(_probed(p.symbols))
+    whole = _entry_symbols(e)
+    known = {*whole.added, *whole.changed, *whole.removed, *whole.uses}
     return EntrySymbols(
-        [s for s in e.symbols.added if s in mine],
-        [s for s in e.symbols.changed if s in mine] + [s for s in p.symbols if s not in known],
-        [s for s in e.symbols.removed if s in mine],
-        [s for s in e.symbols.uses if s in mine],
+        [s for s in whole.added if s in mine],
+        [s for s in whole.changed if s in mine] + [s for s in _probed(p.symbols) if s not in known],
+        [s for s in whole.removed if s in mine],
+        [s for s in whole.uses if s in mine],
     )
 
 

@@ -85,7 +85,7 @@ def _text(node: Node | None) -> str:
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 
 
-def _plain(name: str) -> str:
+def probe_name(name: str) -> str:
     """A C++ name as a probe can look for it: template arguments dropped (`Impl<ISA::AMX, T>::run`
     is `Impl::run`); "" for what no identifier spells (`operator()`, `~Impl`, a specialisation
     left unbalanced), which stays part of its class's text rather than a definition of its own."""
@@ -109,7 +109,7 @@ class _Defs:
     def add(self, name: str, node: Node, members: list[Node] | None = None) -> bool:
         """Record one definition; False for a name no probe can look for, which stays in its
         enclosing definition's text."""
-        name = _plain(name)
+        name = probe_name(name)
         if name:
             self.found.setdefault(name, []).append((node, members or []))
         return bool(name)

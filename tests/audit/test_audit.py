@@ -510,35 +510,55 @@ def test_dry_run_and_write_say_the_same_about_a_human_verdict(tmp_path):
 PORT_IMPL = (
     "class Impl {\n public:\n  int forward(int x) { return x; }\n};\nint Run(Impl& i) { return i.forward(1); }\n"
 )
+KERNEL_CONFIG = (
+    '[upstream]\nrepo = "../up"\npaths = ["csrc/"]\n\n[port]\nscopes = { code = ["src"] }\n\n'
+    "[[map]]\nupstream = 'csrc/(?P<rest>.+)\\.cpp'\nport = [\"src/{rest}.cpp\"]\n"
+)
+
+
+def kernel_pair(tmp_path: Path, kernel: str, changed: str) -> Path:
+    """An upstream whose csrc/attn.cpp goes from `kernel` to `changed` in one commit, and a port
+    with its own Impl that maps it; the queue built with the real CLI. Returns the port."""
+    up = init_repo(tmp_path / "up")
+    base = commit_files(up, {"csrc/attn.cpp": kernel}, "[Kernel] base (#1)", date="2026-03-01T00:00:00+00:00")
+    commit_files(up, {"csrc/attn.cpp": changed}, "[Kernel] Forward one more (#2)", date="2026-03-02T00:00:00+00:00")
+    port = init_repo(tmp_path / "port")
+    ported = f"// Ported from: csrc/attn.cpp @ {base[:10]}\n{PORT_IMPL}"
+    commit_files(port, {"porttrack.toml": KERNEL_CONFIG, "src/attn.cpp": ported}, "port")
+    run_cli("queue", "build", "--range", f"{base}..HEAD", "--name", "c", cwd=port, check_rc=0)
+    return port
 
 
 def test_a_change_to_a_specialised_cpp_template_is_audited_under_the_templates_name(tmp_path):
     """Template arguments may hold `::` (`Impl<ISA::AMX, T>`): the entry names the template, which a
     probe can look for, and the audit runs instead of stopping on a name no identifier spells."""
-    up = init_repo(tmp_path / "up")
     kernel = (
         "namespace attn {\ntemplate <typename T>\nclass Impl<ISA::AMX, T> {\n public:\n"
         "  int forward(int x) { return x; }\n  ~Impl() {}\n};\n}  // namespace attn\n"
     )
-    base = commit_files(up, {"csrc/attn.cpp": kernel}, "[Kernel] base (#1)", date="2026-03-01T00:00:00+00:00")
-    commit_files(
-        up,
-        {"csrc/attn.cpp": kernel.replace("return x;", "return x + 1;").replace("~Impl() {}", "~Impl() { x_ = 0; }")},
-        "[Kernel] Forward one more (#2)",
-        date="2026-03-02T00:00:00+00:00",
-    )
-    port = init_repo(tmp_path / "port")
-    config = (
-        '[upstream]\nrepo = "../up"\npaths = ["csrc/"]\n\n[port]\nscopes = { code = ["src"] }\n\n'
-        "[[map]]\nupstream = 'csrc/(?P<rest>.+)\\.cpp'\nport = [\"src/{rest}.cpp\"]\n"
-    )
-    commit_files(
-        port,
-        {"porttrack.toml": config, "src/attn.cpp": f"// Ported from: csrc/attn.cpp @ {base[:10]}\n{PORT_IMPL}"},
-        "port",
-    )
-    run_cli("queue", "build", "--range", f"{base}..HEAD", "--name", "c", cwd=port, check_rc=0)
+    changed = kernel.replace("return x;", "return x + 1;").replace("~Impl() {}", "~Impl() { x_ = 0; }")
+    port = kernel_pair(tmp_path, kernel, changed)
     e = queuefile.load(port / "queue/c.toml").queue.entries[0]
     assert sorted(e.symbols.changed) == ["attn::Impl", "attn::Impl::forward"], e.symbols
     data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
     assert [r["verdict"] for r in data["results"] if r["part"] is None] == ["real-gap"], data["results"]
+
+
+def test_a_queue_that_names_cpp_definitions_as_written_is_still_audited(tmp_path):
+    """Queues built before porttrack named definitions for a probe hold `Impl::~Impl` and
+    `Holder<ISA::AMX,T>::run`: audit probes the template's name and leaves the destructor out,
+    instead of stopping on the first."""
+    kernel = "namespace attn {\nclass Impl {\n public:\n  int forward(int x) { return x; }\n};\n}\n"
+    port = kernel_pair(tmp_path, kernel, kernel.replace("return x;", "return x + 1;"))
+    q = port / "queue/c.toml"
+    old = q.read_text().replace(
+        '"attn::Impl::forward"', '"attn::Impl::forward", "attn::Impl::~Impl", "attn::Holder<ISA::AMX,T>::run"'
+    )
+    q.write_text(old)
+    data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
+    (r,) = [r for r in data["results"] if r["part"] is None]
+    assert r["verdict"] == "real-gap", r
+    probed = [e.split(" @ ")[0] for e in r["evidence"] if e.startswith("probe ")]
+    assert any(p.lower() == "probe attn::holder::run" for p in probed), probed  # in any spelling
+    assert not any("~" in p or "<" in p for p in probed), probed
+    assert q.read_text() == old  # the queue's own names are the queue's: audit without --write changes nothing
