@@ -27,8 +27,8 @@ class EntrySymbols:
 
 def _probed(names: list[str]) -> list[str]:
     """Names as a probe can look for them (`Impl<ISA::AMX, T>::run` is `Impl::run`), once each; a
-    name no identifier spells (`Impl::~Impl`, as queues built before porttrack named C++
-    destructors) is left out rather than stopping the audit."""
+    name no identifier spells (`Impl::~Impl`, which queues built by earlier versions hold) is
+    left out rather than stopping the audit."""
     return list(dict.fromkeys(n for n in map(probe_name, names) if n))
 
 
