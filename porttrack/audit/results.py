@@ -25,7 +25,7 @@ class EntrySymbols:
     uses: list[str] = field(default_factory=list)
 
 
-def _probed(names: list[str]) -> list[str]:
+def _probe_names(names: list[str]) -> list[str]:
     """Names as a probe can look for them (`Impl<ISA::AMX, T>::run` is `Impl::run`), once each; a
     name no identifier spells (`Impl::~Impl`, which queues built by earlier versions hold) is
     left out rather than stopping the audit."""
@@ -34,19 +34,20 @@ def _probed(names: list[str]) -> list[str]:
 
 def _entry_symbols(e: Entry) -> EntrySymbols:
     s = e.symbols
-    return EntrySymbols(_probed(s.added), _probed(s.changed), _probed(s.removed), _probed(s.uses))
+    return EntrySymbols(_probe_names(s.added), _probe_names(s.changed), _probe_names(s.removed), _probe_names(s.uses))
 
 
 def _part_symbols(e: Entry, p: Part) -> EntrySymbols:
     """A part's symbols, sorted into the entry's categories; a name the entry never listed counts as changed."""
     if not p.symbols:
         return _entry_symbols(e)
-    mine = set(_probed(p.symbols))
+    part = _probe_names(p.symbols)
+    mine = set(part)
     whole = _entry_symbols(e)
     known = {*whole.added, *whole.changed, *whole.removed, *whole.uses}
     return EntrySymbols(
         [s for s in whole.added if s in mine],
-        [s for s in whole.changed if s in mine] + [s for s in _probed(p.symbols) if s not in known],
+        [s for s in whole.changed if s in mine] + [s for s in part if s not in known],
         [s for s in whole.removed if s in mine],
         [s for s in whole.uses if s in mine],
     )
