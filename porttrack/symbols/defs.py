@@ -83,6 +83,7 @@ def _text(node: Node | None) -> str:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_QUALIFIED = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")  # identifiers joined by `.` or `::`
 
 
 def probe_name(name: str) -> str:
@@ -94,7 +95,7 @@ def probe_name(name: str) -> str:
         if shorter == name:
             return ""
         name = shorter
-    return name if all(p.isidentifier() for p in re.split(r"::|\.", name)) else ""
+    return name if _QUALIFIED.fullmatch(name) else ""
 
 
 class _Defs:
