@@ -8,6 +8,8 @@ checks below make a damaged file a rebuilt one, with one warning line, not a wro
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sqlite3
 import sys
@@ -39,6 +41,8 @@ _TABLES = (
     "sym_lines (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # headers: one port file's provenance (JSON) by parser, blob id, header length and path
     "header (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # records: the deferral records and citations (JSON) of a clean tree, by parser, words and listing
+    "records (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 MEMORY = ":memory:"  # a `[cache] dir` refused by `confine`: this run keeps its cache in memory
@@ -96,6 +100,17 @@ def db_path(configured: str | os.PathLike | None = None) -> Path:
     if configured == MEMORY:
         return Path(MEMORY)
     return cache_root(configured) / DB_FILE
+
+
+@functools.cache
+def parser_id(source: str) -> str:
+    """The text of the module at `source` (its `__file__`), hashed: a row a parser wrote is never read
+    by another version of it. Where the text cannot be read, a value of this process alone: nothing
+    cached is reused."""
+    try:
+        return hashlib.sha1(Path(source).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return os.urandom(8).hex()
 
 
 def warn(message: str) -> None:

@@ -256,7 +256,9 @@ class _Ctx:
         """Deferral records and prior triage in the port's code scope and docs (read once)."""
         if self._records is None:
             folders = sorted({*self.cfg.code_scope, "docs"})
-            self._records = records_mod.scan(self.cfg.port_root, folders, self.cfg.deferral_words)
+            self._records = records_mod.scan(
+                self.cfg.port_root, folders, self.cfg.deferral_words, cache_dir=self.cfg.cache_dir or None
+            )
         return self._records
 
     def hunks(self, e: Entry, paths: list[str], keep: bool = True):

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
-import hashlib
 import json
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -334,16 +331,6 @@ def scan_port(cfg: Config) -> list[Provenance]:
     )
 
 
-@functools.cache
-def _parser_id() -> str:
-    """This module's own text, hashed: a cached header parsed by another version of the parser is never
-    read. Where the text cannot be read, a value of this process alone: nothing cached is reused."""
-    try:
-        return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
-    except OSError:
-        return os.urandom(8).hex()
-
-
 class _Stored:
     """Parsed headers kept in porttrack's cache by the file's git blob id, for the files whose index
     entry vouches for their working-tree content (`listing.list_worktree`): a clean file is parsed
@@ -360,7 +347,7 @@ class _Stored:
         if not names:
             return
         blobs = listing.list_worktree(root, where, True)
-        prefix = f"{_parser_id()}:{scan_lines}:"
+        prefix = f"{cache_mod.parser_id(__file__)}:{scan_lines}:"
         self.keys = {n: f"{prefix}{blobs[n]}:{n}" for n in names if blobs.get(n)}
         if not self.keys:
             return

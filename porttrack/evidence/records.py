@@ -9,11 +9,16 @@ scope and `docs/`, and cited by path:line.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from porttrack import cache as cache_mod
 from porttrack import gitio
 from porttrack.evidence.naming import norm
 
@@ -114,18 +119,96 @@ def _block_after(lines: list[str], i: int, comment: re.Pattern[str] = _COMMENT) 
 _HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
 
 
-def scan(root: Path, folders: list[str], words: list[str]) -> Records:
+def scan(root: Path, folders: list[str], words: list[str], *, cache_dir: str | None = None) -> Records:
     """Read the deferral records and PR/sha citations under `folders` of the port root. One `git grep`
-    finds the candidate lines; only the files holding one are read (all files when the port is no git tree)."""
+    finds the candidate lines; only the files holding one are read (all files when the port is no git tree).
+
+    The records of a clean git work tree are kept in porttrack's cache (`cache_dir` as configured;
+    None for the default folder) under its file listing: a warm audit reads them back instead of
+    grepping again. A tree with a modified or untracked file under `folders` is read every time."""
+    present = [f for f in folders if (root / f).is_dir()]
+    if not present:
+        return Records()
+    key = _tree_key(root, present, words)
+    if key is not None and (kept := _load(cache_dir, key)) is not None:
+        return kept
+    out = _read(root, present, words)
+    if key is not None:
+        _store(cache_dir, key, out)
+    return out
+
+
+def _tree_key(root: Path, present: list[str], words: list[str]) -> str | None:
+    """What the records of `present` depend on, hashed: this parser, the words and every file's blob
+    id. None when the index does not vouch for every file there (or the port is no git tree)."""
+    from porttrack.probe import listing
+
+    if not gitio.is_git_repo(root):
+        return None
+    blobs = listing.list_worktree(root, present, True)
+    if any(b is None for b in blobs.values()):
+        return None
+    what = json.dumps([cache_mod.parser_id(__file__), sorted(words), present, sorted(blobs.items())])
+    return hashlib.sha1(what.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _load(cache_dir: str | None, key: str) -> Records | None:
+    try:
+        db = cache_mod.open_db(cache_mod.db_path(cache_dir))
+        try:
+            row = db.execute("SELECT value FROM records WHERE key = ?", (key,)).fetchone()
+        finally:
+            db.close()
+        if row is None:
+            return None
+        d = json.loads(row[0])
+        return Records([_record(x, True) for x in d["deferrals"]], [_record(x, False) for x in d["citations"]])
+    except (sqlite3.Error, OSError, ValueError, TypeError, KeyError):  # a damaged row: read the tree again
+        return None
+
+
+def _record(x: list, deferral: bool) -> Record:
+    """A row read back from the cache, refused (TypeError) unless it holds the types a scan makes."""
+    path, line, text, names, prs, shas, word = x
+    ok = (
+        all(isinstance(v, str) for v in (path, text, word))
+        and type(line) is int
+        and all(isinstance(n, str) for n in [*names, *shas])
+        and all(type(n) is int for n in prs)
+        and bool(word) == deferral
+    )
+    if not ok:
+        raise TypeError("a cached record of the wrong shape")
+    return Record(path, line, text, set(names), set(prs), set(shas), word)
+
+
+KEEP = 8  # tree states whose records are kept; older ones are dropped
+
+
+def _store(cache_dir: str | None, key: str, recs: Records) -> None:
+    rows = {
+        what: [[r.path, r.line, r.text, sorted(r.names), sorted(r.prs), sorted(r.shas), r.deferral] for r in got]
+        for what, got in (("deferrals", recs.deferrals), ("citations", recs.citations))
+    }
+    with contextlib.suppress(sqlite3.Error, OSError):  # the cache is only a shortcut
+        db = cache_mod.open_db(cache_mod.db_path(cache_dir))
+        try:
+            db.execute("INSERT OR REPLACE INTO records VALUES (?, ?)", (key, json.dumps(rows)))
+            db.execute(
+                f"DELETE FROM records WHERE rowid NOT IN (SELECT rowid FROM records ORDER BY rowid DESC LIMIT {KEEP})"
+            )
+        finally:
+            db.close()
+
+
+def _read(root: Path, present: list[str], words: list[str]) -> Records:
+    """The records of the files under `present`, read from the tree."""
     word_re = (
         re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I)
         if words
         else None
     )
-    present = [f for f in folders if (root / f).is_dir()]
     out = Records()
-    if not present:
-        return out
     alternatives = [r"#[0-9]{3,7}", "/pull/", "commit", *(re.escape(w).replace("\\ ", " ") for w in words)]
     found = gitio.grep_lines(root, "|".join(alternatives), present)
     if found is None:
