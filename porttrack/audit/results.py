@@ -154,6 +154,7 @@ class _Probes:
                     regexes=tuple(sorted(set(regexes))),
                     scope=list(scope),
                     **probe.config_options(cfg),
+                    texts=False,  # evidence cites path:line, never a hit's text: a warm scan reads no file
                     progress=progress,
                 )
             except re.error as e:
