@@ -41,8 +41,9 @@ _TABLES = (
     "sym_lines (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # headers: one port file's provenance (JSON) by parser, blob id, header length and path
     "header (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # records: the deferral records and citations (JSON) of a clean tree, by parser, words and listing
-    "records (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # audit: what it reads from a whole clean port tree (deferral records, comment index, code
+    # tokens), by kind and by a key of the readers' versions and the tree's file listing (`keep`)
+    "kept (kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (kind, key))",
 )
 
 MEMORY = ":memory:"  # a `[cache] dir` refused by `confine`: this run keeps its cache in memory
@@ -111,6 +112,43 @@ def parser_id(source: str) -> str:
         return hashlib.sha1(Path(source).read_bytes()).hexdigest()[:16]
     except OSError:
         return os.urandom(8).hex()
+
+
+KEEP_TREES = 8  # the newest tree states `keep` holds a value of each kind for; older ones are dropped
+
+
+def kept(kind: str, key: str, configured: str | os.PathLike | None) -> bytes | None:
+    """The value `keep` stored for (kind, key); None when there is none or the cache cannot say."""
+    try:
+        db = open_db(db_path(configured))
+        try:
+            row = db.execute("SELECT value FROM kept WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        return None
+    value = row[0] if row is not None else None
+    if isinstance(value, str):  # TEXT, where someone wrote the row by hand
+        return value.encode("utf-8", "surrogateescape")
+    return value if isinstance(value, bytes) and value else None
+
+
+def keep(kind: str, key: str, value: bytes, configured: str | os.PathLike | None) -> None:
+    """Store what a reader made of a whole tree under `key` (see `listing.tree_key`); only a
+    shortcut, so a cache that fails is passed over in silence (opening it warns once)."""
+    try:
+        db = open_db(db_path(configured))
+        try:
+            db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?, ?)", (kind, key, value))
+            db.execute(
+                "DELETE FROM kept WHERE kind = ? AND rowid NOT IN"
+                f" (SELECT rowid FROM kept WHERE kind = ? ORDER BY rowid DESC LIMIT {KEEP_TREES})",
+                (kind, kind),
+            )
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        pass
 
 
 def warn(message: str) -> None:

@@ -31,6 +31,7 @@ from porttrack.audit.results import (
     hit_lines,
     probe_line,
 )
+from porttrack.audit import kept as kept_mod
 from porttrack.audit.graph import _mirrored, _needs, _pin_position, adders, blocked_graph, series_edges
 
 
@@ -84,6 +85,8 @@ class _Ctx:
         self._all_tokens: set[str] | None = None
         self._comments: echoes_mod.Index | None = None
         self._tree = pathrules.Tree(cfg.port_root)
+        self.kept = kept_mod.Kept(cfg)
+        self._tokens_asked = False  # whether the cache was asked for the code scope's tokens
 
     def _sibling_index(self) -> dict[str, list[str]]:
         """Upstream file -> the symbols (and their classes) that entries of this queue add or change in it."""
@@ -173,7 +176,7 @@ class _Ctx:
             if not pattern:
                 return False
             self._greps += 1
-            tokens = self._code_tokens() if self._greps > _GREPS_BEFORE_INDEX else None
+            tokens = self._code_tokens(build=self._greps > _GREPS_BEFORE_INDEX)
             if tokens is not None:
                 self._lacks[name] = naming.norm(name) not in tokens
                 return self._lacks[name]
@@ -188,18 +191,25 @@ class _Ctx:
         """Does any file of the port's code scope, comments included, name `name` as upstream spells it?
         A port that re-implements a function under its own name often says which one it mirrors."""
         if self._words is None:  # one read of the code scope answers every name
-            self._words = set()
-            for rel in self._scope_files() or []:
-                self._words.update(re.findall(r"[A-Za-z_]\w*", self._port_text(rel)))
+            self._words = self.kept.get_or_read(kept_mod.WORDS, self._read_words)
         return name in self._words
+
+    def _read_words(self) -> set[str]:
+        words: set[str] = set()
+        for rel in self._scope_files() or []:
+            words.update(kept_mod.IDENT.findall(self._port_text(rel)))
+        return words
 
     @property
     def port_comments(self) -> echoes_mod.Index:
         """The words of the comments of every source file in the code scope (read once)."""
         if self._comments is None:
-            files = [f for f in self._scope_files() or [] if f.endswith(tuple(headers_mod.HEADER_SUFFIXES))]
-            self._comments = echoes_mod.Index((f, self._port_text(f)) for f in files)
+            self._comments = self.kept.get_or_read(kept_mod.COMMENTS, self._read_comments)
         return self._comments
+
+    def _read_comments(self) -> echoes_mod.Index:
+        files = [f for f in self._scope_files() or [] if f.endswith(tuple(headers_mod.HEADER_SUFFIXES))]
+        return echoes_mod.Index((f, self._port_text(f)) for f in files)
 
     def close(self) -> None:
         if self._blobs is not None:
@@ -231,14 +241,24 @@ class _Ctx:
         """The port tokens of several port files together (`port_tokens` of each)."""
         return frozenset().union(*(self.port_tokens(f) for f in files))
 
-    def _code_tokens(self) -> set[str] | None:
-        """Every code token of every file in the code scope (built once, after the first few greps have
-        shown the audit asks often: each `git grep` of a real port costs tens of milliseconds)."""
-        if self._all_tokens is None:
+    def _code_tokens(self, build: bool = True) -> set[str] | None:
+        """Every code token of every file in the code scope: read back from the cache for a tree read
+        before, else built once `build` says the first few greps have shown the audit asks often (each
+        `git grep` of a real port costs tens of milliseconds)."""
+        if self._all_tokens is None and not self._tokens_asked:
+            self._tokens_asked = True
+            kept = self.kept.get(kept_mod.TOKENS)
+            if kept is not None:
+                for rel, tokens in kept.items():
+                    self._port_tokens.setdefault(rel, tokens)
+                self._all_tokens = set().union(*kept.values())
+        if self._all_tokens is None and build:
             names = self._scope_files()
             if names is None:
                 return None
-            self._all_tokens = set().union(*(self.port_tokens(n) for n in names))
+            by_file = {n: self.port_tokens(n) for n in names}
+            self.kept.put(kept_mod.TOKENS, by_file)
+            self._all_tokens = set().union(*by_file.values())
         return self._all_tokens
 
     def _scope_files(self) -> list[str] | None:

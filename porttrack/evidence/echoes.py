@@ -9,6 +9,7 @@ caller's question: `echo` takes it as a function.
 
 from __future__ import annotations
 
+import json
 import re
 from array import array
 from bisect import bisect_right
@@ -94,6 +95,63 @@ class Index:
             self._at.setdefault(wid, array("I")).append(len(self._stream))
         self._stream.append(wid)
         self._lines.append(line)
+
+    def dump(self) -> bytes:
+        """The index as bytes `load` reads back (kept in the cache for a clean tree)."""
+        wids = sorted(self._at)
+        at = array("I")
+        for w in wids:
+            at.extend(self._at[w])
+        head = {
+            "words": sorted(self._ids, key=self._ids.__getitem__),
+            "starts": self._starts,
+            "paths": self._paths,
+            "wids": wids,
+            "counts": [len(self._at[w]) for w in wids],
+        }
+        return json.dumps(head).encode() + b"\n" + self._stream.tobytes() + self._lines.tobytes() + at.tobytes()
+
+    @classmethod
+    def load(cls, data: bytes) -> Index | None:
+        """An index `dump` wrote; None for bytes that do not hold one (a damaged or planted row)."""
+        try:
+            return cls._load(data)
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError):
+            return None
+
+    @classmethod
+    def _load(cls, data: bytes) -> Index | None:
+        head_raw, _, rest = data.partition(b"\n")
+        head = json.loads(head_raw)
+        words, starts, paths, wids, counts = (list(head[k]) for k in ("words", "starts", "paths", "wids", "counts"))
+        if len(rest) % 4 or not all(isinstance(w, str) for w in [*words, *paths]):
+            return None
+        if not all(type(x) is int and x >= 0 for x in [*starts, *wids, *counts]):
+            return None
+        arrays = array("I", rest)
+        n = (len(arrays) - sum(counts)) // 2
+        ok = (
+            n >= 0
+            and len(arrays) == 2 * n + sum(counts)
+            and len(starts) == len(paths)
+            and all(x < max(n, 1) for x in starts)
+            and sorted(wids) == list(range(1, len(words) + 1))  # every word has its positions
+            and len(counts) == len(wids)
+            and all(counts)
+        )
+        if not ok:
+            return None
+        out = cls([])
+        out._ids = {w: i + 1 for i, w in enumerate(words)}
+        out._stream, out._lines = arrays[:n], arrays[n : 2 * n]
+        out._starts, out._paths = starts, paths
+        at, k = arrays[2 * n :], 0
+        for w, c in zip(wids, counts, strict=True):
+            out._at[w] = at[k : k + c]
+            k += c
+        if max(at, default=0) >= max(n, 1) or max(out._stream, default=0) > len(words):
+            return None
+        return out
 
     def find(self, window: tuple[str, ...]) -> tuple[str, int] | None:
         """(port path, line) where the window's first word stands, or None when no comment holds it."""

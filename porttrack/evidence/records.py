@@ -9,17 +9,15 @@ scope and `docs/`, and cited by path:line.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import cache as cache_mod
 from porttrack import gitio
+from porttrack.probe import listing
 from porttrack.evidence.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -129,41 +127,31 @@ def scan(root: Path, folders: list[str], words: list[str], *, cache_dir: str | N
     present = [f for f in folders if (root / f).is_dir()]
     if not present:
         return Records()
-    key = _tree_key(root, present, words)
-    if key is not None and (kept := _load(cache_dir, key)) is not None:
+    key = listing.tree_key(root, present, cache_mod.parser_id(__file__), *sorted(words))
+    if key is not None and (kept := _load(cache_mod.kept("records", key, cache_dir))) is not None:
         return kept
     out = _read(root, present, words)
     if key is not None:
-        _store(cache_dir, key, out)
+        cache_mod.keep("records", key, _dump(out), cache_dir)
     return out
 
 
-def _tree_key(root: Path, present: list[str], words: list[str]) -> str | None:
-    """What the records of `present` depend on, hashed: this parser, the words and every file's blob
-    id. None when the index does not vouch for every file there (or the port is no git tree)."""
-    from porttrack.probe import listing
+def _dump(recs: Records) -> bytes:
+    rows = {
+        what: [[r.path, r.line, r.text, sorted(r.names), sorted(r.prs), sorted(r.shas), r.deferral] for r in got]
+        for what, got in (("deferrals", recs.deferrals), ("citations", recs.citations))
+    }
+    return json.dumps(rows).encode()
 
-    if not gitio.is_git_repo(root):
+
+def _load(value: bytes | None) -> Records | None:
+    """Records read back from the cache; None for a value that is not what `_dump` writes."""
+    if value is None:
         return None
-    blobs = listing.list_worktree(root, present, True)
-    if any(b is None for b in blobs.values()):
-        return None
-    what = json.dumps([cache_mod.parser_id(__file__), sorted(words), present, sorted(blobs.items())])
-    return hashlib.sha1(what.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _load(cache_dir: str | None, key: str) -> Records | None:
     try:
-        db = cache_mod.open_db(cache_mod.db_path(cache_dir))
-        try:
-            row = db.execute("SELECT value FROM records WHERE key = ?", (key,)).fetchone()
-        finally:
-            db.close()
-        if row is None:
-            return None
-        d = json.loads(row[0])
+        d = json.loads(value)
         return Records([_record(x, True) for x in d["deferrals"]], [_record(x, False) for x in d["citations"]])
-    except (sqlite3.Error, OSError, ValueError, TypeError, KeyError):  # a damaged row: read the tree again
+    except (ValueError, TypeError, KeyError):  # a damaged row: read the tree again
         return None
 
 
@@ -180,25 +168,6 @@ def _record(x: list, deferral: bool) -> Record:
     if not ok:
         raise TypeError("a cached record of the wrong shape")
     return Record(path, line, text, set(names), set(prs), set(shas), word)
-
-
-KEEP = 8  # tree states whose records are kept; older ones are dropped
-
-
-def _store(cache_dir: str | None, key: str, recs: Records) -> None:
-    rows = {
-        what: [[r.path, r.line, r.text, sorted(r.names), sorted(r.prs), sorted(r.shas), r.deferral] for r in got]
-        for what, got in (("deferrals", recs.deferrals), ("citations", recs.citations))
-    }
-    with contextlib.suppress(sqlite3.Error, OSError):  # the cache is only a shortcut
-        db = cache_mod.open_db(cache_mod.db_path(cache_dir))
-        try:
-            db.execute("INSERT OR REPLACE INTO records VALUES (?, ?)", (key, json.dumps(rows)))
-            db.execute(
-                f"DELETE FROM records WHERE rowid NOT IN (SELECT rowid FROM records ORDER BY rowid DESC LIMIT {KEEP})"
-            )
-        finally:
-            db.close()
 
 
 def _read(root: Path, present: list[str], words: list[str]) -> Records:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -110,6 +111,19 @@ def list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str |
             rel = Path(dirpath).relative_to(root).as_posix()
             found += [f"{rel}/{f}" if rel != "." else f for f in filenames]
     return dict.fromkeys(found)
+
+
+def tree_key(root: Path, folders: list[str], *salt: str) -> str | None:
+    """A key for what is read from every file under `folders`: `salt` (the readers' versions and
+    options) and each file's path and blob id, hashed. None unless `root` is a git work tree whose
+    index vouches for every file there (a modified or untracked file is read every run)."""
+    if not folders or not gitio.is_git_repo(root):
+        return None
+    blobs = list_worktree(root, folders, True)
+    if any(b is None for b in blobs.values()):
+        return None
+    what = json.dumps([list(salt), folders, sorted(blobs.items())])
+    return hashlib.sha1(what.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def index_checksum(root: Path) -> bytes | None:

@@ -65,6 +65,21 @@ int Run(Scheduler& s) {{ return s.step(4) + s.free(1); }}
 MATRIX = "# Engine matrix\n\n| ID | Item | Upstream code/tests | State |\n|---|---|---|---|\n"
 
 
+# an upstream fix that explains itself in a comment, and a port that copied the comment with it
+FREED_TWICE = (
+    "        return request\n",
+    "        # A request freed twice must not hand its blocks back to the pool a second\n"
+    "        # time, or two later requests would end up sharing one block.\n"
+    "        if request.freed:\n            return None\n        return request\n",
+)
+PORT_FREED = PORT_SCHED.replace(
+    "  int free(int request) {{ return request; }}",
+    "  // A request freed twice must not hand its blocks back to the pool a\n"
+    "  // second time, or two later requests would end up sharing one block.\n"
+    "  int free(int request) {{ return released_[request] ? 0 : request; }}",
+)
+
+
 def pair(
     tmp_path: Path,
     commits: list[tuple[str, dict]],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit_pair import SCHED, PORT_SCHED, pair, edit, steps
+from audit_pair import FREED_TWICE, PORT_FREED, SCHED, PORT_SCHED, pair, edit, steps
 
 
 def test_no_op_names_the_language_only_constructs(tmp_path):
@@ -636,20 +636,6 @@ def test_what_a_structured_trace_log_writes_is_message_text(tmp_path):
     handed = TRACED.replace("        trace_structured(\n", "        self.publish(\n")
     _, r = pair(tmp_path / "handed", [("[Compile] Guard the trace", edit(*guarded, handed))], base_sched=handed)
     assert r["[Compile] Guard the trace"]["verdict"] != "no-op"
-
-
-FREED_TWICE = (
-    "        return request\n",
-    "        # A request freed twice must not hand its blocks back to the pool a second\n"
-    "        # time, or two later requests would end up sharing one block.\n"
-    "        if request.freed:\n            return None\n        return request\n",
-)
-PORT_FREED = PORT_SCHED.replace(
-    "  int free(int request) {{ return request; }}",
-    "  // A request freed twice must not hand its blocks back to the pool a\n"
-    "  // second time, or two later requests would end up sharing one block.\n"
-    "  int free(int request) {{ return released_[request] ? 0 : request; }}",
-)
 
 
 def test_a_comment_the_port_repeats_word_for_word_marks_the_change_ported(tmp_path):

@@ -45,7 +45,7 @@ def test_an_include_line_and_a_file_path_name_no_symbol(tmp_path):
 def _rows(cache: Path) -> list[tuple[str, str]]:
     db = sqlite3.connect(cache_mod.db_path(cache))
     try:
-        return db.execute("SELECT key, value FROM records").fetchall()
+        return db.execute("SELECT key, value FROM kept WHERE kind = 'records'").fetchall()
     finally:
         db.close()
 
@@ -62,7 +62,7 @@ def test_a_clean_trees_records_are_read_back_from_the_cache_until_a_file_changes
     db = sqlite3.connect(cache_mod.db_path(cache))
     kept = json.loads(value)
     kept["deferrals"][0][1] = 2
-    db.execute("UPDATE records SET value = ? WHERE key = ?", (json.dumps(kept), key))
+    db.execute("UPDATE kept SET value = ? WHERE kind = 'records' AND key = ?", (json.dumps(kept), key))
     db.commit()
     db.close()
     again = records.scan(root, ["src", "docs"], list(DEFERRAL_WORDS), cache_dir=str(cache))
@@ -91,7 +91,7 @@ def test_a_cached_row_of_the_wrong_shape_is_read_again_from_the_tree(tmp_path):
     kept = json.loads(value)
     kept["deferrals"][0][1] = "1"
     for planted in (json.dumps(kept), "[]", "{", json.dumps({"deferrals": [], "citations": [[1]]})):
-        db.execute("UPDATE records SET value = ? WHERE key = ?", (planted, key))
+        db.execute("UPDATE kept SET value = ? WHERE kind = 'records' AND key = ?", (planted, key))
         db.commit()
         got = records.scan(root, ["src"], list(DEFERRAL_WORDS), cache_dir=str(cache))
         assert [r.where for r in got.deferrals] == ["src/widget.cpp:1"], planted
