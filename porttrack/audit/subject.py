@@ -275,10 +275,10 @@ class _Ctx:
     def records(self):
         """Deferral records and prior triage in the port's code scope and docs (read once)."""
         if self._records is None:
-            folders = sorted({*self.cfg.code_scope, "docs"})
-            self._records = records_mod.scan(
-                self.cfg.port_root, folders, self.cfg.deferral_words, cache_dir=self.cfg.cache_dir or None
-            )
+            words = self.cfg.deferral_words
+            folders = self.kept.folders(kept_mod.RECORDS)
+            read = functools.partial(records_mod.scan, self.cfg.port_root, folders, words)
+            self._records = self.kept.get_or_read(kept_mod.RECORDS, read, *words)
         return self._records
 
     def hunks(self, e: Entry, paths: list[str], keep: bool = True):

@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porttrack import cache as cache_mod
 from porttrack import gitio
-from porttrack.probe import listing
 from porttrack.evidence.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -117,61 +115,13 @@ def _block_after(lines: list[str], i: int, comment: re.Pattern[str] = _COMMENT) 
 _HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
 
 
-def scan(root: Path, folders: list[str], words: list[str], *, cache_dir: str | None = None) -> Records:
+def scan(root: Path, folders: list[str], words: list[str]) -> Records:
     """Read the deferral records and PR/sha citations under `folders` of the port root. One `git grep`
     finds the candidate lines; only the files holding one are read (all files when the port is no git tree).
-
-    The records of a clean git work tree are kept in porttrack's cache (`cache_dir` as configured;
-    None for the default folder) under its file listing: a warm audit reads them back instead of
-    grepping again. A tree with a modified or untracked file under `folders` is read every time."""
+    Audit keeps what it read for a clean tree in the cache (`dump`, `load`; porttrack/audit/kept.py)."""
     present = [f for f in folders if (root / f).is_dir()]
     if not present:
         return Records()
-    key = listing.tree_key(root, present, cache_mod.parser_id(__file__), *sorted(words))
-    if key is not None and (kept := _load(cache_mod.kept("records", key, cache_dir))) is not None:
-        return kept
-    out = _read(root, present, words)
-    if key is not None:
-        cache_mod.keep("records", key, _dump(out), cache_dir)
-    return out
-
-
-def _dump(recs: Records) -> bytes:
-    rows = {
-        what: [[r.path, r.line, r.text, sorted(r.names), sorted(r.prs), sorted(r.shas), r.deferral] for r in got]
-        for what, got in (("deferrals", recs.deferrals), ("citations", recs.citations))
-    }
-    return json.dumps(rows).encode()
-
-
-def _load(value: bytes | None) -> Records | None:
-    """Records read back from the cache; None for a value that is not what `_dump` writes."""
-    if value is None:
-        return None
-    try:
-        d = json.loads(value)
-        return Records([_record(x, True) for x in d["deferrals"]], [_record(x, False) for x in d["citations"]])
-    except (ValueError, TypeError, KeyError):  # a damaged row: read the tree again
-        return None
-
-
-def _record(x: list, deferral: bool) -> Record:
-    """A row read back from the cache, refused (TypeError) unless it holds the types a scan makes."""
-    path, line, text, names, prs, shas, word = x
-    ok = (
-        all(isinstance(v, str) for v in (path, text, word))
-        and type(line) is int
-        and all(isinstance(n, str) for n in [*names, *shas])
-        and all(type(n) is int for n in prs)
-        and bool(word) == deferral
-    )
-    if not ok:
-        raise TypeError("a cached record of the wrong shape")
-    return Record(path, line, text, set(names), set(prs), set(shas), word)
-
-
-def _read(root: Path, present: list[str], words: list[str]) -> Records:
-    """The records of the files under `present`, read from the tree."""
     word_re = (
         re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", re.I)
         if words
@@ -218,3 +168,35 @@ def _read(root: Path, present: list[str], words: list[str]) -> Records:
             )
             (out.deferrals if m else out.citations).append(rec)
     return out
+
+
+def dump(recs: Records) -> bytes:
+    rows = {
+        what: [[r.path, r.line, r.text, sorted(r.names), sorted(r.prs), sorted(r.shas), r.deferral] for r in got]
+        for what, got in (("deferrals", recs.deferrals), ("citations", recs.citations))
+    }
+    return json.dumps(rows).encode()
+
+
+def load(value: bytes) -> Records | None:
+    """Records `dump` wrote; None for bytes that do not hold them (a damaged row: read the tree again)."""
+    try:
+        d = json.loads(value)
+        return Records([_record(x, True) for x in d["deferrals"]], [_record(x, False) for x in d["citations"]])
+    except (ValueError, TypeError, KeyError):  # a damaged row: read the tree again
+        return None
+
+
+def _record(x: list, deferral: bool) -> Record:
+    """A row read back from the cache, refused (TypeError) unless it holds the types a scan makes."""
+    path, line, text, names, prs, shas, word = x
+    ok = (
+        all(isinstance(v, str) for v in (path, text, word))
+        and type(line) is int
+        and all(isinstance(n, str) for n in [*names, *shas])
+        and all(type(n) is int for n in prs)
+        and bool(word) == deferral
+    )
+    if not ok:
+        raise TypeError("a cached record of the wrong shape")
+    return Record(path, line, text, set(names), set(prs), set(shas), word)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+from pathlib import Path
 
 from audit_pair import FREED_TWICE, PORT_FREED, edit, pair
 from conftest import commit_files, init_repo, run_cli
 from porttrack import cache as cache_mod
 from porttrack.audit import kept as kept_mod
-from porttrack.config import Config
-from porttrack.evidence import echoes
+from porttrack.config import DEFERRAL_WORDS, Config
+from porttrack.evidence import echoes, records
 
 
 def _kinds() -> dict[str, int]:
@@ -47,7 +49,7 @@ def test_a_value_is_kept_for_a_clean_tree_and_for_no_other(tmp_path):
 def test_a_kept_value_of_the_wrong_shape_is_no_value(tmp_path):
     cfg = _port_config(tmp_path)
     k = kept_mod.Kept(cfg)
-    key = k._key(kept_mod.TOKENS)
+    key = k._key(kept_mod.TOKENS, ())
     for planted in (b"{", b"[]", json.dumps({"src/a.cpp": [1]}).encode(), json.dumps({"src/a.cpp": "ab"}).encode()):
         cache_mod.keep(kept_mod.TOKENS.name, key, planted, cfg.cache_dir)
         assert kept_mod.Kept(cfg).get(kept_mod.TOKENS) is None, planted
@@ -89,3 +91,67 @@ def test_a_warm_audit_reads_the_port_from_the_cache_and_a_changed_port_from_the_
 
     (port / "src/core/extra.cpp").write_text("int extra;\n")
     assert audit()["rule"] == "echoed"
+
+
+def _rows(cache: Path) -> list[tuple[str, str]]:
+    db = sqlite3.connect(cache_mod.db_path(cache))
+    try:
+        return db.execute("SELECT key, value FROM kept WHERE kind = 'records'").fetchall()
+    finally:
+        db.close()
+
+
+def _records(root: Path, cache: Path) -> records.Records:
+    """The port's records as audit reads them: kept for a clean tree, else read from it."""
+    cfg = Config(None, port_root=root, cache_dir=str(cache))
+    k, words = kept_mod.Kept(cfg), list(DEFERRAL_WORDS)
+    read = functools.partial(records.scan, root, k.folders(kept_mod.RECORDS), words)
+    return k.get_or_read(kept_mod.RECORDS, read, *words)
+
+
+def test_a_clean_trees_records_are_read_back_from_the_cache_until_a_file_changes(tmp_path):
+    root = init_repo(tmp_path / "port")
+    commit_files(root, {"src/widget.cpp": "// DEFERRED: widget_cap is not ported yet\nint x;\n"}, "port")
+    cache = tmp_path / "cache"
+    first = _records(root, cache)
+    assert [r.where for r in first.deferrals] == ["src/widget.cpp:1"]
+    [(key, value)] = _rows(cache)
+
+    # what is kept is what is read back: a row says another line, so the second scan came from it
+    db = sqlite3.connect(cache_mod.db_path(cache))
+    row = json.loads(value)
+    row["deferrals"][0][1] = 2
+    db.execute("UPDATE kept SET value = ? WHERE kind = 'records' AND key = ?", (json.dumps(row), key))
+    db.commit()
+    db.close()
+    again = _records(root, cache)
+    assert [r.where for r in again.deferrals] == ["src/widget.cpp:2"]
+
+    # an edit not yet committed is read from the tree, and nothing of it is kept
+    (root / "src/widget.cpp").write_text("int x;\n// omitted: spare_cache\n")
+    dirty = _records(root, cache)
+    assert [r.where for r in dirty.deferrals] == ["src/widget.cpp:2"] and "spare_cache" in dirty.deferrals[0].text
+    assert len(_rows(cache)) == 1
+
+    # a committed change is another listing: read from the tree and kept beside the first
+    commit_files(root, {"src/widget.cpp": "int x;\nint y;\n// not ported: spare_cache\n"}, "edit")
+    moved = _records(root, cache)
+    assert [r.where for r in moved.deferrals] == ["src/widget.cpp:3"]
+    assert len(_rows(cache)) == 2
+
+
+def test_a_cached_row_of_the_wrong_shape_is_read_again_from_the_tree(tmp_path):
+    root = init_repo(tmp_path / "port")
+    commit_files(root, {"src/widget.cpp": "// DEFERRED: widget_cap is not ported yet\nint x;\n"}, "port")
+    cache = tmp_path / "cache"
+    _records(root, cache)
+    [(key, value)] = _rows(cache)
+    db = sqlite3.connect(cache_mod.db_path(cache))
+    row = json.loads(value)
+    row["deferrals"][0][1] = "1"
+    for planted in (json.dumps(row), "[]", "{", json.dumps({"deferrals": [], "citations": [[1]]})):
+        db.execute("UPDATE kept SET value = ? WHERE kind = 'records' AND key = ?", (planted, key))
+        db.commit()
+        got = _records(root, cache)
+        assert [r.where for r in got.deferrals] == ["src/widget.cpp:1"], planted
+    db.close()
