@@ -45,6 +45,7 @@ PROPERTY = "property call"
 COMMENT = "trailing comment"
 EXPORT = "export list"
 DEAD = "dead code"
+MERGED = "merged branches"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
@@ -56,9 +57,9 @@ def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, me
     or a call; the others parse a file only when a line they would explain calls for it."""
     out: dict[Line, str] = {}
     finders = (
-        (moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports)
+        (moved, _messages, _renamed_locals, _unused_parameters, _mechanics, _exports, _merged)
         if messages
-        else (moved, _renamed_locals, _unused_parameters, _mechanics, _exports)
+        else (moved, _renamed_locals, _unused_parameters, _mechanics, _exports, _merged)
     )
     if texts.readers is not None:
         finders = (*finders, _dead)
@@ -683,4 +684,52 @@ def _dead(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]
         for i, _ in _code(h.old):
             if any(p == h.path and d.first <= h.old_start + i <= d.last for p, d in dead):
                 out[(k, "old", i)] = DEAD
+    return out
+
+
+def _branches(node: ast.If) -> list[list[ast.stmt]] | None:
+    """The bodies of an `if` / `elif` / `else` chain when every test runs nothing (`_runs_nothing`);
+    None for a chain with a test that calls, or with no `else`."""
+    out: list[list[ast.stmt]] = []
+    while True:
+        if not _runs_nothing(node.test):
+            return None
+        out.append(node.body)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        if not node.orelse:
+            return None
+        out.append(node.orelse)
+        return out
+
+
+def _merged(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
+    """An `if`/`else` (or `elif` chain) whose branches are the same code, removed whole and replaced
+    by that code once: every branch ran the same statements, and the tests (which call nothing)
+    only chose among them. Its removed lines, and the added lines that are the one copy, carry no
+    behaviour."""
+    out: dict[Line, str] = {}
+    for k, h in enumerate(hunks):
+        stripped = {x.strip() for x in h.old}
+        if not h.new or "else:" not in stripped or not any(x.startswith("if ") for x in stripped):
+            continue  # parse only where an `if` and its `else` are both removed
+        text = texts.before(h.path)
+        tree = _parse(text) if text is not None and h.path.endswith(".py") else None
+        if tree is None or text is None:
+            continue
+        rows, first, last = text.splitlines(), h.old_start, h.old_start + len(h.old) - 1
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.If) and first <= node.lineno and (node.end_lineno or 0) <= last):
+                continue
+            bodies = _branches(node)
+            if bodies is None or len({ast.dump(ast.Module(b, [])) for b in bodies}) != 1:
+                continue
+            body = {x.strip() for x in rows[bodies[0][0].lineno - 1 : bodies[0][-1].end_lineno]}
+            copy = [(j, x) for j, x in _code(h.new) if x in body]
+            if {x for _, x in copy} != {x for x in body if x and not x.startswith("#")}:
+                continue  # the code is not all there once more: the change does more than merge
+            span = range(node.lineno - first, (node.end_lineno or 0) - first + 1)
+            out.update(((k, "old", i), MERGED) for i, _ in _code(h.old) if i in span)
+            out.update(((k, "new", j), MERGED) for j, _ in copy)
     return out

@@ -364,3 +364,54 @@ def test_a_keyword_argument_of_a_call_is_no_parameter(tmp_path):
     before = 'REGISTRY = make_registry(\n    fast="FastConfig",\n    slow="SlowConfig",\n)\n'
     found, hunks = explained(tmp_path, {"m.py": before}, {"m.py": before.replace('    slow="SlowConfig",\n', "")})
     assert found == {} and changed_lines(hunks) == 1  # a registration dropped is behaviour
+
+
+BRANCHES = """\
+def build(kind, heads, dim, prefix):
+    if kind == "encoder":
+        layer = make(
+            heads,
+            dim,
+            prefix=f"{prefix}.attn",
+        )
+    else:
+        layer = make(
+            heads,
+            dim,
+            prefix=f"{prefix}.attn",
+        )
+    return layer
+"""
+
+MERGED_BRANCHES = """\
+def build(kind, heads, dim, prefix):
+    layer = make(
+        heads,
+        dim,
+        prefix=f"{prefix}.attn",
+    )
+    return layer
+"""
+
+
+def test_an_if_whose_branches_are_the_same_code_merged_into_one_copy_carries_no_behaviour(tmp_path):
+    found, hunks = explained(tmp_path, {"m.py": BRANCHES}, {"m.py": MERGED_BRANCHES})
+    assert len(found) == changed_lines(hunks)
+    assert refactor.MERGED in kinds(found)
+    # branches that differ by one argument were a choice: merging them is behaviour
+    differ = BRANCHES.replace(
+        'prefix=f"{prefix}.attn",\n        )\n    return', "prefix=prefix,\n        )\n    return"
+    )
+    found, hunks = explained(tmp_path / "b", {"m.py": differ}, {"m.py": MERGED_BRANCHES})
+    assert len(found) < changed_lines(hunks)
+    # a test that calls something runs it: dropping the test drops that call
+    calls = BRANCHES.replace('if kind == "encoder":', "if check(kind):")
+    found, hunks = explained(tmp_path / "c", {"m.py": calls}, {"m.py": MERGED_BRANCHES})
+    assert len(found) < changed_lines(hunks)
+    # the branches removed with no copy left in their place: the code no longer runs at all
+    gone = MERGED_BRANCHES.replace(
+        '    layer = make(\n        heads,\n        dim,\n        prefix=f"{prefix}.attn",\n    )\n',
+        "    layer = None\n",
+    )
+    found, hunks = explained(tmp_path / "d", {"m.py": BRANCHES}, {"m.py": gone})
+    assert len(found) < changed_lines(hunks)
