@@ -704,6 +704,14 @@ def _branches(node: ast.If) -> list[list[ast.stmt]] | None:
         return out
 
 
+def _same(bodies: list[list[ast.stmt]]) -> bool:
+    """Are the branches the same syntax tree? No, where one is nested past what the comparison can follow."""
+    try:
+        return len({ast.dump(ast.Module(b, [])) for b in bodies}) == 1
+    except RecursionError:
+        return False
+
+
 def _merged(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """An `if`/`else` (or `elif` chain) whose branches are the same code, removed whole and replaced
     by that code once: every branch ran the same statements, and the tests (which call nothing)
@@ -723,7 +731,7 @@ def _merged(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, st
             if not (isinstance(node, ast.If) and first <= node.lineno and (node.end_lineno or 0) <= last):
                 continue
             bodies = _branches(node)
-            if bodies is None or len({ast.dump(ast.Module(b, [])) for b in bodies}) != 1:
+            if bodies is None or not _same(bodies):
                 continue
             body = {x.strip() for x in rows[bodies[0][0].lineno - 1 : bodies[0][-1].end_lineno]}
             copy = [(j, x) for j, x in _code(h.new) if x in body]

@@ -415,3 +415,11 @@ def test_an_if_whose_branches_are_the_same_code_merged_into_one_copy_carries_no_
     )
     found, hunks = explained(tmp_path / "d", {"m.py": BRANCHES}, {"m.py": gone})
     assert len(found) < changed_lines(hunks)
+
+
+def test_branches_nested_past_what_the_comparison_can_follow_explain_nothing_and_raise_nothing(tmp_path):
+    deep = "-" * 2000 + "1"  # parses, but comparing its syntax trees overflows the stack
+    before = f"def f(a):\n    if a:\n        x = {deep}\n    else:\n        x = {deep}\n    return x\n"
+    after = f"def f(a):\n    x = {deep}\n    return x\n"
+    found, _ = explained(tmp_path, {"m.py": before}, {"m.py": after})
+    assert refactor.MERGED not in kinds(found)
