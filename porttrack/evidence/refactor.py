@@ -720,11 +720,13 @@ def _merged(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, st
     out: dict[Line, str] = {}
     for k, h in enumerate(hunks):
         stripped = {x.strip() for x in h.old}
-        if not h.new or "else:" not in stripped or not any(x.startswith("if ") for x in stripped):
-            continue  # parse only where an `if` and its `else` are both removed
+        if not h.new or not h.path.endswith(".py") or "else:" not in stripped:
+            continue  # read and parse only where an `if` and its `else` are both removed
+        if not any(x.startswith("if ") for x in stripped):
+            continue
         text = texts.before(h.path)
-        tree = _parse(text) if text is not None and h.path.endswith(".py") else None
-        if tree is None or text is None:
+        tree = _parse(text)
+        if text is None or tree is None:
             continue
         rows, first, last = text.splitlines(), h.old_start, h.old_start + len(h.old) - 1
         for node in ast.walk(tree):

@@ -113,16 +113,16 @@ def list_worktree(root: Path, paths: list[str], in_git: bool) -> dict[str, str |
     return dict.fromkeys(found)
 
 
-def tree_key(root: Path, folders: list[str], *salt: str) -> str | None:
-    """A key for what is read from every file under `folders`: `salt` (the readers' versions and
-    options) and each file's path and blob id, hashed. None unless `root` is a git work tree whose
-    index vouches for every file there (a modified or untracked file is read every run)."""
+def tree_key(root: Path, folders: list[str]) -> str | None:
+    """A key for what is read from every file under `folders`: each file's path and blob id, hashed
+    (audit/kept.py adds the readers' versions and options). None unless `root` is a git work tree
+    whose index vouches for every file there (a modified or untracked file is read every run)."""
     if not folders or not gitio.is_git_repo(root):
         return None
     blobs = list_worktree(root, folders, True)
     if any(b is None for b in blobs.values()):
         return None
-    what = json.dumps([list(salt), folders, sorted(blobs.items())])
+    what = json.dumps([folders, sorted(blobs.items())])
     return hashlib.sha1(what.encode("utf-8", "surrogateescape")).hexdigest()
 
 
