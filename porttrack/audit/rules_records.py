@@ -9,7 +9,7 @@ from typing import Any
 
 from porttrack import gates
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import deprecations, echoes, equivalents, refactor, switches, wrappers
+from porttrack.evidence import deprecations, echoes, equivalents, reflow, refactor, switches, wrappers
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -163,6 +163,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (found := wrappers.explain(hunks, texts, lo.unexplained)):  # values wrapped to warn
         explained = {**found, **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and (found := reflow.explain(hunks, ctx.cfg.language_only, lo.unexplained, texts, strings)):
+        explained = {**found, **explained}  # the same code over other lines, constructs aside
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
         code = ctx.cfg.source_pathspecs

@@ -423,6 +423,27 @@ def test_a_value_wrapped_in_a_call_that_only_warns_is_no_op(tmp_path):
     assert r["[Core] Deprecate budget"]["verdict"] != "no-op"
 
 
+def test_the_same_code_over_other_lines_with_a_language_only_construct_added_is_no_op(tmp_path):
+    base = SCHED.replace(
+        "        return request\n", "        return torch.zeros([request, self.budget], dtype=torch.int32)\n"
+    )
+    pinned = base.replace(
+        "        return torch.zeros([request, self.budget], dtype=torch.int32)\n",
+        "        return torch.zeros(\n"
+        "            [request, self.budget],\n"
+        "            dtype=torch.int32,\n"
+        "            pin_memory=True,\n"
+        "        )\n",
+    )
+    _, r = pair(tmp_path, [("[Perf] Pin the buffer", {"vllm/core/sched.py": pinned})], base_sched=base)
+    got = r["[Perf] Pin the buffer"]
+    assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: reflowed code, pin_memory"), got
+    # one argument more besides the construct is behaviour, however the lines break
+    sized = pinned.replace("            [request, self.budget],\n", "            [request, self.budget, 2],\n")
+    _, r = pair(tmp_path / "sized", [("[Perf] Pin the buffer", {"vllm/core/sched.py": sized})], base_sched=base)
+    assert r["[Perf] Pin the buffer"]["verdict"] != "no-op", r["[Perf] Pin the buffer"]
+
+
 def test_a_deferral_of_code_the_port_lacks_altogether_is_surface_absent(tmp_path):
     base = SCHED.replace(
         "        self.budget = budget\n", "        self.budget = budget\n        self.canvas_mode = budget < 0\n"
