@@ -68,8 +68,9 @@ RULES: tuple[AuditRule, ...] = (
         "version checks by default), or code that carries no behaviour (see No-op below: moved code, message "
         "text, renamed names, unused parameters, signature annotations, copies, properties that became "
         "methods, trailing comments, export lists, removed code nothing in the tree reads, `if`/`else` branches "
-        "of the same code merged into one copy, the same code broken over other lines, removed deprecation shims, calls pointed at code that does the "
-        "same, parameters that only turn log lines on or off, values wrapped in a call that only warns)",
+        "of the same code merged into one copy, the same code broken over other lines, removed deprecation "
+        "shims, calls pointed at code that does the same, parameters that only turn log lines on or off, values "
+        "wrapped in a call that only warns)",
         "the constructs met, by name",
     ),
     AuditRule(

@@ -3,8 +3,8 @@
 beside those of porttrack/evidence/refactor.py, which audit's `no-op` rule asks where they leave
 lines unexplained.
 
-A hunk counts when the code it removes and the code it adds are the same tokens in the same order
-once line breaks, trailing commas and each language-only construct are taken out. A construct is
+A run of hunks counts when the code it removes and the code it adds are the same tokens in the same
+order once line breaks, trailing commas and each language-only construct are taken out. A construct is
 the match of its `[audit] language_only` pattern, with the `.` before it and the call or the
 `= value` after it (`.pin_memory()`, `pin_memory=True`). Comments, docstrings and the lines other
 finders explain are on neither side. Nothing is parsed, so a file in any language counts.
@@ -21,6 +21,7 @@ from porttrack.evidence.refactor import Line, Texts
 from porttrack.gitio import Hunk
 
 REFLOWED = "reflowed code"
+GAP = 3  # unchanged lines between two hunks of one run: git cuts a reflowed call around a line it kept
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\S")
 _CLOSING = frozenset(")]}")
@@ -77,9 +78,6 @@ def _same(
         for side in ("old", "new")
     ]
     return _normal(sides[0]) == _normal(sides[1])
-
-
-GAP = 3
 
 
 def _runs(hunks: list[Hunk], wanted: set[int]) -> list[list[int]]:
