@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from porttrack.evidence.hunks import _COMMENT, _docstring_lines, _open_at, uncommented
+from porttrack.evidence.hunks import code_line_indices, continues_statement, uncommented
 from porttrack.evidence.refactor import Line, Texts
 from porttrack.gitio import Hunk
 
@@ -51,7 +51,7 @@ def explain(
             continue
         # the indents only where the tokens agree: finding where statements begin scans the files
         if path.endswith((".py", ".pyi")) and not _same(
-            hunks, run, after, left, compiled, strings, {"old": _open_at(before), "new": _open_at(after)}
+            hunks, run, after, left, compiled, strings, {"old": before, "new": after}
         ):
             continue
         out.update(dict.fromkeys((x for x in left if x[0] in run), REFLOWED))
@@ -65,15 +65,16 @@ def _same(
     left: set[Line],
     compiled: list[re.Pattern],
     strings: frozenset[Line],
-    depths: dict[str, tuple[int, ...]] | None,
+    python: dict[str, str] | None,
 ) -> bool:
-    """Do the run's two sides read as the same tokens (with the indents of `depths`, where given)?"""
-    gaps = _gaps(hunks, run, after, depths["new"] if depths else None)
+    """Do the run's two sides read as the same tokens (with the indents, where `python` gives each
+    side's file)?"""
+    gaps = _gaps(hunks, run, after, python["new"] if python else None)
     sides = [
         [
             t
             for k, gap in zip(run, gaps, strict=True)
-            for t in (*gap, *_tokens(hunks[k], k, side, left, compiled, strings, depths[side] if depths else None))
+            for t in (*gap, *_tokens(hunks[k], k, side, left, compiled, strings, python[side] if python else None))
         ]
         for side in ("old", "new")
     ]
@@ -102,7 +103,7 @@ def _hi(h: Hunk) -> int:
     return _lo(h) + len(h.new) - 1
 
 
-def _gaps(hunks: list[Hunk], run: list[int], after: str, depths: tuple[int, ...] | None) -> list[list[str]]:
+def _gaps(hunks: list[Hunk], run: list[int], after: str, python: str | None) -> list[list[str]]:
     """Per hunk of the run, the tokens of the unchanged code lines between it and the hunk before
     (none before the first)."""
     rows = after.splitlines()
@@ -110,15 +111,15 @@ def _gaps(hunks: list[Hunk], run: list[int], after: str, depths: tuple[int, ...]
     for prev, k in itertools.pairwise(run):
         first = _hi(hunks[prev])  # 0-based: the line after the hunk before
         between = rows[first : _lo(hunks[k]) - 1]
-        gaps.append([t for n, x in enumerate(between, first) for t in _line_tokens(x, n, depths)])
+        gaps.append([t for n, x in enumerate(between, first) for t in _line_tokens(x, n, python)])
     return gaps
 
 
-def _line_tokens(raw: str, row: int, depths: tuple[int, ...] | None, line: str | None = None) -> list[str]:
+def _line_tokens(raw: str, row: int, python: str | None, line: str | None = None) -> list[str]:
     """The tokens of one line (`line`: its text with a construct taken out), led by its indent where
-    `depths` (brackets open per 0-based row, for Python) say it begins a statement."""
+    it begins a statement of `python` (its Python file; 0-based `row`)."""
     toks = _TOKEN.findall(uncommented((raw if line is None else line).strip()))
-    if depths is not None and toks and (row >= len(depths) or depths[row] == 0):
+    if python is not None and toks and not continues_statement(python, row + 1):
         toks.insert(0, f"\x00{len(raw) - len(raw.lstrip())}")
     return toks
 
@@ -130,22 +131,20 @@ def _tokens(
     left: set[Line],
     compiled: list[re.Pattern],
     strings: frozenset[Line],
-    depths: tuple[int, ...] | None,
+    python: str | None,
 ) -> list[str]:
     """The tokens of one side's code: its unexplained lines whole, and its construct lines with the
     construct taken out."""
     lines = getattr(h, side)
     start = getattr(h, f"{side}_start") - 1  # the 0-based row of the side's first line
-    doc = _docstring_lines(lines)
+    code = set(code_line_indices(lines))
     toks: list[str] = []
     for i, raw in enumerate(lines):
         line = uncommented(raw.strip())
         if (k, side, i) in left:
-            toks += _line_tokens(raw, start + i, depths)
-        elif not (_COMMENT.match(line) or i in doc or (k, side, i) in strings) and (
-            rx := next((r for r in compiled if r.search(line)), None)
-        ):
-            toks += _line_tokens(raw, start + i, depths, _without(line, rx))
+            toks += _line_tokens(raw, start + i, python)
+        elif i in code and (k, side, i) not in strings and (rx := next((r for r in compiled if r.search(line)), None)):
+            toks += _line_tokens(raw, start + i, python, _without(line, rx))
     return toks
 
 
