@@ -30,6 +30,7 @@ def _content_states(s: Subject) -> list[Judged]:
         return s.content
     s.probe()
     defining = _defining_files(s)
+    local_names: dict[str, frozenset[str]] = {}
     for h in hunks:
         if not s.ctx.is_code(h.path):
             continue
@@ -40,15 +41,19 @@ def _content_states(s: Subject) -> list[Judged]:
         after = s.ctx.upstream_tokens(s.e.sha, h.path) or frozenset()
         texts = s.ctx.upstream_text(f"{s.e.sha}^", h.path) or "", s.ctx.upstream_text(s.e.sha, h.path) or ""
         read = hunks_mod.without_string_lines(h, *texts)
-        st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after)
+        if h.path not in local_names:
+            local_names[h.path] = _plain_locals(s, h.path, hunks, texts[1])
+        unspoken = local_names[h.path]
+        st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after, unspoken)
         if st.old_found and (still := _still_used_elsewhere(s, h.path, files, st.old_found)):
             # an old-side token another upstream file of the compared port files still uses after
             # the change is in the port because of that file: it says nothing of this hunk's old side
-            st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still)
+            st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still, unspoken)
         if h.path in s.unmapped and (twins := _twins(s, h, defining)):
             # a twin with this hunk's new side has it ported; one without it says nothing, since
             # upstream changed only this copy
-            twin = compare_mod.compare(read, s.ctx.port_tokens_of(tuple(twins)), s.ctx.cfg.language_only, before, after)
+            twin_port = s.ctx.port_tokens_of(tuple(twins))
+            twin = compare_mod.compare(read, twin_port, s.ctx.cfg.language_only, before, after, unspoken)
             if twin.state == "ported":
                 files, st = twins, twin
         if st.state == "neutral" and (found := _rows_found(s, read, files)):
@@ -461,6 +466,24 @@ def _defines_on_port_surface(s: Subject, path: str, line: str) -> bool:
     return not owners and not m.group(1) and had is None and _defined_on_port_surface(s, name)
 
 
+def _plain_locals(s: Subject, path: str, hunks: list[hunks_mod.Hunk], after_text: str) -> frozenset[str]:
+    """The names the change's new lines in `path` bind as plain locals inside a function (`n = ...`,
+    indented) and the file reads nowhere as an attribute (`.n`) or a keyword (`n=`), no member of an
+    upstream class: a local's name is the upstream author's choice, which a port may spell its own
+    way, so the port lacking it says nothing (`compare`'s `unspoken`)."""
+    members = s.ctx.upstream_members(s.e.sha, path)
+    bound = _bound_locals([line for h in hunks if h.path == path for line in h.new], members)
+    return frozenset(n for n in bound if not re.search(rf"\.{re.escape(n)}\b|[(,]\s*{re.escape(n)}=(?!=)", after_text))
+
+
+def _bound_locals(lines: list[str], members: dict[str, set[str]]) -> set[str]:
+    """The bare names these lines assign inside a function (indented `n = ...`), upstream class
+    members left out."""
+    return {
+        m.group(1) for line in lines if line[:1].isspace() and (m := _ASSIGN.match(line)) and m.group(1) not in members
+    }
+
+
 def _names(tokens: list[str]) -> list[str]:
     """The identifiers among a hunk's telling tokens (a literal is a value a name takes)."""
     return [t for t in tokens if t[0].isalpha() or t[0] == "_"]
@@ -470,12 +493,7 @@ def _found_beyond_locals(s: Subject, j: Judged) -> list[str]:
     """The hunk's new-side tokens the port has, less the bare names its own new lines bind inside a
     function: a local's name is the upstream's choice, so a port that spells the same word for
     something else (`tile_m` of a kernel) proves nothing of the lines that set it."""
-    members = s.ctx.upstream_members(s.e.sha, j.hunk.path)
-    bound = {
-        m.group(1)
-        for line in j.hunk.new
-        if line[:1].isspace() and (m := _ASSIGN.match(line)) and m.group(1) not in members
-    }
+    bound = _bound_locals(j.hunk.new, s.ctx.upstream_members(s.e.sha, j.hunk.path))
     return [t for t in j.state.new_found if t not in bound]
 
 

@@ -138,13 +138,17 @@ def compare(
     constructs: dict[str, str] | None = None,
     before: frozenset[str] | None = None,
     after: frozenset[str] | None = None,
+    unspoken: frozenset[str] = frozenset(),
 ) -> HunkState:
     """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
     side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
-    side is "gone" only from port files that exist: with none, a deletion tells nothing."""
+    side is "gone" only from port files that exist: with none, a deletion tells nothing. A token of
+    `unspoken` (a name the upstream author chose, such as a local) tells only where the port has it."""
     new, old = distinctive(hunk, constructs, before, after)
     # a new host or device mirror of an array the port has tells nothing either way (`_mirrors`)
     new -= _mirrors(new, port)
+    # a port may spell an unspoken name its own way: where the port lacks it, that says nothing
+    new -= {t for t in new if t in unspoken and port_form(t) not in port}
     nf = sorted(t for t in new if port_form(t) in port)
     nm = sorted(t for t in new if port_form(t) not in port)
     # a mirror's old side is gone even where the port has the array: only a new one is its data

@@ -704,3 +704,40 @@ def test_a_program_entry_point_that_no_code_reads_is_not_inert(tmp_path):
         )
         got = r[change[0]]
         assert got["verdict"] == want, (name, got["reason"], got["evidence"])
+
+
+def test_a_local_the_port_names_its_own_way_tells_nothing_missing(tmp_path):
+    """The change adds a helper and reads it into a new local. The port has the helper and reads it
+    into a local of its own name: the local's name is the upstream author's choice, so the port
+    lacking it says nothing and the change is ported. A name the file also passes as a keyword
+    (`usable_budget=usable_budget`) is an interface's, not a local's: the port lacking it still counts."""
+    step = "        return compute_budget(tokens, self.budget)\n"
+    helper = "\n    def _free_budget(self):\n        return self.budget - self.reserved_blocks\n"
+    port_step = "  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}"
+    port_cpp = (
+        "  int step(int tokens) {{\n    const int avail = FreeBudget();\n    return ComputeBudget(tokens, avail);\n  }}\n"
+        "  int FreeBudget() const {{ return budget_ - reserved_blocks_; }}"
+    )
+    cases = [
+        (
+            "        usable_budget = self._free_budget()\n        return compute_budget(tokens, usable_budget)\n",
+            "ported",
+        ),
+        (
+            "        usable_budget = self._free_budget()\n"
+            "        return compute_budget(tokens, usable_budget=usable_budget)\n",
+            "work",
+        ),
+    ]
+    for i, (new, want) in enumerate(cases):
+        text = SCHED.replace(step, new).replace("        return request\n", "        return request\n" + helper)
+        _, r = pair(
+            tmp_path / str(i),
+            [("[Core] Step within the free budget", {"vllm/core/sched.py": text})],
+            port_sched=PORT_SCHED.replace(port_step, port_cpp),
+        )
+        got = r["[Core] Step within the free budget"]
+        if want == "ported":
+            assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+        else:
+            assert got["verdict"] in ("real-gap", "owned", "blocked"), [got["reason"], got["evidence"]]

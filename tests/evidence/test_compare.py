@@ -27,6 +27,20 @@ def test_a_hunk_is_ported_absent_gap_or_neutral_by_where_its_telling_tokens_are(
     assert compare.compare(moved, compare.port_tokens("FirstCall();"), before=before, after=before).state == "neutral"
 
 
+def test_an_unspoken_name_tells_only_where_the_port_has_it():
+    h = hunk(
+        ["        return run(tokens)"],
+        ["        usable_budget = self.free_budget()", "        return run(usable_budget)"],
+    )
+    port = compare.port_tokens("int avail = FreeBudget(); return Run(avail);")
+    assert compare.compare(h, port).state == "gap"  # the local's name is missing
+    got = compare.compare(h, port, unspoken=frozenset({"usable_budget"}))
+    assert (got.state, got.new_found, got.new_missing) == ("ported", ["free_budget"], [])
+    # where the port spells the local the same way, it still tells
+    same = compare.port_tokens("int usable_budget = FreeBudget(); return Run(usable_budget);")
+    assert compare.compare(h, same, unspoken=frozenset({"usable_budget"})).new_found == ["free_budget", "usable_budget"]
+
+
 def test_a_c_family_hunk_loses_its_comments_and_a_python_hunk_keeps_its_floor_division():
     lines = [
         "// one thread per block",
