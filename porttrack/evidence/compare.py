@@ -147,20 +147,21 @@ def compare(
     new, old = distinctive(hunk, constructs, before, after)
     # a new host or device mirror of an array the port has tells nothing either way (`_mirrors`)
     new -= _mirrors(new, port)
-    # a port may spell an unspoken name its own way: where the port lacks it, that says nothing
-    new -= {t for t in new if t in unspoken and port_form(t) not in port}
+    # a port may spell an unspoken name its own way: where the port lacks it, it does not count
+    # against the hunk, though it stays listed as missing for what reads the names a hunk lacks
+    spoken = new - {t for t in new if t in unspoken and port_form(t) not in port}
     nf = sorted(t for t in new if port_form(t) in port)
     nm = sorted(t for t in new if port_form(t) not in port)
     # a mirror's old side is gone even where the port has the array: only a new one is its data
     of = sorted(t for t in old if port_form(t) in port)
     om = sorted(t for t in old if port_form(t) not in port)
-    if not new and not old:
+    if not spoken and not old:
         return HunkState("neutral", nf, nm, of, om)
-    if not port and not new:  # a deletion where the port has no file: nothing to tell
+    if not port and not spoken:  # a deletion where the port has no file: nothing to tell
         return HunkState("neutral", nf, nm, of, om)
-    new_share = len(nf) / len(new) if new else 1.0
+    new_share = len(nf) / len(spoken) if spoken else 1.0
     old_share = len(of) / len(old) if old else 0.0
-    if new and old and not nf and not of:
+    if spoken and old and not nf and not of:
         state = "absent"
     elif new_share >= PORTED_SHARE and old_share <= GONE_SHARE and nf + om:
         state = "ported"
