@@ -720,10 +720,13 @@ def _merged(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, st
     out: dict[Line, str] = {}
     for k, h in enumerate(hunks):
         stripped = {x.strip() for x in h.old}
-        if not h.new or not h.path.endswith(".py") or "else:" not in stripped:
+        if (
+            not h.new
+            or not h.path.endswith(".py")
+            or "else:" not in stripped
+            or not any(x.startswith("if ") for x in stripped)
+        ):
             continue  # read and parse only where an `if` and its `else` are both removed
-        if not any(x.startswith("if ") for x in stripped):
-            continue
         text = texts.before(h.path)
         tree = _parse(text)
         if text is None or tree is None:
