@@ -95,21 +95,38 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 BLOCK = 20  # lines a deferral heading's list may run to
 
 
-def _block_after(lines: list[str], i: int, comment: re.Pattern[str] = _COMMENT) -> list[str]:
-    """The lines a deferral heading (`DEFERRED upstream fields:`) goes on to list: the rest of its
-    comment block, or the list items that follow it in a doc, up to a blank line."""
+def _block_after(lines: list[str], i: int, comment: re.Pattern[str] = _COMMENT, *, heading: bool = True) -> list[str]:
+    """The lines a deferral goes on to speak of. A heading (`DEFERRED upstream fields:`) lists
+    them: the rest of its comment block, or the list items that follow it in a doc, up to a blank
+    line. A deferral inside a sentence or a list item speaks only to the end of its own item."""
     out: list[str] = []
     for line in lines[i : i + BLOCK]:
         c = comment.match(line)
         if c and c.group(2).strip():
             if _HEADING.match(c.group(2)):
                 break  # the next heading of the same block speaks of something else
+            if not heading and _ITEM.match(c.group(2)):
+                break  # the next item of a list is another thing's entry
             out.append(c.group(2))
-        elif not c and _ITEM.match(line):
+        elif not c and _ITEM.match(line) and heading:
             out.append(line)
         else:
             break
     return out
+
+
+def _is_heading(text: str, m: re.Match[str]) -> bool:
+    """Whether a deferral word opens a list (`DEFERRED upstream fields:`, `─── OMITTED ───`,
+    `Not ported:`) rather than sitting in a sentence: the word leads its comment line, or the
+    line ends in a colon."""
+    body = _COMMENT.match(text)
+    rest = body.group(2) if body else text
+    lead = _LEAD.match(rest)
+    start = text.find(rest) + (lead.end() if lead else 0)
+    return m.start() <= start or rest.rstrip().endswith(":")
+
+
+_LEAD = re.compile(r"[\s\u2500-\u257f=#*-]*(?:[A-Z][A-Z0-9-]*\s+)*")
 
 
 _HEADING = re.compile(r"^[A-Z][A-Z -]{3,}[,:(]")
@@ -156,7 +173,8 @@ def scan(root: Path, folders: list[str], words: list[str]) -> Records:
             # a deferral names what lies near its word: a long doc paragraph defers only its own clause
             near = line[max(0, m.start() - WINDOW) : m.end() + WINDOW] if m else line
             if m:
-                near += " " + " ".join(_block_after(lines, i, _C_COMMENT if p.suffix in _C_SUFFIXES else _COMMENT))
+                comment = _C_COMMENT if p.suffix in _C_SUFFIXES else _COMMENT
+                near += " " + " ".join(_block_after(lines, i, comment, heading=_is_heading(line, m)))
             rec = Record(
                 rel,
                 i,

@@ -36,3 +36,30 @@ def test_an_include_line_and_a_file_path_name_no_symbol(tmp_path):
     recs = scan(tmp_path, {"src/widgets/pipeline.cpp": text})
     assert recs.deferrals, "the line with the deferral word is a record"
     assert recs.deferral_for(["_widgets", "_pipeline", "vector"], [], {"src/widgets/pipeline.cpp"}) is None
+
+
+def test_a_deferral_inside_a_list_item_speaks_only_to_that_item(tmp_path):
+    text = (
+        "// PORT NOTES:\n"
+        "//   - `spare_cache` is a Python-only knob; it is NOT ported and has no\n"
+        "//     C++ equivalent.\n"
+        "//   - `widget_cap` is carried as a field, read by the scheduler.\n"
+        "int x;\n"
+    )
+    recs = scan(tmp_path, {"src/widget.cpp": text})
+    files = {"src/widget.cpp"}
+    hit = recs.deferral_for(["spare_cache"], [], files)
+    assert hit is not None and hit[0].where == "src/widget.cpp:2"
+    assert recs.deferral_for(["widget_cap"], [], files) is None, "the next item is another field's entry"
+
+
+def test_a_deferral_heading_lists_its_items_whatever_its_style(tmp_path):
+    text = (
+        "// ─── DEFERRED upstream fields (never exercised here) ───\n"
+        "//   * spare_cache / widget_cap: launch metadata no kernel here reads.\n"
+        "//   * cudagraph capture of the builder.\n"
+        "int x;\n"
+    )
+    recs = scan(tmp_path, {"src/widget.cpp": text})
+    hit = recs.deferral_for(["widget_cap"], [], {"src/widget.cpp"})
+    assert hit is not None and hit[0].where == "src/widget.cpp:1"
