@@ -434,10 +434,13 @@ def found_at(repo: Path, rev: str, strings: tuple[str, ...], paths: list[str]) -
     return set(proc.stdout.decode("utf-8", "replace").splitlines()) & set(strings)
 
 
-def grep_rev(repo: Path, rev: str, word: str | tuple[str, ...], paths: list[str]) -> list[tuple[str, int, str]] | None:
-    """The lines of the tree at `rev`, in the files `paths` match (pathspecs: `*.py`), that name
-    `word` (or any of several) as a whole word (fixed string, case kept), as (path, line, text);
-    None when git cannot grep that revision. A blob the clone lacks is passed over."""
+def grep_rev(
+    repo: Path, rev: str | None, word: str | tuple[str, ...], paths: list[str], *, whole_word: bool = True
+) -> list[tuple[str, int, str]] | None:
+    """The lines of the tree at `rev` (the work tree, untracked files included, for None), in the
+    files `paths` match (pathspecs: `*.py`), that name `word` (or any of several) as a whole word,
+    or anywhere without `whole_word` (fixed string, case kept), as (path, line, text); None when git
+    cannot grep there. A blob the clone lacks is passed over."""
     words = (word,) if isinstance(word, str) else word
     proc = run(
         repo,
@@ -445,11 +448,12 @@ def grep_rev(repo: Path, rev: str, word: str | tuple[str, ...], paths: list[str]
         "-z",  # `rev:path NUL line NUL text`: a path may hold a colon
         "-n",
         "-I",
-        "-w",
+        *(["-w"] if whole_word else []),
         "-F",
         "--no-textconv",
         *(x for w in words for x in ("-e", w)),
-        _revision(rev),  # git grep knows no --end-of-options: a revision never starts with '-'
+        # git grep knows no --end-of-options: a revision never starts with '-'
+        *([_revision(rev)] if rev is not None else ["--untracked"]),
         "--",
         *paths,
         stderr=subprocess.DEVNULL,
@@ -459,9 +463,9 @@ def grep_rev(repo: Path, rev: str, word: str | tuple[str, ...], paths: list[str]
     if proc.returncode != 0:
         return None
     out: list[tuple[str, int, str]] = []
-    prefix = f"{rev}:"
+    prefix = f"{rev}:" if rev is not None else ""  # the work tree's paths come bare
     for raw in proc.stdout.decode("utf-8", "replace").split("\n"):
-        fields = (raw[len(prefix) :] if raw.startswith(prefix) else raw).split("\0", 2)
+        fields = (raw[len(prefix) :] if prefix and raw.startswith(prefix) else raw).split("\0", 2)
         if len(fields) == 3 and fields[1].isdigit():
             out.append((fields[0], int(fields[1]), fields[2]))
     return out

@@ -15,6 +15,7 @@ from porttrack.audit.rules_records import (
     _cited,
     _deferred,
     _echoed,
+    _quoted,
     _ignore,
     _mechanics_subject,
     _no_op,
@@ -113,6 +114,17 @@ RULES: tuple[AuditRule, ...] = (
         "licence header), with no deferral record within 3 lines of the port's: the port copied the change "
         "with its explanation, however it named the code",
         "each repeated block, with the upstream line, the port's path:line and the words",
+    ),
+    AuditRule(
+        "quoted",
+        "ported",
+        _quoted,
+        "more than half of the messages the change's mirrored code writes new (the sentences of the string "
+        "literals its added code lines hold, cut where a value is put in, of at least 4 words and 24 "
+        "characters; docstrings left out; none that an upstream source file held before the change) stand word"
+        " for word in the port's code scope, not within 3 lines of a deferral record: the port carries the "
+        "change's checks with their wording, however it named the code",
+        "each message the port holds, with the upstream line, the port's path:line and the text",
     ),
     AuditRule(
         "unmapped",

@@ -1,4 +1,4 @@
-"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, unmapped, path rules, untrusted."""
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, quoted, unmapped, path rules, untrusted."""
 
 from __future__ import annotations
 
@@ -304,6 +304,38 @@ def _echoed(rule: AuditRule, s: Subject) -> bool:
         rule,
         f"the port's comments repeat {len(found)} of the {len(blocks)} comment block(s) the change adds "
         f"(first at {found[0][1][1]}:{found[0][1][2]})",
+    )
+
+
+def _quoted(rule: AuditRule, s: Subject) -> bool:
+    """The port's code holds, word for word, most of the messages the change's code writes new
+    (the sentences of the string literals it adds, not upstream's anywhere before the change, not
+    quoted beside a deferral record): the port carries the change's checks with their wording,
+    whatever it named the code."""
+    ctx, e = s.ctx, s.e
+    messages = echoes.added_messages(ctx.commented_hunks(e, s.mirrored) or [])
+    texts = tuple(m.text for m in messages)
+    held: dict[str, tuple[str, int]] = {}
+    for path, line, written in ctx.port_holding(texts):
+        if any(r.path == path and abs(r.line - line) <= QUOTED for r in ctx.records.deferrals):
+            continue
+        for text in texts:
+            if text in written:
+                held.setdefault(text, (path, line))
+    if len(held) * 2 <= len(texts):  # no git asked: even were every message new, too few are held
+        return False
+    old = ctx.upstream_holds(f"{e.sha}^", texts, "")
+    new = [m for m in messages if old is not None and m.text not in old]
+    found = [m for m in new if m.text in held]
+    if not new or len(found) * 2 <= len(new):
+        return False
+    for m in found:
+        path, line = held[m.text]
+        s.ev.append(f"the message {e.short} writes at {m.path}:{m.line} is in the port at {path}:{line}: {m.text!r}")
+    path, line = held[found[0].text]
+    return s.fire(
+        rule,
+        f"the port's code holds {len(found)} of the {len(new)} new message(s) the change writes (first at {path}:{line})",
     )
 
 

@@ -261,6 +261,13 @@ class _Ctx:
             self._all_tokens = set().union(*by_file.values())
         return self._all_tokens
 
+    def port_holding(self, strings: tuple[str, ...]) -> list[tuple[str, int, str]]:
+        """The lines of the port's code scope (the work tree, untracked files included) that hold one
+        of `strings` anywhere, case kept, as (path, line, text); none when the port is no git work tree."""
+        if not strings:
+            return []
+        return gitio.grep_rev(self.cfg.port_root, None, strings, list(self.cfg.code_scope), whole_word=False) or []
+
     def _scope_files(self) -> list[str] | None:
         """The files of the code scope, tracked or not (None when the port is no git work tree)."""
         proc = gitio.run(

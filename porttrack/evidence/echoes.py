@@ -1,10 +1,15 @@
-"""Comments an upstream change adds that the port's comments repeat word for word.
+"""Text an upstream change adds that the port repeats word for word: comments and messages.
 
 A port that copies an upstream fix often copies its explanation with it. The words of each
 comment block a change adds (a run of added whole-line comments, links left out) are looked
 for, WINDOW words at a time, in the port's comments. Whether a window is new text upstream
 (audit asks git whether the lines it spans stood in the folder before the change) is the
 caller's question: `echo` takes it as a function.
+
+A port that carries an upstream check often carries its wording too: `raise ValueError(f"budget
+must be positive, got {b}")` becomes `throw std::invalid_argument("budget must be positive, got "
++ ...)`. `added_messages` gives the sentences of the string literals a change's code lines add,
+cut where a value is put in; the caller looks for them in the port's code.
 """
 
 from __future__ import annotations
@@ -24,6 +29,16 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _LINK = re.compile(r"\w+://\S+")
 _HASH = re.compile(r"^\s*#(?!!)\s?(.*)$")  # a Python comment line (not a shebang)
 _SLASH = re.compile(r"^\s*(?://+|/\*+|\*+(?!/))\s?(.*?)(?:\*/)?\s*$")  # a C-family comment line
+
+
+# a message is a sentence of the change's own, not a key, a path or a format fragment
+MESSAGE_WORDS, MESSAGE_CHARS = 4, 24
+# a string literal (any prefix), or the comment that ends a line's code
+_LITERAL = re.compile(r"""(?P<comment>#|//)|[rRbBuUfF]{0,2}(?P<q>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')""")
+# where a value is put into the text: `{x}`, `%s`, `%(name)d`, an escape
+_CUT = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrxXeEgGc]|\\.")
+_LETTERS = re.compile(r"[A-Za-z]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def words(text: str) -> list[str]:
@@ -178,3 +193,40 @@ def echo(block: Block, index: Index, new: Callable[[list[str]], bool]) -> tuple[
         if found is not None and new(block.spanned(i)):
             return window, *found
     return None
+
+
+class Message(NamedTuple):
+    path: str  # the upstream file
+    line: int  # its line on the new side
+    text: str
+
+
+def added_messages(hunks: Iterable) -> list[Message]:
+    """The distinct sentences (MESSAGE_WORDS words and MESSAGE_CHARS characters at least) of the
+    string literals on the lines the hunks add, in order. A line that opens or closes a docstring
+    is left out: a docstring explains, as a comment does, and `echo` reads comments."""
+    out: list[Message] = []
+    seen: set[str] = set()
+    for h in hunks:
+        for i, line in enumerate(h.new):
+            if '"""' in line or "'''" in line:
+                continue
+            for text in _sentences(line):
+                if text not in seen:
+                    seen.add(text)
+                    out.append(Message(h.path, h.new_start + i, text))
+    return out
+
+
+def _sentences(line: str) -> list[str]:
+    out = []
+    for m in _LITERAL.finditer(line):
+        if m.group("comment"):
+            break
+        for part in _CUT.split(m.group("q")[1:-1]):
+            part = part.strip()
+            if _CONTROL.search(part):
+                continue  # no message of a person's, and no argument git can take
+            if len(part) >= MESSAGE_CHARS and sum(bool(_LETTERS.search(w)) for w in part.split()) >= MESSAGE_WORDS:
+                out.append(part)
+    return out

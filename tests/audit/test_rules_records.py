@@ -766,3 +766,58 @@ def test_a_file_the_upstream_renames_keeps_its_counterpart_under_either_name(tmp
     got = r["[Spec] Tweak the proposer"]
     assert got["rule"] != "unmapped", got
     assert any(f"renamed it to or from {route}" in x for x in got["evidence"]), got["evidence"]
+
+
+# an upstream check with its own wording, and a port that carries the check and the words
+NEGATIVE = (
+    "        return request\n",
+    "        if request.blocks < 0:\n"
+    '            raise ValueError(f"a request cannot hand back a negative block count, got {request.blocks}")\n'
+    "        return request\n",
+)
+PORT_NEGATIVE = PORT_SCHED.replace(
+    "  int free(int request) {{ return request; }}",
+    "  int free(int request) {{\n"
+    "    if (request < 0)\n"
+    '      throw std::invalid_argument("a request cannot hand back a negative block count, got " +\n'
+    "                                  std::to_string(request));\n"
+    "    return request;\n"
+    "  }}",
+)
+
+
+def test_a_message_the_port_writes_word_for_word_marks_the_change_ported(tmp_path):
+    """The port carries the check with its wording, though it names the code its own way: `quoted`
+    says ported and cites the port's line."""
+    port, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=PORT_NEGATIVE)
+    got = r["[Core] Refuse negative blocks"]
+    assert (got["verdict"], got["rule"]) == ("ported", "quoted"), got
+    line = next(e for e in got["evidence"] if " is in the port at " in e)
+    path, number = line.split(" is in the port at ")[1].split(":")[0:2]
+    assert (
+        "a request cannot hand back a negative block count" in (port / path).read_text().splitlines()[int(number) - 1]
+    )
+
+
+def test_a_message_the_port_lacks_quotes_nothing(tmp_path):
+    _, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))])
+    assert r["[Core] Refuse negative blocks"]["rule"] != "quoted", r["[Core] Refuse negative blocks"]
+
+
+def test_a_message_upstream_wrote_before_the_change_is_no_new_text(tmp_path):
+    """The same words stood in another upstream file before: the port may have them from there."""
+    older = {
+        "vllm/core/pool.py": 'def check(n):\n    if n < 0:\n        raise ValueError(f"a request cannot hand back a negative block count, got {n}")\n'
+    }
+    _, r = pair(
+        tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=PORT_NEGATIVE, base_extra=older
+    )
+    assert r["[Core] Refuse negative blocks"]["rule"] != "quoted", r["[Core] Refuse negative blocks"]
+
+
+def test_a_message_beside_a_deferral_record_is_a_quote_of_what_is_left_out(tmp_path):
+    deferring = PORT_NEGATIVE.replace(
+        "    if (request < 0)\n", "    // DEFERRED: upstream's check, which raises:\n    if (false)\n"
+    )
+    _, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=deferring)
+    assert r["[Core] Refuse negative blocks"]["rule"] != "quoted", r["[Core] Refuse negative blocks"]

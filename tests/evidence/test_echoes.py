@@ -1,4 +1,4 @@
-"""Comments an upstream change adds that the port's comments repeat (porttrack/evidence/echoes.py)."""
+"""Text an upstream change adds that the port repeats: comments and messages (porttrack/evidence/echoes.py)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,33 @@ def test_echo_needs_a_window_on_a_line_new_upstream():
     assert echoes.echo(block, idx, lambda lines: asked.append(lines) or False) is None
     assert asked[0] == ["# the scale of a padded row is zero so the"]
     assert asked[-1] == [h.new[0], h.new[1]]  # the last window that the port holds spans both lines
+
+
+def test_added_messages_are_the_sentences_of_string_literals_cut_where_a_value_goes_in():
+    h = hunk(
+        "vllm/a.py",
+        [
+            '        raise ValueError(f"budget must not be negative, got {budget}.", key="the budget")',
+            '        logger.warning("Request %s asked for more blocks than the pool holds", rid)',
+            '        """A docstring explains the code, as a comment does here."""',
+            '        # "a quoted phrase inside a comment is no message at all"',
+            '        x = "two words"  # "nor is a quote in a trailing comment here"',
+            '        raise ValueError(f"budget must not be negative, got {budget}.")',
+        ],
+    )
+    got = echoes.added_messages([h])
+    assert [(m.line, m.text) for m in got] == [
+        (10, "budget must not be negative, got"),
+        (11, "asked for more blocks than the pool holds"),
+    ]
+
+
+def test_added_messages_read_c_family_literals_and_escapes():
+    h = hunk("csrc/a.cu", ['  TORCH_CHECK(false, "this kernel needs SM90 or a newer device\\n", x);'])
+    assert [m.text for m in echoes.added_messages([h])] == ["this kernel needs SM90 or a newer device"]
+
+
+def test_a_literal_with_a_control_character_is_no_message():
+    """A NUL or an escape byte in a hostile diff is no sentence of a person's, and git takes no NUL."""
+    h = hunk("vllm/a.py", ['    f("a message with a \x00 byte held in the middle of it")'])
+    assert echoes.added_messages([h]) == []
