@@ -314,17 +314,18 @@ def _quoted(rule: AuditRule, s: Subject) -> bool:
     whatever it named the code."""
     ctx, e = s.ctx, s.e
     messages = echoes.added_messages(ctx.commented_hunks(e, s.mirrored) or [])
-    texts = tuple(m.text for m in messages)
+    # git is asked only for a text whose every word the port has, and upstream only once one is held
+    candidates = tuple(m.text for m in messages if ctx.port_may_hold(m.text))
     held: dict[str, tuple[str, int]] = {}
-    for path, line, written in ctx.port_holding(texts):
+    for path, line, written in ctx.port_holding(candidates):
         if any(r.path == path and abs(r.line - line) <= QUOTED for r in ctx.records.deferrals):
             continue
-        for text in texts:
+        for text in candidates:
             if text in written:
                 held.setdefault(text, (path, line))
-    if len(held) * 2 <= len(texts):  # no git asked: even were every message new, too few are held
+    if not held:
         return False
-    old = ctx.upstream_holds(f"{e.sha}^", texts, "")
+    old = ctx.upstream_holds(f"{e.sha}^", tuple(m.text for m in messages), "")
     new = [m for m in messages if old is not None and m.text not in old]
     found = [m for m in new if m.text in held]
     if not new or len(found) * 2 <= len(new):

@@ -261,6 +261,12 @@ class _Ctx:
             self._all_tokens = set().union(*by_file.values())
         return self._all_tokens
 
+    def port_may_hold(self, text: str) -> bool:
+        """Does every word of `text` stand somewhere in the port's code scope (the word index
+        `port_cites` reads)? Only then can a line of the port hold the text: most texts are settled
+        without a `git grep`."""
+        return all(self.port_cites(w) for w in kept_mod.IDENT.findall(text))
+
     def port_holding(self, strings: tuple[str, ...]) -> list[tuple[str, int, str]]:
         """The lines of the port's code scope (the work tree, untracked files included) that hold one
         of `strings` anywhere, case kept, as (path, line, text); none when the port is no git work tree."""

@@ -821,3 +821,24 @@ def test_a_message_beside_a_deferral_record_is_a_quote_of_what_is_left_out(tmp_p
     )
     _, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=deferring)
     assert r["[Core] Refuse negative blocks"]["rule"] != "quoted", r["[Core] Refuse negative blocks"]
+
+
+def test_messages_upstream_wrote_before_do_not_outvote_the_new_one(tmp_path):
+    """Two messages moved in from another upstream file say nothing either way; the one new message
+    the port holds decides."""
+    moved = (
+        '        raise ValueError(f"the pool was drained while a request still held its blocks: {n}")\n'
+        '        raise ValueError(f"the scheduler saw a block handed out twice in one step: {n}")\n'
+    )
+    older = {"vllm/core/pool.py": "def check(n):\n    if n:\n" + moved}
+    change = (
+        NEGATIVE[0],
+        NEGATIVE[1].replace(
+            "        return request\n", "        if request.gone:\n" + moved + "        return request\n"
+        ),
+    )
+    _, r = pair(
+        tmp_path, [("[Core] Refuse negative blocks", edit(*change))], port_sched=PORT_NEGATIVE, base_extra=older
+    )
+    got = r["[Core] Refuse negative blocks"]
+    assert (got["verdict"], got["rule"]) == ("ported", "quoted"), got
