@@ -16,6 +16,7 @@ from porttrack.audit.rules_records import (
     _deferred,
     _echoed,
     _quoted,
+    _written_from,
     _ignore,
     _mechanics_subject,
     _no_op,
@@ -127,6 +128,17 @@ RULES: tuple[AuditRule, ...] = (
         "each message the port holds, with the upstream line, the port's path:line and the text",
     ),
     AuditRule(
+        "written-from",
+        "ported",
+        _written_from,
+        "the change creates mirrored code files (not tests) that port files name as their source in a provenance "
+        "header (none of whose pins is placed before the entry), and the created files hold more than half of "
+        "the non-blank code lines the change adds to its mirrored code files, and no deferral record in those port "
+        "files names a symbol the change adds or changes (nor its PR): a file that exists only from this change on was the port's "
+        "source, so the port was written from it as this change left it or later, however it named the code",
+        "each created file and the port files that name it",
+    ),
+    AuditRule(
         "unmapped",
         "surface-absent",
         _unmapped,
@@ -201,7 +213,8 @@ RULES: tuple[AuditRule, ...] = (
         "absent-blockers",
         "surface-absent",
         _absent_blockers,
-        "the entry would be blocked, and every entry it waits on is `surface-absent` (in this run, or as recorded)",
+        "the entry would be blocked, and every entry it waits on is `surface-absent` (in this run, or as recorded; "
+        "an entry judged `ported` is nothing to wait on, as in `blocked`)",
         "the blockers, and a copy of their `absent` gates",
     ),
     AuditRule(

@@ -10,11 +10,12 @@ from porttrack.audit.facts import _blockers, _verdict_of
 
 
 def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
-    """Blocked only on entries whose surface the port lacks: the entry's surface is absent too."""
-    blockers = _blockers(s)
+    """Blocked only on entries whose surface the port lacks: the entry's surface is absent too. An
+    entry judged ported is nothing to wait on, as `blocked` says."""
+    ctx = s.ctx
+    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
     if not blockers:
         return False
-    ctx = s.ctx
     judged = {b: _verdict_of(ctx, b) for b in blockers}
     if any(v != "surface-absent" for v, _ in judged.values()):
         return False

@@ -1,4 +1,4 @@
-"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, quoted, unmapped, path rules, untrusted."""
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, quoted, written-from, unmapped, path rules, untrusted."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _owner_class, _slug, probe_line
-from porttrack.audit.graph import rule_matches
+from porttrack.audit.graph import _pin_position, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
 from porttrack.audit.facts import _content_absent, _defining_files
@@ -337,6 +337,42 @@ def _quoted(rule: AuditRule, s: Subject) -> bool:
     return s.fire(
         rule,
         f"the port's code holds {len(found)} of the {len(new)} new message(s) the change writes (first at {path}:{line})",
+    )
+
+
+def _written_from(rule: AuditRule, s: Subject) -> bool:
+    """The change creates upstream files that port files name as their source (a provenance header
+    whose pins none is placed before the entry), those files hold most of the code the change adds,
+    and no deferral record in the port's files names what the change adds or changes: a file that
+    exists only from this change on was the port's source, so the port was written from it as this
+    change left it or later, however it named the code."""
+    ctx, e = s.ctx, s.e
+    # the code a change adds, not its tests: a port's test that cites upstream's says what it checks
+    hunks = [h for h in ctx.hunks(e, s.mirrored) or [] if ctx.is_code(h.path)]
+    created = {h.path for h in hunks} - {h.path for h in hunks if h.old_start or h.old_len}
+    umap, pins = ctx.provenance()
+    sources: dict[str, list[str]] = {}
+    for up in sorted(created):
+        ports = umap.get(up, [])
+        if ports and not any(_pin_position(p, ctx.queue, ctx.cfg, e) is False for f in ports for p in pins.get(f, [])):
+            sources[up] = ports
+    if not sources:
+        return False
+    # the port's source files saying they left part of the change out: the record rules judge that
+    own = sorted(set(s.syms.added) | set(s.syms.changed))
+    near = {f for ports in sources.values() for f in ports}
+    prs = [e.pr] if e.pr is not None else []
+    if ctx.records.deferral_for([naming.parts(x)[-1] for x in own], prs, near) is not None:
+        return False
+    total = sum(1 for h in hunks for x in h.new if x.strip())
+    written = sum(1 for h in hunks if h.path in sources for x in h.new if x.strip())
+    if written * 2 <= total:
+        return False
+    for up, ports in sources.items():
+        s.ev.append(f"{e.short} creates {up}; the port's {', '.join(ports)} name it as their source")
+    return s.fire(
+        rule,
+        f"the port was written from {', '.join(sources)}, which this change creates ({written} of its {total} added code lines)",
     )
 
 

@@ -318,6 +318,10 @@ def test_absent_blockers_follow_the_verdict_of_the_entry_waited_on(world):
     assert r is not None and r.verdict == "surface-absent" and [g.id for g in r.gates] == ["pager-absent"]
     assert fires(world, "absent-blockers", n=2, blockers=why, judged={1: ("real-gap", [])}) is None
     assert fires(world, "absent-blockers", n=2, blockers={}) is None
+    # an entry judged ported is nothing to wait on, here as in `blocked`
+    both = {**why, 3: ["uses Gizmo, which entry 3 adds and the port lacks"]}
+    r = fires(world, "absent-blockers", n=2, blockers=both, judged={1: ("surface-absent", [gate]), 3: ("ported", [])})
+    assert r is not None and r.reason == "waits only on surface-absent entries 1", r
 
 
 def test_blocked_waits_only_on_entries_not_ported(world):

@@ -842,3 +842,85 @@ def test_messages_upstream_wrote_before_do_not_outvote_the_new_one(tmp_path):
     )
     got = r["[Core] Refuse negative blocks"]
     assert (got["verdict"], got["rule"]) == ("ported", "quoted"), got
+
+
+# an upstream change that creates a module, and a port file that names it as its source
+WIDGET = {
+    "vllm/core/widget.py": "class WidgetPool:\n"
+    "    def __init__(self, size):\n"
+    "        self.size = size\n"
+    "        self.free = list(range(size))\n"
+    "\n"
+    "    def take(self):\n"
+    "        return self.free.pop() if self.free else None\n"
+    "\n"
+    "    def release_block(self, block):\n"
+    "        self.free.append(block)\n",
+    "vllm/core/sched.py": SCHED.replace(
+        "import logging\n", "import logging\n\nfrom vllm.core.widget import WidgetPool\n"
+    ),
+}
+PORT_WIDGET = (
+    "// Ported from: vllm/core/widget.py @ {pin}\n"
+    "class Pool {{\n public:\n  explicit Pool(int n) : n_(n) {{}}\n  int Take();\n  void Give(int b);\n"
+    " private:\n  int n_;\n}};\n"
+)
+
+
+def test_a_port_file_written_from_a_file_the_change_creates_marks_it_ported(tmp_path):
+    """The port's source did not exist before this change: the port was written from it as the change
+    left it or later (its pin, a commit this upstream clone lacks, cannot be placed), whatever it named
+    the code."""
+    widget = {"src/core/widget.cpp": PORT_WIDGET.format(pin="0123456789ab")}
+    _, r = pair(tmp_path, [("[Core] Add a widget pool", WIDGET)], port_extra=widget)
+    got = r["[Core] Add a widget pool"]
+    assert (got["verdict"], got["rule"]) == ("ported", "written-from"), got
+    assert any("creates vllm/core/widget.py; the port's src/core/widget.cpp name it" in x for x in got["evidence"])
+
+
+def test_a_source_pinned_before_the_change_is_no_sign_of_it(tmp_path):
+    """A header whose pin is placed before the change says the port was written from an older file."""
+    cites_both = PORT_SCHED.replace(
+        "// Ported from: vllm/core/sched.py @ {pin}", "// Ported from: vllm/core/sched.py + vllm/core/widget.py @ {pin}"
+    )
+    _, r = pair(tmp_path, [("[Core] Add a widget pool", WIDGET)], port_sched=cites_both)
+    assert r["[Core] Add a widget pool"]["rule"] != "written-from", r["[Core] Add a widget pool"]
+
+
+def test_a_created_file_that_holds_little_of_the_change_decides_nothing(tmp_path):
+    body = "".join(f"        self.extra_{i} = budget * {i}\n" for i in range(12))
+    more = {
+        **WIDGET,
+        "vllm/core/sched.py": WIDGET["vllm/core/sched.py"].replace(
+            "        self.budget = budget\n", "        self.budget = budget\n" + body
+        ),
+    }
+    widget = {"src/core/widget.cpp": PORT_WIDGET.format(pin="0123456789ab")}
+    _, r = pair(tmp_path, [("[Core] Add a widget pool", more)], port_extra=widget)
+    assert r["[Core] Add a widget pool"]["rule"] != "written-from", r["[Core] Add a widget pool"]
+
+
+def test_a_port_file_that_records_part_of_its_source_left_out_is_judged_by_the_record_rules(tmp_path):
+    """The port names the created file as its source but says it left `release_block` out: that part is work."""
+    deferring = PORT_WIDGET.replace(
+        " private:", " // DEFERRED: release_block (no caller hands blocks back yet).\n private:"
+    )
+    widget = {"src/core/widget.cpp": deferring.format(pin="0123456789ab")}
+    _, r = pair(tmp_path, [("[Core] Add a widget pool", WIDGET)], port_extra=widget)
+    assert r["[Core] Add a widget pool"]["rule"] != "written-from", r["[Core] Add a widget pool"]
+
+
+def test_a_created_test_file_a_port_test_cites_is_no_source_of_the_code(tmp_path):
+    """A port's test that cites upstream's test says what it checks, not what the code carries."""
+    created = {
+        "vllm/core/tests/test_widget.py": WIDGET["vllm/core/widget.py"].replace(
+            "class WidgetPool", "class TestWidgetPool"
+        )
+    }
+    port_test = {
+        "src/core/tests/test_widget.cpp": PORT_WIDGET.format(pin="0123456789ab").replace(
+            "vllm/core/widget.py", "vllm/core/tests/test_widget.py"
+        )
+    }
+    _, r = pair(tmp_path, [("[Core] Test the widget pool", created)], port_extra=port_test)
+    assert r["[Core] Test the widget pool"]["rule"] != "written-from", r["[Core] Test the widget pool"]
