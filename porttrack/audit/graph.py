@@ -184,3 +184,8 @@ def _pin_position(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool | N
 def pin_at_or_past(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool:
     """True when a header's pin is placed at or past the entry (False when before, or not placeable)."""
     return bool(_pin_position(pin, queue, cfg, entry))
+
+
+def pin_before(pin: str, queue: Queue, cfg: Config, entry: Entry) -> bool:
+    """True when a header's pin is placed before the entry (False when at or past, or not placeable)."""
+    return _pin_position(pin, queue, cfg, entry) is False

@@ -14,7 +14,7 @@ from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
 from porttrack.audit.results import _code, _definition, _owner_class, _slug, probe_line
-from porttrack.audit.graph import _pin_position, rule_matches
+from porttrack.audit.graph import pin_before, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
 from porttrack.audit.facts import _content_absent, _defining_files
@@ -354,7 +354,7 @@ def _written_from(rule: AuditRule, s: Subject) -> bool:
     sources: dict[str, list[str]] = {}
     for up in sorted(created):
         ports = umap.get(up, [])
-        if ports and not any(_pin_position(p, ctx.queue, ctx.cfg, e) is False for f in ports for p in pins.get(f, [])):
+        if ports and not any(pin_before(p, ctx.queue, ctx.cfg, e) for f in ports for p in pins.get(f, [])):
             sources[up] = ports
     if not sources:
         return False
