@@ -307,13 +307,17 @@ def _echoed(rule: AuditRule, s: Subject) -> bool:
     )
 
 
+MESSAGES = 256
+
+
 def _quoted(rule: AuditRule, s: Subject) -> bool:
     """The port's code holds, word for word, most of the messages the change's code writes new
     (the sentences of the string literals it adds, not upstream's anywhere before the change, not
     quoted beside a deferral record): the port carries the change's checks with their wording,
     whatever it named the code."""
     ctx, e = s.ctx, s.e
-    messages = echoes.added_messages(ctx.commented_hunks(e, s.mirrored) or [])
+    # a change's first MESSAGES: the texts go on git's command line
+    messages = echoes.added_messages(ctx.commented_hunks(e, s.mirrored) or [])[:MESSAGES]
     # git is asked only for a text whose every word the port has, and upstream only once one is held
     candidates = tuple(m.text for m in messages if ctx.port_may_hold(m.text))
     held: dict[str, tuple[str, int]] = {}

@@ -49,6 +49,7 @@ class _Ctx:
         self.queue = queue
         self.chosen = chosen if chosen is not None else []  # the entries this run judges: diffed in one go
         self._diffs: dict[str, list] | None = None  # gitio.diff_hunks_many of them, on the first need
+        self._held: dict[str, list[tuple[str, int, str]]] | None = None  # port_holding's one grep of the run
         self._diffed: set[str] = set()  # the paths that diff covers
         self.probes = probes
         self.rows = rows
@@ -269,10 +270,40 @@ class _Ctx:
 
     def port_holding(self, strings: tuple[str, ...]) -> list[tuple[str, int, str]]:
         """The lines of the port's code scope (the work tree, untracked files included) that hold one
-        of `strings` anywhere, case kept, as (path, line, text); none when the port is no git work tree."""
+        of `strings` anywhere, case kept, as (path, line, text); none when the port is no git work tree.
+        The messages every judged entry adds are asked in one `git grep`, on the first need."""
         if not strings:
             return []
+        if self._held is None:
+            self._held = self._hold(self._run_messages())
+        if all(x in self._held for x in strings):
+            return sorted({hit for x in strings for hit in self._held[x]})
         return gitio.grep_rev(self.cfg.port_root, None, strings, list(self.cfg.code_scope), whole_word=False) or []
+
+    def _run_messages(self) -> tuple[str, ...]:
+        """The messages the judged entries' diffs add whose every word the port has (`port_may_hold`)."""
+        repo = self.cfg.upstream_repo
+        if repo is None or not Path(repo).is_dir() or not self.chosen:
+            return ()
+        self._batch(Path(repo), self.chosen[0], [])
+        hunks = [h for found in (self._diffs or {}).values() for h in found]
+        texts = tuple(sorted({m.text for m in echoes_mod.added_messages(hunks) if self.port_may_hold(m.text)}))
+        # the patterns go on git's command line: past a bound, each entry asks for its own instead
+        return texts if len(texts) <= _HELD_TEXTS and sum(map(len, texts)) <= _HELD_CHARS else ()
+
+    def _hold(self, texts: tuple[str, ...]) -> dict[str, list[tuple[str, int, str]]]:
+        """text -> the port's lines that hold it, for each of `texts` (one `git grep`)."""
+        out: dict[str, list[tuple[str, int, str]]] = {x: [] for x in texts}
+        if not texts:
+            return out
+        found = gitio.grep_rev(self.cfg.port_root, None, texts, list(self.cfg.code_scope), whole_word=False)
+        if found is None:
+            return {}
+        for hit in found:
+            for x in texts:
+                if x in hit[2]:
+                    out[x].append(hit)
+        return out
 
     def _scope_files(self) -> list[str] | None:
         """The files of the code scope, tracked or not (None when the port is no git work tree)."""
@@ -377,6 +408,7 @@ class _Ctx:
         return self._port_files[upstream]
 
 
+_HELD_TEXTS, _HELD_CHARS = 4096, 256 * 1024  # the most messages, and characters, one `git grep` is asked about
 _NEIGHBOURS = 8  # files of the nearest folder tried for a control; a folder's first few say where it lives
 _GREPS_BEFORE_INDEX = 16  # past this, one read of the whole code scope is cheaper than a grep a name
 

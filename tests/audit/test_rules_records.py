@@ -924,3 +924,14 @@ def test_a_created_test_file_a_port_test_cites_is_no_source_of_the_code(tmp_path
     }
     _, r = pair(tmp_path, [("[Core] Test the widget pool", created)], port_extra=port_test)
     assert r["[Core] Test the widget pool"]["rule"] != "written-from", r["[Core] Test the widget pool"]
+
+
+def test_a_run_too_big_for_one_grep_asks_each_entry_for_its_own_messages(tmp_path, monkeypatch):
+    """Past the bound of one `git grep` of every entry's messages (a hostile diff may hold thousands of
+    literals), each entry asks for its own, and the verdict is the same."""
+    from porttrack.audit import subject
+
+    monkeypatch.setattr(subject, "_HELD_TEXTS", 0)
+    _, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=PORT_NEGATIVE)
+    got = r["[Core] Refuse negative blocks"]
+    assert (got["verdict"], got["rule"]) == ("ported", "quoted"), got
