@@ -274,6 +274,11 @@ def _cited(rule: AuditRule, s: Subject) -> bool:
 QUOTED = 3  # lines between a port comment and a deferral record that make it a quote of what is left out
 
 
+def _beside_deferral(ctx: _Ctx, path: str, line: int) -> bool:
+    """Does a deferral record stand within QUOTED lines of the port's line: a quote of what is left out?"""
+    return any(r.path == path and abs(r.line - line) <= QUOTED for r in ctx.records.deferrals)
+
+
 def _echoed(rule: AuditRule, s: Subject) -> bool:
     """The port's comments repeat, word for word, most of the comment blocks the change adds to its
     mirrored code (text new upstream, not quoted beside a deferral record): the port copied the
@@ -290,9 +295,7 @@ def _echoed(rule: AuditRule, s: Subject) -> bool:
     found: list[tuple[echoes.Block, tuple[tuple[str, ...], str, int]]] = []
     for b in repeated:
         hit = echoes.echo(b, ctx.port_comments, _new_upstream(ctx, e.sha, b))
-        if hit is not None and not any(
-            r.path == hit[1] and abs(r.line - hit[2]) <= QUOTED for r in ctx.records.deferrals
-        ):
+        if hit is not None and not _beside_deferral(ctx, hit[1], hit[2]):
             found.append((b, hit))
     if len(found) * 2 <= len(blocks):
         return False
@@ -307,7 +310,7 @@ def _echoed(rule: AuditRule, s: Subject) -> bool:
     )
 
 
-MESSAGES = 256
+MESSAGES = 256  # the messages of a change that count: their texts go on git's command line
 
 
 def _quoted(rule: AuditRule, s: Subject) -> bool:
@@ -316,17 +319,14 @@ def _quoted(rule: AuditRule, s: Subject) -> bool:
     quoted beside a deferral record): the port carries the change's checks with their wording,
     whatever it named the code."""
     ctx, e = s.ctx, s.e
-    # a change's first MESSAGES: the texts go on git's command line
     messages = echoes.added_messages(ctx.commented_hunks(e, s.mirrored) or [])[:MESSAGES]
     # git is asked only for a text whose every word the port has, and upstream only once one is held
     candidates = tuple(m.text for m in messages if ctx.port_may_hold(m.text))
     held: dict[str, tuple[str, int]] = {}
-    for path, line, written in ctx.port_holding(candidates):
-        if any(r.path == path and abs(r.line - line) <= QUOTED for r in ctx.records.deferrals):
-            continue
-        for text in candidates:
-            if text in written:
-                held.setdefault(text, (path, line))
+    for text, hits in ctx.port_holding(candidates).items():
+        quoted = (hit for hit in hits if not _beside_deferral(ctx, hit[0], hit[1]))
+        if (first := next(quoted, None)) is not None:
+            held[text] = first[:2]
     if not held:
         return False
     old = ctx.upstream_holds(f"{e.sha}^", tuple(m.text for m in messages), "")

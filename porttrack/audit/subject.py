@@ -268,42 +268,35 @@ class _Ctx:
         without a `git grep`."""
         return all(self.port_cites(w) for w in kept_mod.IDENT.findall(text))
 
-    def port_holding(self, strings: tuple[str, ...]) -> list[tuple[str, int, str]]:
-        """The lines of the port's code scope (the work tree, untracked files included) that hold one
-        of `strings` anywhere, case kept, as (path, line, text); none when the port is no git work tree.
+    def port_holding(self, strings: tuple[str, ...]) -> dict[str, list[tuple[str, int, str]]]:
+        """string -> the lines of the port's code scope (the work tree, untracked files included) that
+        hold it anywhere, case kept, as (path, line, text); empty when the port is no git work tree.
         The messages every judged entry adds are asked in one `git grep`, on the first need."""
-        if not strings:
-            return []
         if self._held is None:
             self._held = self._hold(self._run_messages())
         if all(x in self._held for x in strings):
-            return sorted({hit for x in strings for hit in self._held[x]})
-        return gitio.grep_rev(self.cfg.port_root, None, strings, list(self.cfg.code_scope), whole_word=False) or []
+            return {x: self._held[x] for x in strings}
+        return self._hold(strings)
 
     def _run_messages(self) -> tuple[str, ...]:
         """The messages the judged entries' diffs add whose every word the port has (`port_may_hold`)."""
         repo = self.cfg.upstream_repo
-        if repo is None or not Path(repo).is_dir() or not self.chosen:
+        if repo is None or not Path(repo).is_dir():
             return ()
-        self._batch(Path(repo), self.chosen[0], [])
-        hunks = [h for found in (self._diffs or {}).values() for h in found]
+        hunks = [h for found in self._batch_diffs(Path(repo)).values() for h in found]
         texts = tuple(sorted({m.text for m in echoes_mod.added_messages(hunks) if self.port_may_hold(m.text)}))
         # the patterns go on git's command line: past a bound, each entry asks for its own instead
         return texts if len(texts) <= _HELD_TEXTS and sum(map(len, texts)) <= _HELD_CHARS else ()
 
     def _hold(self, texts: tuple[str, ...]) -> dict[str, list[tuple[str, int, str]]]:
-        """text -> the port's lines that hold it, for each of `texts` (one `git grep`)."""
-        out: dict[str, list[tuple[str, int, str]]] = {x: [] for x in texts}
+        """text -> the port's lines that hold it, in path and line order, for each of `texts` (one
+        `git grep`); empty when git cannot grep the port."""
         if not texts:
-            return out
+            return {}
         found = gitio.grep_rev(self.cfg.port_root, None, texts, list(self.cfg.code_scope), whole_word=False)
         if found is None:
             return {}
-        for hit in found:
-            for x in texts:
-                if x in hit[2]:
-                    out[x].append(hit)
-        return out
+        return {x: sorted(hit for hit in found if x in hit[2]) for x in texts}
 
     def _scope_files(self) -> list[str] | None:
         """The files of the code scope, tracked or not (None when the port is no git work tree)."""
@@ -355,14 +348,19 @@ class _Ctx:
     def _batch(self, repo: Path, e: Entry, paths: list[str]) -> list | None:
         """The entry's hunks in `paths` from one diff of every judged entry (asked once, on the first
         need), or None when that diff does not hold them (then the entry is diffed alone)."""
+        diffs = self._batch_diffs(repo)
+        want = set(paths)
+        if e.sha not in diffs or not want <= self._diffed:
+            return None
+        return [h for h in diffs[e.sha] if h.path in want]
+
+    def _batch_diffs(self, repo: Path) -> dict[str, list]:
+        """sha -> hunks of every judged entry's files, from one diff (made on the first need)."""
         if self._diffs is None:
             files = sorted({f for x in self.chosen for f in [*x.files, *x.renames.values()]})
             self._diffs = gitio.diff_hunks_many(repo, [x.sha for x in self.chosen], files) if files else {}
             self._diffed = set(files)
-        want = set(paths)
-        if e.sha not in self._diffs or not want <= self._diffed:
-            return None
-        return [h for h in self._diffs[e.sha] if h.path in want]
+        return self._diffs
 
     def is_code(self, upstream: str) -> bool:
         """A source file that is not a test, doc, CI or benchmark file (`[audit] non_code`)."""

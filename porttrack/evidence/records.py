@@ -119,11 +119,9 @@ def _is_heading(text: str, m: re.Match[str]) -> bool:
     """Whether a deferral word opens a list (`DEFERRED upstream fields:`, `─── OMITTED ───`,
     `Not ported:`) rather than sitting in a sentence: the word leads its comment line, or the
     line ends in a colon."""
-    body = _COMMENT.match(text)
-    rest = body.group(2) if body else text
-    lead = _LEAD.match(rest)
-    start = text.find(rest) + (lead.end() if lead else 0)
-    return m.start() <= start or rest.rstrip().endswith(":")
+    at = body.start(2) if (body := _COMMENT.match(text)) else 0
+    lead = _LEAD.match(text, at)  # every part of it is optional: it always matches
+    return m.start() <= (lead.end() if lead else at) or text.rstrip().endswith(":")
 
 
 _LEAD = re.compile(r"[\s\u2500-\u257f=#*-]*(?:[A-Z][A-Z0-9-]*\s+)*")
