@@ -125,18 +125,23 @@ def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[
 
 
 def _defining_files(s: Subject) -> set[str]:
-    """The port files that define the entry's symbols. A member counts only in a file that names
-    its class: many classes define a `step`, and another class's is not this one's."""
+    """The port files that define the entry's symbols (see `_defining_by_symbol`)."""
+    return set().union(*_defining_by_symbol(s).values())
+
+
+def _defining_by_symbol(s: Subject) -> dict[str, set[str]]:
+    """Per symbol of the entry, the port files that define it. A member counts only in a file that
+    names its class: many classes define a `step`, and another class's is not this one's."""
     if s.defining is not None:
         return s.defining
     s.probe()
-    out: set[str] = set()
+    out: dict[str, set[str]] = {}
     for x in s.probed:
         files = {h.path for h in _hits(s.counts[x], ("definition",))}
         cls = _owner_class(x)
         if cls is not None and files:
             files &= {h.path for h in _hits(s.ctx.probes.count(cls), _CODE_KINDS)}
-        out |= files
+        out[x] = files
     s.defining = out
     return out
 

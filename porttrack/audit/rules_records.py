@@ -17,7 +17,7 @@ from porttrack.audit.results import _code, _definition, _owner_class, _slug, pro
 from porttrack.audit.graph import pin_before, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
-from porttrack.audit.facts import _content_absent, _defining_files
+from porttrack.audit.facts import _content_absent, _defining_by_symbol
 
 
 DECORATOR = "decorator"  # the `[audit] language_only` construct whose arguments run over lines
@@ -234,14 +234,19 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
         names.append(bare)
     if not s.ctx.records.deferrals:
         return False
-    # the counterparts, and where the port defines the entry's symbols
-    near = {pf for up in s.mirrored for pf in s.ctx.port_files(up)} | _defining_files(s)
+    # the counterparts, and where the port defines the symbol a record names: one parser's record
+    # of its own hook is no record of another parser's hook of the same name
+    counterparts = {pf for up in s.mirrored for pf in s.ctx.port_files(up)}
+    where: dict[str, set[str]] = {}
+    for x, files in _defining_by_symbol(s).items():
+        where.setdefault(naming.parts(x)[-1], set(counterparts)).update(files)
+    near = set(counterparts).union(*where.values())
     qualified = [
         x
         for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
         if _owner_class(x) and not x.endswith("__") and x not in s.present and x not in s.namesakes
     ]
-    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified)
+    found = s.ctx.records.deferral_for(names, [s.e.pr] if s.e.pr is not None else [], near, qualified, where=where)
     if found is None:
         return False
     rec, what = found

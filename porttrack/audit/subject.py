@@ -448,7 +448,7 @@ class Subject:
     namesake_classes: dict[str, str | None] = field(default_factory=dict)  # class -> why it is a namesake (has_class)
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
     content: list[Judged] | None = None  # _content_states (computed once)
-    defining: set[str] | None = None  # facts._defining_files (computed once)
+    defining: dict[str, set[str]] | None = None  # facts._defining_by_symbol (computed once)
     read_only_lacking: dict[str, bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks, per name
     # what `probe` finds, stored here and read through the `_Probed` attributes below
     _linked: dict[str, int] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,11 +54,14 @@ class Records:
         near: set[str],
         qualified: Sequence[str] = (),
         docs: tuple[str, ...] = ("docs/",),
+        where: Mapping[str, set[str]] | None = None,
     ) -> tuple[Record, str] | None:
         """The first deferral record naming one of `names` (any spelling) in one of the files `near`
         (the counterparts), or one of `qualified` (`Class.member`, `Class::member`) or `prs` in the
-        port's docs, whose prose is too common a place for a bare word; with what it names."""
+        port's docs, whose prose is too common a place for a bare word; with what it names. A name
+        `where` maps counts only in the files it maps it to."""
         wanted = {norm(n): n for n in names if len(norm(n)) >= 6}
+        allowed = {norm(n): files for n, files in (where or {}).items()}
         for r in self.deferrals:
             in_docs = r.path.startswith(docs)
             if r.path not in near and not in_docs:
@@ -68,7 +71,7 @@ class Records:
                 if hit:
                     return r, hit
             else:
-                common = sorted(set(wanted) & r.names)
+                common = sorted(n for n in set(wanted) & r.names if r.path in allowed.get(n, near))
                 if common:
                     return r, wanted[common[0]]
             pr = sorted(set(prs) & r.prs)

@@ -486,6 +486,38 @@ def test_deferral_record_in_the_counterpart_makes_real_gap(tmp_path):
     assert got["reason"] == "the port records spec_budget as left out (DEFERRED) at src/core/sched.cpp:4"
 
 
+def test_a_record_of_another_class_member_of_the_same_name_is_no_deferral(tmp_path):
+    """One class's record of its own `drain_all` is no record of another class's: a member's record
+    counts in the counterparts or in a file whose code names the member's class, even where the
+    file defines another symbol of the change (here `pick`)."""
+    base = SCHED + "\n\ndef pick(tokens):\n    return tokens\n"
+    change = base.replace(
+        "    def free(self, request):\n",
+        "    def drain_all(self):\n        return self.budget\n\n    def free(self, request):\n",
+    ).replace("    return tokens\n", "    return tokens + 1\n")
+    planner = (
+        "int pick(int tokens) {{ return tokens; }}\n\n"
+        "class Planner {{\n"
+        " public:\n"
+        "  // DEFERRED: drain_all (the planner flushes per step instead)\n"
+        "  int drain_all();\n"
+        "}};\n"
+    )
+    for name, where in (("other", {"src/core/planner.cpp": planner.format()}), ("own", {})):
+        port_sched = PORT_SCHED
+        if not where:  # control: the same record in the counterpart is a deferral
+            port_sched = PORT_SCHED.replace("class Scheduler {{", "// DEFERRED: drain_all\nclass Scheduler {{")
+        _, r = pair(
+            tmp_path / name,
+            [("[Core] Drain", {"vllm/core/sched.py": change})],
+            base_sched=base,
+            port_sched=port_sched,
+            port_extra=where,
+        )
+        got = r["[Core] Drain"]
+        assert (got["rule"] == "deferred") == (name == "own"), (name, got["reason"])
+
+
 def test_a_library_version_gate_is_no_behaviour_a_port_needs(tmp_path):
     """A port pins its own dependencies: which version of a Python library a branch waits for
     says nothing it could need. A threshold on the engine's own state stays behaviour."""
