@@ -160,9 +160,10 @@ def _word_counts(
     rows = files.rows
     _search(ctx, store, reader, files, sorted({v for vs in word_names.values() for v in vs}), lst, covered, incomplete)
     order = list(word_names)
-    fileset = None if lst else [(rows[i].bid, i, rows[i].scoped, rows[i].test) for i in files.live]
     totals = store.tally(
-        lst, fileset, [(n, v, len(word_names[sym])) for n, sym in enumerate(order) for v in word_names[sym]]
+        lst,
+        lambda: [(rows[i].bid, i, rows[i].scoped, rows[i].test) for i in files.live],
+        [(n, v, len(word_names[sym])) for n, sym in enumerate(order) for v in word_names[sym]],
     )
     hits = LazyHits(store, reader, files, ctx.texts)
     zero = (0,) * 7

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 from porttrack import cache as cache_mod
@@ -183,17 +184,24 @@ class Store:
             return 0
 
     def tally(
-        self, lst: int, files: list[tuple[int, int, bool, bool]] | None, want: list[tuple[int, str, int]]
+        self,
+        lst: int,
+        files: Callable[[], list[tuple[int, int, bool, bool]]],
+        want: list[tuple[int, str, int]],
     ) -> dict[int, tuple[int, ...]]:
         """Counts per asked symbol, summed in SQL from the per-(identifier, file version) totals.
 
-        The scan's files are the stored file set `lst`, or else `files`: (cache id, file number,
-        in scope, in tests scope). `want`: (symbol number, identifier, number of identifiers of
-        that symbol). Returns symbol number -> (raw, code, files, definitions, tests, consumers,
-        delegations), as scan's `count` tallies the hits."""
+        The scan's files are the stored file set `lst`, or else those `files()` lists: (cache id,
+        file number, in scope, in tests scope). A set another run dropped since (the cache keeps
+        the newest KEEP_SETS) counts from the list too. `want`: (symbol number, identifier, number
+        of identifiers of that symbol). Returns symbol number -> (raw, code, files, definitions,
+        tests, consumers, delegations), as scan's `count` tallies the hits."""
         db = self.db
         db.execute("BEGIN")
         try:
+            listed = None
+            if not lst or db.execute("SELECT 1 FROM prepared WHERE id = ?", (lst,)).fetchone() is None:
+                listed, lst = files(), 0
             db.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"
                 " PRIMARY KEY (sym, ident)) WITHOUT ROWID"
@@ -204,10 +212,10 @@ class Store:
             )
             db.execute("DELETE FROM temp.want")
             db.executemany("INSERT INTO temp.want VALUES (?, ?, ?)", want)
-            if files is not None:
+            if listed is not None:
                 db.execute("DELETE FROM temp.cur")
-                db.executemany("INSERT INTO temp.cur VALUES (0, ?, ?, ?, ?)", files)
-            table = "temp.cur" if files is not None else "main.fileset"
+                db.executemany("INSERT INTO temp.cur VALUES (0, ?, ?, ?, ?)", listed)
+            table = "temp.cur" if listed is not None else "main.fileset"
             # every file in the scope and none in the tests scope (no tests scope): plain sums do
             plain = (
                 db.execute(f"SELECT 1 FROM {table} WHERE lst = ? AND (test OR NOT scoped) LIMIT 1", (lst,)).fetchone()

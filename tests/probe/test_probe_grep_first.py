@@ -202,3 +202,29 @@ def test_words_finds_exactly_the_identifier_tokens_that_are_names():
             if w in names and m.group() == w.encode():
                 want.setdefault(w, []).append(m.start())
         assert words.find(data) == dict(sorted(want.items(), key=lambda kv: kv[0].encode())), data
+
+
+def test_a_file_set_another_run_drops_mid_scan_still_counts(tmp_path: Path, monkeypatch):
+    """Two runs share one cache, which keeps the newest KEEP_SETS file sets. When the other run
+    stores more sets while this one is between its search and its count, this run's set is
+    dropped under it: it counts from the files it listed itself, not from a set that is gone."""
+    from porttrack.probe import counts as counts_mod
+    from porttrack.probe.store import KEEP_SETS
+
+    repo = init_repo(tmp_path / "port")
+    files = {"src/a.cpp": "int alpha() { return 1; }\nint beta() { return alpha(); }\n"}
+    files |= {f"src/d{k}/x.cpp": f"int x{k}();\n" for k in range(KEEP_SETS + 1)}
+    commit_files(repo, files, "port")
+    cache = tmp_path / "cache"
+    search, others, started = counts_mod._search, [], []
+
+    def search_then_another_run(*args, **kw):
+        search(*args, **kw)
+        if not started:  # once: the other run's scans, each of its own scope, each a new stored set
+            started.append(True)
+            others.extend(P.scan(repo, ["x0"], scope=[f"src/d{k}"], cache_dir=cache) for k in range(KEEP_SETS + 1))
+
+    monkeypatch.setattr(counts_mod, "_search", search_then_another_run)
+    got = P.scan(repo, ["alpha"], scope=["src"], cache_dir=cache)
+    assert len(others) == KEEP_SETS + 1
+    assert (got.counts["alpha"].definitions, got.counts["alpha"].consumers) == (1, 1), got.counts["alpha"].numbers()
