@@ -280,6 +280,10 @@ def _helper_only_for_lacked(s: Subject, h) -> str | None:
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
 _JUMP = re.compile(r"^\s*(?:break|continue|return|raise|yield)\b")
+# a local's empty start, its annotation aside: `x: T | None = None`, `n = 0`, `rows = []`
+_PLACEHOLDER = re.compile(
+    r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(?:None|True|False|-?\d+|\[\]|\{\}|\(\)|\"\"|'')\s*(?:#.*)?$"
+)
 _HEADER = re.compile(r"^\s*(?:if|elif|else|for|while|with|try|except|finally|def|async\s+def|class)\b.*:\s*(?:#.*)?$")
 
 
@@ -302,10 +306,14 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     asked: set[tuple[str, str]] = set()
     # an import names what the code reads; the other constructs carry no behaviour to serve anything
     mechanics = [re.compile(rx) for name, rx in ctx.cfg.language_only.items() if name != "import"]
-    covered: tuple[str, int] | None = None  # (side's text, indent) of a header that names what the port lacks
+    covered: tuple[str, int, list[str]] | None = None  # (side's text, indent, what it names) of a header that names
+    # what the port lacks
+    placeholders: dict[str, None] = {}  # locals given an empty start, ordered
     for k, (line, text, number) in enumerate(code):
         indent = len(line) - len(line.lstrip())
         if covered is not None and covered[0] is text and indent > covered[1]:
+            if m := _ASSIGN.match(line):  # a local set in such a block comes from what the port lacks
+                tainted.setdefault(m.group(1), covered[2])
             continue  # the body of a block whose header serves what the port lacks
         covered = None
         if any(rx.search(line.strip()) for rx in mechanics):
@@ -323,11 +331,15 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
         missing += [n for t in reads for n in tainted[t] if n not in missing]
         if _heads_a_changed_body(code, k):
             if missing or reads:
-                covered, seen = (text, indent), True
+                covered, seen = (text, indent, missing), True
                 lacking += [n for n in missing if n not in lacking]
             continue
         if not missing and not reads and _JUMP.match(line):
             return []  # `break`, `return`: control flow of its own
+        if not missing and not reads and (m := _PLACEHOLDER.match(line)) is not None:
+            # `x: T | None = None`: an empty start, which serves what the local is later set from
+            placeholders.setdefault(m.group(1), None)
+            continue
         if not names and not reads:
             if row := _row_names(s, line):
                 seen = True  # a row of a table (`"NewNetForLM": ("new_net", "NewNetForLM"),`)
@@ -344,6 +356,8 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
         if m := _ASSIGN.match(line):
             tainted[m.group(1)] = missing
         lacking += [n for n in missing if n not in lacking]
+    if any(local not in tainted for local in placeholders):
+        return []  # a start never set here from what the port lacks is behaviour of its own
     return lacking if seen else []
 
 

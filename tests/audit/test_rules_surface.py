@@ -605,3 +605,30 @@ def test_a_local_the_change_binds_is_no_evidence_that_the_port_has_the_lines(tmp
     change = [("[Core] Cap the step", edit("    def step(self, tokens):\n", lines.format(src="budget")))]
     _, r = pair(tmp_path / "b", change, port_sched=port)
     assert r["[Core] Cap the step"]["verdict"] in ("real-gap", "owned", "blocked"), r["[Core] Cap the step"]["reason"]
+
+
+def test_an_empty_start_serves_what_the_local_is_later_set_from(tmp_path):
+    """A block moved to another method under a narrower guard, that starts a local empty (`x: T | None = None`) and sets it only under a
+    guard the port lacks, serves that guard's feature: no work. Where the local is never set from
+    what the port lacks, its start is behaviour of its own."""
+
+    def moved(setter: str) -> tuple[str, str]:
+        block = "        spill: list[int] | None = None\n        if {}self.spill_policy is not None:\n" + setter
+        before = SCHED.replace("    def step(self, tokens):\n", "    def step(self, tokens):\n" + block.format(""))
+        after = SCHED.replace(
+            "    def free(self, request):\n", "    def free(self, request):\n" + block.format("request and ")
+        )
+        return before, after
+
+    serving = moved("            spill = self.spill_policy.plan(self.budget)\n")
+    own = moved("            self.spill_policy.plan(self.budget)\n")
+    for name, (before, after) in (("serving", serving), ("own", own)):
+        _, r = pair(tmp_path / name, [("[Core] Plan spills on free", {"vllm/core/sched.py": after})], base_sched=before)
+        got = r["[Core] Plan spills on free"]
+        if name == "serving":
+            assert (got["verdict"], got["rule"]) == ("surface-absent", "content-absent"), [
+                got["reason"],
+                got["evidence"],
+            ]
+        else:
+            assert got["verdict"] in ("real-gap", "owned", "blocked"), [got["reason"], got["evidence"]]
