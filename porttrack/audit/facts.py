@@ -306,8 +306,8 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     asked: set[tuple[str, str]] = set()
     # an import names what the code reads; the other constructs carry no behaviour to serve anything
     mechanics = [re.compile(rx) for name, rx in ctx.cfg.language_only.items() if name != "import"]
-    covered: tuple[str, int, list[str]] | None = None  # (side's text, indent, what it names) of a header that names
-    # what the port lacks
+    # (side's text, indent, what it names) of a header that names what the port lacks
+    covered: tuple[str, int, list[str]] | None = None
     placeholders: dict[str, None] = {}  # locals given an empty start, ordered
     for k, (line, text, number) in enumerate(code):
         indent = len(line) - len(line.lstrip())

@@ -163,7 +163,8 @@ RULES: tuple[AuditRule, ...] = (
         "the port has the surface, and a deferral record names one of the entry's symbols (a member only when"
         " the port has its class) or its PR: a comment in the counterpart files or in a file defining the "
         "symbol it names (for a member, one whose code names its class: another class's record of a member "
-        "of the same name is no record of this one), or a line of the port's `docs/`, carrying a word of `[audit] deferral_words`; unless "
+        "of the same name is no record of this one), or a line of the port's `docs/`, carrying a word of "
+        "`[audit] deferral_words`; unless "
         "content evidence finds the port has none of what the change edits (`content-absent`, below), which "
         "makes it `surface-absent`",
         "the record, by path:line, and the name it matched",
