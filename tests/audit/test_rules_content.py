@@ -285,6 +285,25 @@ def test_an_old_side_gone_alone_is_not_ported(tmp_path):
     assert any("gone ['max_trim_tokens', 'trim_request']" in e for e in got["evidence"]), got["evidence"]
 
 
+def test_numbers_alone_found_in_the_port_are_no_evidence_it_ported_the_hunk(tmp_path):
+    """A 7 and an 8 stand somewhere in any port: a hunk whose only telling tokens are numbers the
+    port has is not ported by them. With a name of the change beside them, it is."""
+    base = SCHED + "\n    def align(self, offset):\n        return offset + 1\n"
+    rounded = base.replace("        return offset + 1\n", "        return (offset + 7) // 8 * 8\n")
+    sevens = PORT_SCHED.replace("return s.step(4) + s.free(1);", "return s.step(8) + s.free(7);")
+    _, r = pair(tmp_path / "n", [("[Core] Round offsets", {"vllm/core/sched.py": rounded})],
+                base_sched=base, port_sched=sevens)  # fmt: skip
+    got = r["[Core] Round offsets"]
+    assert got["verdict"] != "ported", [got["reason"], got["evidence"]]
+    assert any("new side found ['7', '8']" in e and ": neutral;" in e for e in got["evidence"]), got["evidence"]
+    named = rounded.replace("(offset + 7) // 8 * 8", "(offset + 7) // 8 * 8 + self.budget_floor")
+    floored = sevens.replace("  int budget_;", "  int budget_;\n  int budget_floor_ = 0;")
+    _, r = pair(tmp_path / "f", [("[Core] Round offsets", {"vllm/core/sched.py": named})],
+                base_sched=base, port_sched=floored)  # fmt: skip
+    got = r["[Core] Round offsets"]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+
+
 def test_snake_pascal_and_renamed_members_are_found_in_their_class(tmp_path):
     pascal = PORT_SCHED.replace("int free(int request)", "int Free(int request)").replace("s.free(1)", "s.Free(1)")
     change = edit("        return request\n", "        return request or None\n")
