@@ -109,7 +109,12 @@ class Store:
 
     def mark_searched(self, lst: int, idents: list[str]) -> None:
         with self._write():
-            self.db.executemany("INSERT OR IGNORE INTO searched VALUES (?, ?)", ((lst, i) for i in idents))
+            if self._kept(lst):  # a set another run dropped meanwhile: its rows would outlive it
+                self.db.executemany("INSERT OR IGNORE INTO searched VALUES (?, ?)", ((lst, i) for i in idents))
+
+    def _kept(self, lst: int) -> bool:
+        """Is stored file set `lst` still in the cache? Another run may drop it (KEEP_SETS)."""
+        return bool(lst) and self.db.execute("SELECT 1 FROM prepared WHERE id = ?", (lst,)).fetchone() is not None
 
     def fileset_blobs(self, lst: int) -> set[int]:
         return {r[0] for r in self.db.execute("SELECT blob FROM fileset WHERE lst = ?", (lst,))}
@@ -200,7 +205,7 @@ class Store:
         db.execute("BEGIN")
         try:
             listed = None
-            if not lst or db.execute("SELECT 1 FROM prepared WHERE id = ?", (lst,)).fetchone() is None:
+            if not self._kept(lst):
                 listed, lst = files(), 0
             db.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS want (sym INTEGER NOT NULL, ident TEXT NOT NULL, n INTEGER NOT NULL,"

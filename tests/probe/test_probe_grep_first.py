@@ -207,24 +207,30 @@ def test_words_finds_exactly_the_identifier_tokens_that_are_names():
 def test_a_file_set_another_run_drops_mid_scan_still_counts(tmp_path: Path, monkeypatch):
     """Two runs share one cache, which keeps the newest KEEP_SETS file sets. When the other run
     stores more sets while this one is between its search and its count, this run's set is
-    dropped under it: it counts from the files it listed itself, not from a set that is gone."""
-    from porttrack.probe import counts as counts_mod
-    from porttrack.probe.store import KEEP_SETS
+    dropped under it: it counts from the files it listed itself, not from a set that is gone, and
+    marks nothing searched in the dropped set (rows that would outlive it)."""
+    import sqlite3
+
+    from porttrack.probe.store import KEEP_SETS, Store
 
     repo = init_repo(tmp_path / "port")
     files = {"src/a.cpp": "int alpha() { return 1; }\nint beta() { return alpha(); }\n"}
     files |= {f"src/d{k}/x.cpp": f"int x{k}();\n" for k in range(KEEP_SETS + 1)}
     commit_files(repo, files, "port")
     cache = tmp_path / "cache"
-    search, others, started = counts_mod._search, [], []
+    add, others, started = Store.add_occurrences, [], []
 
-    def search_then_another_run(*args, **kw):
-        search(*args, **kw)
+    def add_then_another_run(store, rows):
+        add(store, rows)
         if not started:  # once: the other run's scans, each of its own scope, each a new stored set
             started.append(True)
             others.extend(P.scan(repo, ["x0"], scope=[f"src/d{k}"], cache_dir=cache) for k in range(KEEP_SETS + 1))
 
-    monkeypatch.setattr(counts_mod, "_search", search_then_another_run)
+    monkeypatch.setattr(Store, "add_occurrences", add_then_another_run)
     got = P.scan(repo, ["alpha"], scope=["src"], cache_dir=cache)
     assert len(others) == KEEP_SETS + 1
     assert (got.counts["alpha"].definitions, got.counts["alpha"].consumers) == (1, 1), got.counts["alpha"].numbers()
+    (db,) = cache.glob("*.sqlite")
+    with sqlite3.connect(db) as conn:
+        orphans = conn.execute("SELECT COUNT(*) FROM searched WHERE lst NOT IN (SELECT id FROM prepared)").fetchone()
+    assert orphans == (0,)
