@@ -561,14 +561,26 @@ class Subject:
         """Why the port's `symbol` is another upstream file's code of that name (a twin implementation,
         a helper called the same), else None: every port file defining it names its upstream sources,
         none of them is a file the entry changes, one of them defines the same name, and so does a
-        file the entry changes."""
+        file the entry changes. A member of a class that is such a namesake (`has_class`) is one too."""
         ports = sorted({h.path for h in _hits(self.counts[symbol], ("definition",))})
         cls = _owner_class(symbol)
         if cls is not None:  # a member's definitions count where its class is named
             ccount = self.ctx.probes.count(cls)
             named = {h.path for h in _hits(ccount, _CODE_KINDS)} if ccount is not None else set()
             ports = [p for p in ports if p in named]
-        return self._twin(symbol, spelled, ports)
+        why = self._twin(symbol, spelled, ports)
+        # the port's class of that name follows upstream's other file, so the member it has is that
+        # class's (or the port's own), whether or not the other class defines it; a constructor is
+        # judged by its own definitions, above
+        if (
+            why is None
+            and cls is not None
+            and not symbol.endswith(".__init__")
+            and not self.has_class(cls)
+            and self.namesake_classes.get(cls)
+        ):
+            why = f"{symbol}: the port's {cls} is the counterpart of upstream's other {cls}, so its member counts as absent"
+        return why
 
     def has_class(self, cls: str) -> bool:
         """Does the port have the class the entry's files define: code names it, and it is not the

@@ -621,6 +621,41 @@ def test_a_class_the_port_took_from_another_upstream_file_grows_no_surface_of_th
     assert own["verdict"] == "real-gap", [own["reason"], own["evidence"]]
 
 
+def test_a_member_of_a_class_the_port_took_from_another_upstream_file_is_absent(tmp_path):
+    """The port's `Runner` cites the other upstream file, whose `Runner` has no `drain`; the port's
+    `drain` is its own. A change to this file's `Runner.drain` changes code the port lacks, where the
+    same port citing this file has it (and reads it)."""
+    v1 = "class Runner:\n    def drain(self):\n        return 1\n"
+    v2 = "class Runner:\n    def step(self):\n        return 2\n"
+    changed = v1.replace("return 1", "return 7")
+    runner = (
+        "// Ported from: {src} @ {pin}\n"
+        "class Runner {{\n public:\n  int step() {{ return 2; }}\n  int drain() {{ return 1; }}\n}};\n"
+        "int Tick(Runner& r) {{ return r.drain(); }}\n"
+    )
+    helpers = "// Ported from: vllm/core/runner.py @ {pin}\nint prepare(int n) {{ return n; }}\n".format(pin="0" * 10)
+    for case, src, want in (
+        ("v2", "vllm/core/v2/runner.py", "surface-absent"),
+        ("v1", "vllm/core/runner.py", "real-gap"),
+    ):
+        _, r = pair(
+            tmp_path / case,
+            [("[Runner] Drain drafts", {"vllm/core/runner.py": changed})],
+            base_extra={"vllm/core/runner.py": v1, "vllm/core/v2/runner.py": v2},
+            port_extra={
+                "src/core/v2/runner.cpp": runner.format(src=src, pin="0" * 10),
+                "src/core/runner.cpp": helpers,
+            },
+        )
+        got = r["[Runner] Drain drafts"]
+        assert got["verdict"] == want, [case, got["reason"], got["evidence"]]
+        said = any(
+            "Runner.drain: the port's Runner is the counterpart of upstream's other Runner" in ev
+            for ev in got["evidence"]
+        )
+        assert said == (case == "v2"), got["evidence"]
+
+
 def test_another_class_defining_a_member_of_the_same_name_is_not_compared(tmp_path):
     """The port's `Ledger::free` holds the change's new names, but it is not `Scheduler.free`: a
     member's definitions count only in files that name its class, so the change stays work."""
