@@ -52,6 +52,7 @@ class Config:
     parked_states: list[str] = field(default_factory=list)  # rows set aside: they own nothing
     non_code: list[str] = field(default_factory=lambda: list(NON_CODE))
     source_suffixes: list[str] = field(default_factory=lambda: list(SOURCE_SUFFIXES))
+    data_suffixes: list[str] = field(default_factory=lambda: list(DATA_SUFFIXES))
     language_only: dict[str, str] = field(default_factory=lambda: dict(LANGUAGE_ONLY))
     deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
     mechanics_subject: str = field(default_factory=lambda: MECHANICS_SUBJECT)
@@ -98,8 +99,11 @@ NON_CODE: tuple[str, ...] = (
     ".buildkite/**",
     "**/*.md",
 )
-# Upstream files that are code; an unmapped file with another suffix (config, data) is ignored.
+# Upstream files that are code; an unmapped file with another suffix is ignored, unless it is data.
 SOURCE_SUFFIXES: tuple[str, ...] = (".py", ".pyi", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
+# Data the upstream's code reads (a kernel's tuned configs): part of that code's surface, so a port
+# without a counterpart lacks it, as it lacks an unmapped code file.
+DATA_SUFFIXES: tuple[str, ...] = (".json",)
 # Changed lines that are mechanics of a Python upstream rather than behaviour a port could need:
 # name -> regex matched against the stripped line, less its trailing comment. A change whose every
 # line matches one of these (or is blank, a comment or a docstring) is a no-op, with the constructs named.
@@ -149,6 +153,7 @@ _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
     ("owners", "parked_states"): ((list,), "a list of strings"),
     ("audit", "non_code"): ((list,), "a list of strings"),
     ("audit", "source_suffixes"): ((list,), "a list of strings"),
+    ("audit", "data_suffixes"): ((list,), "a list of strings"),
     ("audit", "language_only"): ((dict,), "a table of regex strings"),
     ("audit", "deferral_words"): ((list,), "a list of strings"),
     ("audit", "mechanics_subject"): ((str,), "a string"),
@@ -165,6 +170,7 @@ _LIST_OF_STR = {
     ("owners", "parked_states"),
     ("audit", "non_code"),
     ("audit", "source_suffixes"),
+    ("audit", "data_suffixes"),
     ("audit", "deferral_words"),
     ("check", "ignore"),
 }
@@ -324,6 +330,7 @@ def _load_naming_owners(cfg: Config, naming: dict, owners: dict, where: Callable
 def _load_audit(cfg: Config, aud: dict, where: Callable[[str | None, str], str]) -> None:
     cfg.non_code = list(aud.get("non_code", cfg.non_code))
     cfg.source_suffixes = list(aud.get("source_suffixes", cfg.source_suffixes))
+    cfg.data_suffixes = list(aud.get("data_suffixes", cfg.data_suffixes))
     cfg.deferral_words = list(aud.get("deferral_words", cfg.deferral_words))
     cfg.mechanics_subject = aud.get("mechanics_subject", cfg.mechanics_subject)
     _check_regex(cfg.mechanics_subject, where("audit", "mechanics_subject"), "audit.mechanics_subject")

@@ -46,9 +46,10 @@ RULES: tuple[AuditRule, ...] = (
         "ignore",
         _ignore,
         "no file of the entry lies under `[upstream] paths` (or the queue's `paths`), or every file that does"
-        " has no port counterpart (no `[[map]]` matches it, no provenance header names it) **and is no "
-        "code**: it matches `[audit] non_code` (tests, docs, CI, benchmarks by default) or lacks a `[audit] "
-        "source_suffixes` suffix. A port with neither maps nor headers maps everything under its paths",
+        " has no port counterpart (no `[[map]]` matches it, no provenance header names it) **and is neither "
+        "code nor data**: it matches `[audit] non_code` (tests, docs, CI, benchmarks by default) or lacks both a "
+        "`[audit] source_suffixes` and a `[audit] data_suffixes` suffix. A port with neither maps nor headers maps"
+        " everything under its paths",
         "the files and the mirrored paths",
     ),
     AuditRule(
@@ -142,7 +143,9 @@ RULES: tuple[AuditRule, ...] = (
         "unmapped",
         "surface-absent",
         _unmapped,
-        "every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port",
+        "every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port. A "
+        "data file the code reads (`[audit] data_suffixes`: a kernel's tuned configs) counts as code here: a port "
+        "without its counterpart lacks it",
         "the files, and an `absent` gate per symbol (one per class the port lacks); where the entry names no "
         "symbol, an `unmapped` gate per file, live once a header or `[[map]]` gives it a counterpart",
     ),

@@ -99,10 +99,11 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     if s.under:
         s.ev.append(
             f"files {', '.join(s.under)} lie under the mirrored paths {paths}, but nothing maps them into the port "
-            "and none is code ([audit] non_code, source_suffixes)"
+            "and none is code or data ([audit] non_code, source_suffixes, data_suffixes)"
         )
         return s.fire(
-            rule, f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code"
+            rule,
+            f"no [[map]] or provenance header gives {', '.join(s.under)} a port counterpart, and none is code or data",
         )
     s.ev.append(f"files {', '.join(s.files) or '(none)'} lie outside the mirrored paths {paths}")
     return s.fire(rule, f"touches no mirrored path ({paths})")
@@ -406,7 +407,7 @@ def _new_upstream(ctx: _Ctx, sha: str, block: echoes.Block) -> Callable[[list[st
 
 
 def _unmapped(rule: AuditRule, s: Subject) -> bool:
-    """Every mirrored code file lacks a port counterpart, and none of the entry's own symbols is in the port."""
+    """Every mirrored code (or data) file lacks a port counterpart, and none of the entry's own symbols is in the port."""
     if not s.unmapped or s.unmapped != s.mirrored:
         return False
     s.probe()

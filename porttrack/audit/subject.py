@@ -364,9 +364,17 @@ class _Ctx:
 
     def is_code(self, upstream: str) -> bool:
         """A source file that is not a test, doc, CI or benchmark file (`[audit] non_code`)."""
+        return self._kind_of(upstream, self.cfg.source_suffixes)
+
+    def is_data(self, upstream: str) -> bool:
+        """A data file the upstream's code reads (`[audit] data_suffixes`, a kernel's tuned configs),
+        not a test, doc, CI or benchmark file."""
+        return self._kind_of(upstream, self.cfg.data_suffixes)
+
+    def _kind_of(self, upstream: str, suffixes: list[str]) -> bool:
         if any(globs.match(g, upstream) for g in self.cfg.non_code):
             return False
-        return any(upstream.endswith(x) for x in self.cfg.source_suffixes)
+        return any(upstream.endswith(x) for x in suffixes)
 
     def provenance(self):
         if self._provs is None:
@@ -480,7 +488,7 @@ class Subject:
         ctx = self.ctx
         self.under = _mirrored(ctx.cfg, ctx.queue, self.files)
         mapped = [f for f in self.under if ctx.maps_to_port(f)]
-        self.unmapped = [f for f in self.under if f not in mapped and ctx.is_code(f)]
+        self.unmapped = [f for f in self.under if f not in mapped and (ctx.is_code(f) or ctx.is_data(f))]
         self.mirrored = mapped + self.unmapped
         for f in mapped:
             if f in ctx.moved:

@@ -967,3 +967,22 @@ def test_a_run_too_big_for_one_grep_asks_each_entry_for_its_own_messages(tmp_pat
     _, r = pair(tmp_path, [("[Core] Refuse negative blocks", edit(*NEGATIVE))], port_sched=PORT_NEGATIVE)
     got = r["[Core] Refuse negative blocks"]
     assert (got["verdict"], got["rule"]) == ("ported", "quoted"), got
+
+
+def test_a_data_file_the_code_reads_is_part_of_the_surface_the_port_lacks(tmp_path):
+    """A kernel's tuned configs (`.json`) with no port counterpart are surface the port lacks, like
+    an unmapped code file, and gate on it; a test's JSON and a text file stay `ignore`. With
+    `[audit] data_suffixes = []` the configs are `ignore` again."""
+    commits = [
+        ("[Perf] Tuned configs for a new GPU", {"vllm/ops/configs/E=8,device_name=GPU.json": '{"1": {"BLOCK": 16}}\n'}),
+        ("[Test] Expected outputs", {"vllm/core/tests/expected.json": '{"ok": true}\n'}),
+        ("[Misc] Notes", {"vllm/ops/NOTES.txt": "tuned on one GPU\n"}),
+    ]
+    _, r = pair(tmp_path / "a", commits)
+    tuned = r["[Perf] Tuned configs for a new GPU"]
+    assert (tuned["verdict"], tuned["rule"]) == ("surface-absent", "unmapped"), [tuned["reason"], tuned["evidence"]]
+    assert [g["kind"] for g in tuned["gates"]] == ["unmapped"], tuned["gates"]
+    for subject in ("[Test] Expected outputs", "[Misc] Notes"):
+        assert r[subject]["verdict"] == "ignore", [subject, r[subject]["reason"]]
+    _, r = pair(tmp_path / "b", commits[:1], extra="[audit]\ndata_suffixes = []\n")
+    assert r["[Perf] Tuned configs for a new GPU"]["verdict"] == "ignore", r["[Perf] Tuned configs for a new GPU"]
