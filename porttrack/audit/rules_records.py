@@ -17,7 +17,7 @@ from porttrack.audit.results import _code, _definition, _owner_class, _slug, pro
 from porttrack.audit.graph import pin_before, rule_matches
 from porttrack.audit.subject import AuditRule, Subject, _Ctx
 from porttrack.audit.gating import _absent_gates
-from porttrack.audit.facts import _content_absent, _defining_by_symbol
+from porttrack.audit.facts import _content_absent, _defining_by_symbol, _defining_files
 
 
 DECORATOR = "decorator"  # the `[audit] language_only` construct whose arguments run over lines
@@ -241,7 +241,7 @@ def _deferred(rule: AuditRule, s: Subject) -> bool:
     where: dict[str, set[str]] = {}
     for x, files in _defining_by_symbol(s).items():
         where.setdefault(naming.parts(x)[-1], set(counterparts)).update(files)
-    near = set(counterparts).union(*where.values())
+    near = counterparts | _defining_files(s)
     qualified = [
         x
         for x in sorted(set(s.syms.added) | set(s.syms.changed) | set(s.syms.removed))
