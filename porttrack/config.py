@@ -120,9 +120,15 @@ LANGUAGE_ONLY: dict[str, str] = {
     "library version": r"^(if|elif|assert)\b.*(\bVersion\(|\bversion\.parse\(|__version__)",
 }
 # A subject by which the upstream says a change serves its own tooling (a type checker's
-# demands) or its binding to PyTorch (moving kernels onto the libtorch stable ABI) rather than
-# the program: matched against each entry's subject; "" matches none.
-MECHANICS_SUBJECT = r"(?i)\bmypy\b|\b(?:lib)?torch\s+stable\s+abi\b"
+# demands), its binding to PyTorch (moving kernels onto the libtorch stable ABI) or its PyTorch
+# compiler integration (a `[compile]`, `[torch.compile]`, `[Inductor]` or `[vLLM IR]` tag: the op
+# IR and graph passes torch.compile runs) rather than the program: matched against each entry's
+# subject; "" matches none. A compiler-tagged subject that speaks of fusing is left to the code:
+# a fusion pass makes the compiled graph call a fused kernel, which is a kernel feature.
+_COMPILER_TAG = r"\[\s*(?:torch\.compile|compile|compilation|inductor|dynamo|(?:vllm\s+)?ir)\s*\]"
+MECHANICS_SUBJECT: str = (
+    r"(?i)\bmypy\b|\b(?:lib)?torch\s+stable\s+abi\b|" + _COMPILER_TAG + r"(?!.*\bfus(?:e|ed|es|ing|ion)\b)"
+)
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (
     "deferred",

@@ -186,8 +186,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
 
 def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
     """By the upstream's own account the change serves its tooling, not the program: its subject
-    matches `[audit] mechanics_subject` (by default a type checker's fixes, or kernels moved onto the
-    libtorch stable ABI). A port runs no such tool and binds to no such ABI."""
+    matches `[audit] mechanics_subject` (by default a type checker's fixes, kernels moved onto the
+    libtorch stable ABI, or a PyTorch compiler tag that speaks of no fusing). A port runs no such
+    tool, binds to no such ABI and runs no torch.compile."""
     rx = s.ctx.cfg.mechanics_subject
     if not rx or (m := re.search(rx, s.e.subject)) is None:
         return False

@@ -104,6 +104,30 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
     assert (bound["verdict"], bound["rule"]) == ("no-op", "mechanics-subject")
 
 
+def test_a_change_the_upstream_tags_as_compiler_work_is_no_op_unless_it_fuses(tmp_path):
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Bugfix][Compile] Guard the budget op lookup (#5)",
+                "compute_budget(tokens, self.budget)",
+                "compute_budget(tokens, int(self.budget))",
+            ),
+            ("[vLLM IR] 2/N budget_op overload (#6)", "int(self.budget))", "max(self.budget, 0))"),
+            ("[compile] Fuse the budget op and its cast (#7)", "max(self.budget, 0))", "self.budget)"),
+            ("[Core] compile the budget op (#8)", "        return request\n", "        return int(request)\n"),
+        ),
+    )
+    guarded = r["[Bugfix][Compile] Guard the budget op lookup (#5)"]
+    assert (guarded["verdict"], guarded["rule"]) == ("no-op", "mechanics-subject")
+    assert guarded["reason"] == "the upstream's subject calls it a [Compile] change: its own tooling or bindings"
+    assert r["[vLLM IR] 2/N budget_op overload (#6)"]["rule"] == "mechanics-subject"
+    # a fusion pass makes the compiled graph call a fused kernel: the code decides
+    assert r["[compile] Fuse the budget op and its cast (#7)"]["verdict"] == "real-gap"
+    # the word alone, outside a tag, is no account of compiler work
+    assert r["[Core] compile the budget op (#8)"]["verdict"] == "real-gap"
+
+
 def test_mechanics_subject_is_the_ports_to_set_or_turn_off(tmp_path):
     old, new = (
         "        return compute_budget(tokens, self.budget)\n",
@@ -628,7 +652,7 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
         tmp_path,
         [
             (
-                "[Compile] Mark the batch dim",
+                "[Core] Mark the batch dim",
                 edit(
                     '    batch_dims={"tokens": 0},\n',
                     '    batch_dims={"tokens": 0, "budget": 0},\n',
@@ -638,7 +662,7 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
         ],
         base_sched=COMPILED,
     )
-    got = r["[Compile] Mark the batch dim"]
+    got = r["[Core] Mark the batch dim"]
     assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: decorator"), got
     # the same lines as a call's arguments are behaviour
     called = COMPILED.replace("@compiled(\n", "LIMITS = dict(\n").replace(
@@ -648,7 +672,7 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
         tmp_path / "called",
         [
             (
-                "[Compile] Mark the batch dim",
+                "[Core] Mark the batch dim",
                 edit(
                     '    batch_dims={"tokens": 0},\n',
                     '    batch_dims={"tokens": 0, "budget": 0},\n',
@@ -658,7 +682,7 @@ def test_the_arguments_of_a_decorator_written_over_lines_are_the_decorators(tmp_
         ],
         base_sched=called,
     )
-    assert r["[Compile] Mark the batch dim"]["verdict"] != "no-op"
+    assert r["[Core] Mark the batch dim"]["verdict"] != "no-op"
 
 
 TRACED = SCHED.replace(
@@ -682,13 +706,13 @@ def test_what_a_structured_trace_log_writes_is_message_text(tmp_path):
         '                    "budget": self.budget,\n',
         '                    "budget": getattr(self, "budget", 0),\n',
     )
-    _, r = pair(tmp_path, [("[Compile] Guard the trace", edit(*guarded, TRACED))], base_sched=TRACED)
-    got = r["[Compile] Guard the trace"]
+    _, r = pair(tmp_path, [("[Core] Guard the trace", edit(*guarded, TRACED))], base_sched=TRACED)
+    got = r["[Core] Guard the trace"]
     assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: message text"), got
     # the same payload handed to the program is behaviour
     handed = TRACED.replace("        trace_structured(\n", "        self.publish(\n")
-    _, r = pair(tmp_path / "handed", [("[Compile] Guard the trace", edit(*guarded, handed))], base_sched=handed)
-    assert r["[Compile] Guard the trace"]["verdict"] != "no-op"
+    _, r = pair(tmp_path / "handed", [("[Core] Guard the trace", edit(*guarded, handed))], base_sched=handed)
+    assert r["[Core] Guard the trace"]["verdict"] != "no-op"
 
 
 def test_a_comment_the_port_repeats_word_for_word_marks_the_change_ported(tmp_path):
