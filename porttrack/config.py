@@ -56,6 +56,7 @@ class Config:
     language_only: dict[str, str] = field(default_factory=lambda: dict(LANGUAGE_ONLY))
     deferral_words: list[str] = field(default_factory=lambda: list(DEFERRAL_WORDS))
     mechanics_subject: str = field(default_factory=lambda: MECHANICS_SUBJECT)
+    dead_subject: str = field(default_factory=lambda: DEAD_SUBJECT)
     queue_file: str = ""  # relative to port root
     cache_dir: str = ""  # a folder inside the checkout, or cache.MEMORY; "" for the user's own cache
     check_ignore: list[str] = field(default_factory=list)  # finding codes to drop
@@ -129,6 +130,9 @@ _COMPILER_TAG = r"\[\s*(?:torch\.compile|compile|compilation|inductor|dynamo|(?:
 MECHANICS_SUBJECT: str = (
     r"(?i)\bmypy\b|\b(?:lib)?torch\s+stable\s+abi\b|" + _COMPILER_TAG + r"(?!.*\bfus(?:e|ed|es|ing|ion)\b)"
 )
+# A subject by which the upstream says the code a change removes or cleans up is dead or unused:
+# matched against each entry's subject; "" matches none. A "dead lock" is no dead code.
+DEAD_SUBJECT = r"(?i)\b(?:remove[sd]?|drop(?:s|ped)?|delete[sd]?|clean(?:s|ed)?[\s-]*up|cleanup)\b.*?\b(?:dead|unused)\b(?!\s*locks?\b)"
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (
     "deferred",
@@ -163,6 +167,7 @@ _SCHEMA: dict[tuple[str, ...], tuple[tuple[type, ...], str]] = {
     ("audit", "language_only"): ((dict,), "a table of regex strings"),
     ("audit", "deferral_words"): ((list,), "a list of strings"),
     ("audit", "mechanics_subject"): ((str,), "a string"),
+    ("audit", "dead_subject"): ((str,), "a string"),
     ("queue", "file"): ((str,), "a string"),
     ("cache", "dir"): ((str,), "a string"),
     ("check", "ignore"): ((list,), "a list of strings"),
@@ -340,6 +345,8 @@ def _load_audit(cfg: Config, aud: dict, where: Callable[[str | None, str], str])
     cfg.deferral_words = list(aud.get("deferral_words", cfg.deferral_words))
     cfg.mechanics_subject = aud.get("mechanics_subject", cfg.mechanics_subject)
     _check_regex(cfg.mechanics_subject, where("audit", "mechanics_subject"), "audit.mechanics_subject")
+    cfg.dead_subject = aud.get("dead_subject", cfg.dead_subject)
+    _check_regex(cfg.dead_subject, where("audit", "dead_subject"), "audit.dead_subject")
     if "language_only" in aud:
         for name, rx in aud["language_only"].items():
             if not isinstance(rx, str):

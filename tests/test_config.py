@@ -60,6 +60,7 @@ def test_missing_config_is_one_sentence(tmp_path):
         ("[naming]\nstrip_leading_underscore = 1\n", "naming.strip_leading_underscore must be true or false", 2),
         ('[owners]\n\nid_pattern = "[unclosed"\n', "owners.id_pattern '[unclosed' is not a valid regex", 3),
         ('[audit]\nmechanics_subject = "(mypy"\n', "audit.mechanics_subject '(mypy' is not a valid regex", 2),
+        ('[audit]\n\ndead_subject = "dead)"\n', "audit.dead_subject 'dead)' is not a valid regex", 3),
     ],
 )
 def test_wrong_types_name_key_and_line(tmp_path, bad, key, line):

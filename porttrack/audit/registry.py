@@ -19,6 +19,7 @@ from porttrack.audit.rules_records import (
     _written_from,
     _ignore,
     _mechanics_subject,
+    _dead_subject,
     _no_op,
     _path_rule,
     _unmapped,
@@ -88,6 +89,17 @@ RULES: tuple[AuditRule, ...] = (
         "links. A fusion pass is left to the code: it makes the compiled graph call a fused kernel. It "
         "comes after `no-op`, which names the constructs where it can read every line as one",
         "the word of the subject that matched, and the pattern",
+    ),
+    AuditRule(
+        "dead-subject",
+        "no-op",
+        _dead_subject,
+        "the entry's subject matches `[audit] dead_subject` (by default one that removes, drops or cleans up "
+        "code it calls `dead` or `unused`; a dead lock is no dead code): by the upstream's own account nothing "
+        "runs the code the change removes, so a port that has it loses nothing by keeping it, and one that "
+        "lacks it has nothing to do. It comes after `no-op`, whose dead-code finder names the removed code "
+        "nothing in the tree reads where it can show it",
+        "the words of the subject that matched, and the pattern",
     ),
     AuditRule(
         "untrusted",

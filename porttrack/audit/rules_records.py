@@ -199,6 +199,21 @@ def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling or bindings")
 
 
+def _dead_subject(rule: AuditRule, s: Subject) -> bool:
+    """By the upstream's own account the code the change removes runs nowhere: its subject matches
+    `[audit] dead_subject` (by default one that removes or cleans up `dead` or `unused` code). A port
+    that has that code loses nothing by keeping it, and one that lacks it has nothing to do."""
+    rx = s.ctx.cfg.dead_subject
+    if not rx or (m := re.search(rx, s.e.subject)) is None:
+        return False
+    said = m.group(0)
+    s.ev.append(
+        f'the subject of {s.e.short} says "{said}", which matches `[audit] dead_subject` ({rx}): '
+        "by the upstream's account nothing runs the code it removes"
+    )
+    return s.fire(rule, f'the upstream\'s subject says nothing runs the code it removes ("{said}")')
+
+
 def _whole_diff(s: Subject, every: list) -> list | None:
     """The change's hunks in every source file, where it has more than `every` (the queue's paths
     hold only part of it); else None."""

@@ -158,6 +158,7 @@ def test_the_rules_asked_about_here_are_registered(world):
         "ignore",
         "path-rule",
         "mechanics-subject",
+        "dead-subject",
         "untrusted",
         "cited",
         "untouched",
@@ -220,6 +221,14 @@ def test_mechanics_subject_reads_the_subject_alone(world):
     r = fires(world, "mechanics-subject", n=2)
     assert r is not None and r.verdict == "no-op" and "mypy" in r.reason
     assert fires(world, "mechanics-subject", n=1) is None
+
+
+def test_dead_subject_reads_the_subject_alone(world):
+    e = world.queue.entry(1)
+    dead = dataclasses.replace(e, subject="[Refactor] Remove dead code in the scheduler (#9)")
+    r = fires(world, "dead-subject", entry=dead)
+    assert r is not None and r.verdict == "no-op" and '("Remove dead")' in r.reason
+    assert fires(world, "dead-subject", entry=e) is None
 
 
 def test_untrusted_fires_on_a_file_the_queue_could_not_read(world):

@@ -128,6 +128,42 @@ def test_a_change_the_upstream_tags_as_compiler_work_is_no_op_unless_it_fuses(tm
     assert r["[Core] compile the budget op (#8)"]["verdict"] == "real-gap"
 
 
+def test_a_change_the_upstream_says_removes_dead_code_is_no_op_by_its_own_account(tmp_path):
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[Refactor] Remove dead code in the scheduler (#5)",
+                "        return request\n",
+                "        return int(request)\n",
+            ),
+            ("[Misc] Clean up unused budget cast (#6)", "        return int(request)\n", "        return request\n"),
+            ("[Bugfix] Remove dead lock in step (#7)", "        return request\n", "        return int(request)\n"),
+            ("[Core] Free unused budget early (#8)", "        return int(request)\n", "        return request\n"),
+        ),
+    )
+    dead = r["[Refactor] Remove dead code in the scheduler (#5)"]
+    assert (dead["verdict"], dead["rule"]) == ("no-op", "dead-subject")
+    assert dead["reason"] == 'the upstream\'s subject says nothing runs the code it removes ("Remove dead")'
+    assert r["[Misc] Clean up unused budget cast (#6)"]["rule"] == "dead-subject"
+    # a lock that never frees is a bug, not dead code; freeing what is unused is behaviour
+    assert r["[Bugfix] Remove dead lock in step (#7)"]["verdict"] == "real-gap"
+    assert r["[Core] Free unused budget early (#8)"]["verdict"] == "real-gap"
+    # the port's to turn off
+    _, off = pair(
+        tmp_path / "off",
+        steps(
+            (
+                "[Refactor] Remove dead code in the scheduler (#5)",
+                "        return request\n",
+                "        return int(request)\n",
+            )
+        ),
+        extra='[audit]\ndead_subject = ""\n',
+    )
+    assert off["[Refactor] Remove dead code in the scheduler (#5)"]["verdict"] == "real-gap"
+
+
 def test_mechanics_subject_is_the_ports_to_set_or_turn_off(tmp_path):
     old, new = (
         "        return compute_budget(tokens, self.budget)\n",
