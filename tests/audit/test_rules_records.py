@@ -92,6 +92,11 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
             ),
             ("[Core] Cast the request (#6)", "        return request\n", "        return int(request)\n"),
             ("[3/n] Move the budget op to libtorch stable ABI (#7)", "int(self.budget))", "self.budget)"),
+            (
+                "[Doc] Budget the tokens as the guide says (#8)",
+                "        return int(request)\n",
+                "        return request\n",
+            ),
         ),
     )
     typed = r["[CI] Fix mypy for core (#5)"]
@@ -102,6 +107,8 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
     # kernels moved onto PyTorch's stable ABI: a binding a port does not link
     bound = r["[3/n] Move the budget op to libtorch stable ABI (#7)"]
     assert (bound["verdict"], bound["rule"]) == ("no-op", "mechanics-subject")
+    # what the upstream files as documentation serves its docs, not the program
+    assert r["[Doc] Budget the tokens as the guide says (#8)"]["rule"] == "mechanics-subject"
 
 
 def test_a_change_the_upstream_tags_as_compiler_work_is_no_op_unless_it_fuses(tmp_path):
