@@ -96,7 +96,8 @@ RULES: tuple[AuditRule, ...] = (
         "no-op",
         _dead_subject,
         "the entry's subject matches `[audit] dead_subject` (by default one that removes, drops or cleans up "
-        "code it calls `dead` or `unused`; a dead lock is no dead code): by the upstream's own account nothing "
+        "code it calls `dead` or `unused`, a dead lock being no dead code, or carries a `[V0 Deprecation]` tag, "
+        "what is left of an engine the upstream has retired): by the upstream's own account nothing "
         "runs the code the change removes, so a port that has it loses nothing by keeping it, and one that "
         "lacks it has nothing to do. It comes after `no-op`, whose dead-code finder names the removed code "
         "nothing in the tree reads where it can show it",

@@ -201,7 +201,8 @@ def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
 
 def _dead_subject(rule: AuditRule, s: Subject) -> bool:
     """By the upstream's own account the code the change removes runs nowhere: its subject matches
-    `[audit] dead_subject` (by default one that removes or cleans up `dead` or `unused` code). A port
+    `[audit] dead_subject` (by default one that removes or cleans up `dead` or `unused` code, or the
+    remnants of a retired engine, `[V0 Deprecation]`). A port
     that has that code loses nothing by keeping it, and one that lacks it has nothing to do."""
     rx = s.ctx.cfg.dead_subject
     if not rx or (m := re.search(rx, s.e.subject)) is None:

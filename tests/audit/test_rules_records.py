@@ -154,12 +154,19 @@ def test_a_change_the_upstream_says_removes_dead_code_is_no_op_by_its_own_accoun
             ("[Misc] Clean up unused budget cast (#6)", "        return int(request)\n", "        return request\n"),
             ("[Bugfix] Remove dead lock in step (#7)", "        return request\n", "        return int(request)\n"),
             ("[Core] Free unused budget early (#8)", "        return int(request)\n", "        return request\n"),
+            (
+                "[V0 Deprecation] Drop the legacy budget path (#9)",
+                "        return request\n",
+                "        return int(request)\n",
+            ),
         ),
     )
     dead = r["[Refactor] Remove dead code in the scheduler (#5)"]
     assert (dead["verdict"], dead["rule"]) == ("no-op", "dead-subject")
     assert dead["reason"] == 'the upstream\'s subject says nothing runs the code it removes ("Remove dead")'
     assert r["[Misc] Clean up unused budget cast (#6)"]["rule"] == "dead-subject"
+    # what is left of an engine the upstream has retired runs nowhere either
+    assert r["[V0 Deprecation] Drop the legacy budget path (#9)"]["rule"] == "dead-subject"
     # a lock that never frees is a bug, not dead code; freeing what is unused is behaviour
     assert r["[Bugfix] Remove dead lock in step (#7)"]["verdict"] == "real-gap"
     assert r["[Core] Free unused budget early (#8)"]["verdict"] == "real-gap"
