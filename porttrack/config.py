@@ -122,12 +122,16 @@ LANGUAGE_ONLY: dict[str, str] = {
 }
 # A subject by which the upstream says a change serves its own tooling (a type checker's
 # demands, its documentation or the docs build), the Python runtime's mechanics (its garbage
-# collector, pinned host memory, kernel autotuning), its binding to PyTorch (moving kernels onto the libtorch stable ABI) or its PyTorch
+# collector, pinned host memory, kernel autotuning, when a module is imported, monkey patches),
+# its binding to PyTorch (moving kernels onto the libtorch stable ABI) or its PyTorch
 # compiler integration (a `[compile]`, `[torch.compile]`, `[Inductor]` or `[vLLM IR]` tag: the op
 # IR and graph passes torch.compile runs) rather than the program: matched against each entry's
 # subject; "" matches none. A compiler-tagged subject that speaks of fusing is left to the code:
 # a fusion pass makes the compiled graph call a fused kernel, which is a kernel feature.
-_RUNTIME = r"\bgarbage\s+collect\w*|\bgc\b|\bpin(?:ned)?[\s_]memory\b|\bautotun\w*"
+_RUNTIME = (
+    r"\bgarbage\s+collect\w*|\bgc\b|\bpin(?:ned)?[\s_]memory\b|\bautotun\w*|\bmonkey[\s-]?patch\w*"
+    r"|\b(?:eager|lazy)\s+imports?\b|\blazily\s+import\w*|\bguard\w*\s+(?:\S+\s+){0,3}imports?\b"
+)
 _DOCS = r"\[\s*(?:docs?|documentation)\s*\]|^docs?:|\bdocs?\s+build\b"
 _COMPILER_TAG = r"\[\s*(?:torch\.compile|compile|compilation|inductor|dynamo|(?:vllm\s+)?ir)\s*\]"
 MECHANICS_SUBJECT: str = (

@@ -82,7 +82,8 @@ RULES: tuple[AuditRule, ...] = (
         "no-op",
         _mechanics_subject,
         "the entry's subject matches `[audit] mechanics_subject` (by default one that names `mypy`, the docs "
-        "(a `[Doc]` tag, `docs:`, the docs build), the garbage collector, pinned memory or autotuning, or the "
+        "(a `[Doc]` tag, `docs:`, the docs build), the garbage collector, pinned memory, autotuning, monkey patches or an eager, lazy or guarded "
+        "import, or the "
         "libtorch stable ABI its kernels move onto, or carries a PyTorch compiler tag, `[compile]`, "
         "`[torch.compile]`, `[Inductor]`, `[vLLM IR]` and the like, with no word of fusing after it): by the "
         "upstream's own account the change serves its tooling (a type checker's demands, its docs), the Python runtime's mechanics or its binding to "

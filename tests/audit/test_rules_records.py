@@ -102,6 +102,11 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
                 "        return request\n",
                 "        return int(request)\n",
             ),
+            (
+                "[Bugfix] Lazily import the budget backend (#10)",
+                "        return int(request)\n",
+                "        return request\n",
+            ),
         ),
     )
     typed = r["[CI] Fix mypy for core (#5)"]
@@ -116,6 +121,8 @@ def test_a_change_the_upstream_makes_for_its_type_checker_is_no_op_by_its_own_ac
     assert r["[Doc] Budget the tokens as the guide says (#8)"]["rule"] == "mechanics-subject"
     # the Python runtime's own mechanics: a port has no such collector
     assert r["[Core] Freeze the garbage collector after load (#9)"]["rule"] == "mechanics-subject"
+    # when Python imports a module is no concern of a port's
+    assert r["[Bugfix] Lazily import the budget backend (#10)"]["rule"] == "mechanics-subject"
 
 
 def test_a_change_the_upstream_tags_as_compiler_work_is_no_op_unless_it_fuses(tmp_path):
