@@ -146,7 +146,10 @@ MECHANICS_SUBJECT: str = (
 # A subject by which the upstream says the code a change removes or cleans up is dead or unused,
 # or is what is left of an engine it has retired (`[V0 Deprecation]`): matched against each
 # entry's subject; "" matches none. A "dead lock" is no dead code.
-DEAD_SUBJECT = r"(?i)\b(?:remove[sd]?|drop(?:s|ped)?|delete[sd]?|clean(?:s|ed)?[\s-]*up|cleanup)\b.*?\b(?:dead|unused)\b(?!\s*locks?\b)|\[\s*v0\s+deprecation\s*\]"
+DEAD_SUBJECT = (
+    r"(?i)\b(?:remove[sd]?|drop(?:s|ped)?|delete[sd]?|clean(?:s|ed)?[\s-]*up|cleanup)\b"
+    r".*?\b(?:dead|unused)\b(?!\s*locks?\b)|\[\s*v0\s+deprecation\s*\]"
+)
 # Words that, in a comment near a counterpart or a line of the port's docs, record a deliberate omission.
 DEFERRAL_WORDS: tuple[str, ...] = (
     "deferred",

@@ -82,14 +82,14 @@ RULES: tuple[AuditRule, ...] = (
         "no-op",
         _mechanics_subject,
         "the entry's subject matches `[audit] mechanics_subject` (by default one that names `mypy`, the docs "
-        "(a `[Doc]` tag, `docs:`, the docs build), the garbage collector, pinned memory, autotuning, monkey patches or an eager, lazy or guarded "
-        "import, or the "
-        "libtorch stable ABI its kernels move onto, or carries a PyTorch compiler tag, `[compile]`, "
-        "`[torch.compile]`, `[Inductor]`, `[vLLM IR]` and the like, with no word of fusing after it): by the "
-        "upstream's own account the change serves its tooling (a type checker's demands, its docs), the Python runtime's mechanics or its binding to "
-        "PyTorch (its ABI, or the graph passes and op IR torch.compile runs), which a port neither runs nor "
-        "links. A fusion pass is left to the code: it makes the compiled graph call a fused kernel. It "
-        "comes after `no-op`, which names the constructs where it can read every line as one",
+        "(a `[Doc]` tag, `docs:`, the docs build), the garbage collector, pinned memory, autotuning, monkey "
+        "patches or an eager, lazy or guarded import, or the libtorch stable ABI its kernels move onto, or "
+        "carries a PyTorch compiler tag, `[compile]`, `[torch.compile]`, `[Inductor]`, `[vLLM IR]` and the "
+        "like, with no word of fusing after it): by the upstream's own account the change serves its tooling "
+        "(a type checker's demands, its docs), the Python runtime's mechanics or its binding to PyTorch (its "
+        "ABI, or the graph passes and op IR torch.compile runs), which a port neither runs nor links. A fusion "
+        "pass is left to the code: it makes the compiled graph call a fused kernel. It comes after `no-op`, "
+        "which names the constructs where it can read every line as one",
         "the word of the subject that matched, and the pattern",
     ),
     AuditRule(

@@ -184,30 +184,41 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"language-only change: {what}")
 
 
+# An upstream subject is one line of under two hundred characters; a queue file is the checkout's,
+# so a longer one is read no further than this, which keeps a pattern's backtracking bounded.
+SUBJECT_READ = 1000
+
+
+def _subject_says(rx: str, subject: str) -> str | None:
+    """The words of `subject` (its first SUBJECT_READ characters) that the pattern `rx` matches;
+    None where it matches none, or where `rx` is "" (the rule turned off)."""
+    m = re.search(rx, subject[:SUBJECT_READ]) if rx else None
+    return m.group(0) if m else None
+
+
 def _mechanics_subject(rule: AuditRule, s: Subject) -> bool:
     """By the upstream's own account the change serves its tooling, not the program: its subject
     matches `[audit] mechanics_subject` (by default a type checker's fixes, kernels moved onto the
     libtorch stable ABI, or a PyTorch compiler tag that speaks of no fusing). A port runs no such
     tool, binds to no such ABI and runs no torch.compile."""
     rx = s.ctx.cfg.mechanics_subject
-    if not rx or (m := re.search(rx, s.e.subject)) is None:
+    if (said := _subject_says(rx, s.e.subject)) is None:
         return False
     s.ev.append(
-        f"the subject of {s.e.short} names {m.group(0)}, which matches `[audit] mechanics_subject` ({rx}): "
+        f"the subject of {s.e.short} names {said}, which matches `[audit] mechanics_subject` ({rx}): "
         "the upstream made the change for its own tooling or bindings, which a port does not share"
     )
-    return s.fire(rule, f"the upstream's subject calls it a {m.group(0)} change: its own tooling or bindings")
+    return s.fire(rule, f"the upstream's subject calls it a {said} change: its own tooling or bindings")
 
 
 def _dead_subject(rule: AuditRule, s: Subject) -> bool:
     """By the upstream's own account the code the change removes runs nowhere: its subject matches
     `[audit] dead_subject` (by default one that removes or cleans up `dead` or `unused` code, or the
-    remnants of a retired engine, `[V0 Deprecation]`). A port
-    that has that code loses nothing by keeping it, and one that lacks it has nothing to do."""
+    remnants of a retired engine, `[V0 Deprecation]`). A port that has that code loses nothing by
+    keeping it, and one that lacks it has nothing to do."""
     rx = s.ctx.cfg.dead_subject
-    if not rx or (m := re.search(rx, s.e.subject)) is None:
+    if (said := _subject_says(rx, s.e.subject)) is None:
         return False
-    said = m.group(0)
     s.ev.append(
         f'the subject of {s.e.short} says "{said}", which matches `[audit] dead_subject` ({rx}): '
         "by the upstream's account nothing runs the code it removes"

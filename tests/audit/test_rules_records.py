@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from audit_pair import FREED_TWICE, PORT_FREED, SCHED, PORT_SCHED, pair, edit, steps
+from porttrack.audit.rules_records import SUBJECT_READ
 
 
 def test_no_op_names_the_language_only_constructs(tmp_path):
@@ -190,6 +191,22 @@ def test_a_change_the_upstream_says_removes_dead_code_is_no_op_by_its_own_accoun
         extra='[audit]\ndead_subject = ""\n',
     )
     assert off["[Refactor] Remove dead code in the scheduler (#5)"]["verdict"] == "real-gap"
+
+
+def test_a_subject_is_read_only_as_far_as_a_subject_runs(tmp_path):
+    # a queue file is the checkout's: a subject padded past any real one is not searched to its end,
+    # so a pattern's backtracking stays bounded, and what lies beyond says nothing
+    padded = "[Refactor] Remove " + "the scheduler " * (SUBJECT_READ // 14 + 1) + "dead code (#5)"
+    near = "[Refactor] Remove " + "the scheduler " * 3 + "dead code (#6)"
+    _, r = pair(
+        tmp_path,
+        steps(
+            (padded, "        return request\n", "        return int(request)\n"),
+            (near, "        return int(request)\n", "        return request\n"),
+        ),
+    )
+    assert r[padded]["verdict"] == "real-gap"
+    assert r[near]["rule"] == "dead-subject"
 
 
 def test_mechanics_subject_is_the_ports_to_set_or_turn_off(tmp_path):
