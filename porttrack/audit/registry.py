@@ -18,6 +18,7 @@ from porttrack.audit.rules_records import (
     _quoted,
     _written_from,
     _ignore,
+    _tests_only,
     _mechanics_subject,
     _dead_subject,
     _no_op,
@@ -52,6 +53,15 @@ RULES: tuple[AuditRule, ...] = (
         "`[audit] source_suffixes` and a `[audit] data_suffixes` suffix. A port with neither maps nor headers maps"
         " everything under its paths",
         "the files and the mirrored paths",
+    ),
+    AuditRule(
+        "tests-only",
+        "no-op",
+        _tests_only,
+        "every mirrored file matches `[audit] non_code` (the upstream's tests, docs, benchmarks) and the port "
+        "maps it: a port writes its own tests, so a change to the upstream's is nothing it could need, and "
+        "what only those files define (a test, a fixture, a test's helper) is no evidence for any rule",
+        "the files",
     ),
     AuditRule(
         "path-rule",

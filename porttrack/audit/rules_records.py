@@ -109,6 +109,18 @@ def _ignore(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, f"touches no mirrored path ({paths})")
 
 
+def _tests_only(rule: AuditRule, s: Subject) -> bool:
+    """Every mirrored file is the upstream's own test, doc or benchmark (`[audit] non_code`), which
+    the port maps: the port writes its own, so the change is nothing it could need."""
+    if not s.mirrored or not all(s.ctx.is_non_code(f) for f in s.mirrored):
+        return False
+    s.ev.append(f"files {', '.join(s.mirrored)} are the upstream's tests, docs or benchmarks ([audit] non_code)")
+    return s.fire(
+        rule,
+        f"changes only the upstream's tests, docs or benchmarks ({', '.join(s.mirrored[:3])}{' …' if len(s.mirrored) > 3 else ''})",
+    )
+
+
 def _opened_above(s: Subject, hunks) -> tuple[frozenset[refactor.Line], dict[refactor.Line, str]]:
     """(hunk index, side, line index) of the changed lines that a statement opened above the hunk
     holds: inside a docstring (the first set), or continuing a parenthesised import or a decorator

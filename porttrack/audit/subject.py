@@ -371,8 +371,12 @@ class _Ctx:
         not a test, doc, CI or benchmark file."""
         return self._kind_of(upstream, self.cfg.data_suffixes)
 
+    def is_non_code(self, upstream: str) -> bool:
+        """A test, doc, CI or benchmark file (`[audit] non_code`)."""
+        return any(globs.match(g, upstream) for g in self.cfg.non_code)
+
     def _kind_of(self, upstream: str, suffixes: list[str]) -> bool:
-        if any(globs.match(g, upstream) for g in self.cfg.non_code):
+        if self.is_non_code(upstream):
             return False
         return any(upstream.endswith(x) for x in suffixes)
 
@@ -490,6 +494,14 @@ class Subject:
         mapped = [f for f in self.under if ctx.maps_to_port(f)]
         self.unmapped = [f for f in self.under if f not in mapped and (ctx.is_code(f) or ctx.is_data(f))]
         self.mirrored = mapped + self.unmapped
+        tests = [f for f in mapped if ctx.is_non_code(f)]
+        if tests and len(tests) < len(self.mirrored):  # all tests: `tests-only` judges them
+            self.mirrored = [f for f in self.mirrored if f not in tests]
+            self.ev.append(
+                f"{', '.join(tests)}: the upstream's tests, docs or benchmarks ([audit] non_code); "
+                "the change is judged by its code"
+            )
+        self._drop_test_only()
         for f in mapped:
             if f in ctx.moved:
                 route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
@@ -497,6 +509,30 @@ class Subject:
                     f"{f}: no header or [[map]] names it; the upstream renamed it to or from {route}, "
                     "whose port counterparts it takes"
                 )
+
+    def _drop_test_only(self) -> None:
+        """Names only the entry's upstream tests define (`[audit] non_code`: a test, a fixture, a
+        test's helper) are no evidence: the port writes its own tests, so it neither lacks nor waits
+        on them. A name some code file of the entry also defines stays."""
+        tests = [f for f in self.under if self.ctx.is_non_code(f)]
+        if not tests:
+            return
+        code = [f for f in self.under if f not in tests]
+        syms = self.syms
+        named = dict.fromkeys([*syms.added, *syms.changed, *syms.removed])
+        only = [
+            x for x in named if any(self.defines(f, x) for f in tests) and not any(self.defines(f, x) for f in code)
+        ]
+        if not only:
+            return
+        drop = set(only)
+        self.syms = EntrySymbols(
+            *([x for x in names if x not in drop] for names in (syms.added, syms.changed, syms.removed, syms.uses))
+        )
+        shown = ", ".join(only[:5]) + (f" and {len(only) - 5} more" if len(only) > 5 else "")
+        self.ev.append(
+            f"{shown}: only the upstream's tests define {'it' if len(only) == 1 else 'them'}; not evidence, as the port writes its own tests"
+        )
 
     def probe(self) -> None:
         """Probe every symbol the entry adds, changes, removes, or needs from an earlier entry (once)."""
@@ -612,10 +648,10 @@ class Subject:
         cited = set().union(*(self.ctx.cites(p) for p in ports))
         if cited & set(self.mirrored):  # the port follows a file this entry changes: this code
             return None
-        twins = sorted(f for f in cited if self._defines(f, symbol))
+        twins = sorted(f for f in cited if self.defines(f, symbol))
         if not twins:
             return None
-        defining = [f for f in self.mirrored if self._defines(f, symbol)]
+        defining = [f for f in self.mirrored if self.defines(f, symbol)]
         if not defining:
             return None
         return (
@@ -623,7 +659,7 @@ class Subject:
             f"is the counterpart of upstream's other {symbol} in {', '.join(twins[:3])}, so it counts as absent"
         )
 
-    def _defines(self, path: str, symbol: str) -> bool:
+    def defines(self, path: str, symbol: str) -> bool:
         """Does the upstream file define `symbol` (a class member, or a top-level def, class or name)
         before or after the entry?"""
         cls, bare = _owner_class(symbol), symbol.rsplit(".", 1)[-1]

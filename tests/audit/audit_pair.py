@@ -62,6 +62,11 @@ class Scheduler {{
 int Run(Scheduler& s) {{ return s.step(4) + s.free(1); }}
 """
 
+# the upstream's tests of sched.py (`[audit] non_code`), and a port file that names them its source
+TESTS = "vllm/core/tests/test_sched.py"
+FIRST_TEST = "def make_sched():\n    return 1\n\n\ndef test_free():\n    assert make_sched()\n"
+PORT_TESTS = {"src/core/tests/test_sched.cpp": f"// Ported from: {TESTS}\nint TestFree() {{ return 1; }}\n"}
+
 MATRIX = "# Engine matrix\n\n| ID | Item | Upstream code/tests | State |\n|---|---|---|---|\n"
 
 
@@ -130,3 +135,14 @@ def steps(*changes: tuple[str, str, str]) -> list[tuple[str, dict]]:
         text = text.replace(old, new)
         out.append((subject, {"vllm/core/sched.py": text}))
     return out
+
+
+def beside_tests(tmp_path: Path, subject: str, sched: str, tests: str, **kw) -> dict:
+    """An upstream whose first commit adds FIRST_TEST, then `subject`, which sets sched.py to `sched`
+    and the tests to `tests`: audit's result for `subject`."""
+    _, r = pair(
+        tmp_path,
+        [("[Core] Test the scheduler", {TESTS: FIRST_TEST}), (subject, {"vllm/core/sched.py": sched, TESTS: tests})],
+        **kw,
+    )
+    return r[subject]

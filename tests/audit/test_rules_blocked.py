@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from conftest import run_cli
-from audit_pair import SCHED, pair, edit, steps
+from audit_pair import FIRST_TEST, SCHED, beside_tests, pair, edit, steps
 
 from porttrack.queue import file as queuefile
 
@@ -137,3 +137,22 @@ def test_owned_needs_the_pr_a_symbol_or_an_overlapping_line_range(tmp_path):
         owners='parked_states = ["PARKED"]',
     )
     assert r["[Core] Free fix"]["verdict"] == "real-gap"
+
+
+def test_a_test_or_test_helper_an_earlier_entry_added_blocks_nothing(tmp_path):
+    """The upstream's tests (`[audit] non_code`) are no surface of the port: a change that edits a test
+    and calls a test helper an earlier entry added waits on nobody, and its evidence says why."""
+    safe = SCHED.replace(
+        "        return request\n", "        if request is None:\n            return 0\n        return request\n"
+    )
+    tests = FIRST_TEST.replace("    assert make_sched()\n", "    assert make_sched() == 1\n")
+    got = beside_tests(
+        tmp_path,
+        "[Core] Free a missing request safely",
+        safe,
+        tests + "\n\ndef test_free_none():\n    assert make_sched() is not None\n",
+    )
+    assert got["verdict"] != "blocked" and not got.get("blocked_by"), [got["reason"], got["evidence"]]
+    assert any("only the upstream's tests define" in x and "test_free" in x for x in got["evidence"]), got["evidence"]
+    # the code half is still judged: the port has `free` and lacks the guard
+    assert got["verdict"] == "real-gap", got

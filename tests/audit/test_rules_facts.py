@@ -231,6 +231,14 @@ def test_dead_subject_reads_the_subject_alone(world):
     assert fires(world, "dead-subject", entry=e) is None
 
 
+def test_tests_only_needs_every_mirrored_file_to_be_the_upstreams_tests(world):
+    tests = "vllm/core/tests/test_sched.py"
+    r = fires(world, "tests-only", mirrored=[tests])
+    assert r is not None and r.verdict == "no-op" and tests in r.reason
+    assert fires(world, "tests-only", mirrored=[tests, SCHED_PY]) is None
+    assert fires(world, "tests-only", mirrored=[]) is None
+
+
 def test_untrusted_fires_on_a_file_the_queue_could_not_read(world):
     e = world.queue.entry(1)
     r = fires(world, "untrusted", entry=dataclasses.replace(e, unreadable=[SCHED_PY]))

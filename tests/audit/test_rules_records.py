@@ -9,7 +9,19 @@ from __future__ import annotations
 
 import pytest
 
-from audit_pair import FREED_TWICE, PORT_FREED, SCHED, PORT_SCHED, pair, edit, steps
+from audit_pair import (
+    FIRST_TEST,
+    FREED_TWICE,
+    PORT_FREED,
+    PORT_TESTS,
+    SCHED,
+    PORT_SCHED,
+    TESTS,
+    beside_tests,
+    pair,
+    edit,
+    steps,
+)
 from porttrack.audit.rules_records import SUBJECT_READ
 
 
@@ -1091,3 +1103,39 @@ def test_a_data_file_the_code_reads_is_part_of_the_surface_the_port_lacks(tmp_pa
         assert r[subject]["verdict"] == "ignore", [subject, r[subject]["reason"]]
     _, r = pair(tmp_path / "b", commits[:1], extra="[audit]\ndata_suffixes = []\n")
     assert r["[Perf] Tuned configs for a new GPU"]["verdict"] == "ignore", r["[Perf] Tuned configs for a new GPU"]
+
+
+def test_a_change_to_the_upstreams_tests_alone_is_no_op_even_where_the_port_maps_them(tmp_path):
+    """A port that mirrors the upstream's tests maps them, but writes its own: a change that touches
+    nothing else is no-op (tests-only), whatever test names the port lacks; a change beside code is
+    still judged by its code."""
+    tests, more = TESTS, FIRST_TEST + "\n\ndef test_free_twice():\n    assert make_sched() == 1\n"
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Test the scheduler", {tests: FIRST_TEST}),
+            ("[Core] Test freeing twice", {tests: more}),
+            (
+                "[Core] Budget by half",
+                {tests: more + "\n\ndef test_half():\n    pass\n", **edit("self.budget)", "self.budget // 2)")},
+            ),
+        ],
+        port_extra=PORT_TESTS,
+    )
+    for subject in ("[Core] Test the scheduler", "[Core] Test freeing twice"):
+        got = r[subject]
+        assert (got["verdict"], got["rule"]) == ("no-op", "tests-only"), (got["reason"], got["evidence"])
+        assert tests in got["reason"]
+    assert r["[Core] Budget by half"]["verdict"] == "real-gap", r["[Core] Budget by half"]
+
+
+def test_a_change_beside_the_upstreams_tests_is_judged_by_its_code(tmp_path):
+    """Where the port maps the upstream's tests too, a change that rewords a comment in code and
+    rewrites a test is judged by the comment: no-op, not the test's new lines."""
+    commented = SCHED.replace(
+        "    def free(self, request):\n", "    # hand the request back\n    def free(self, request):\n"
+    )
+    tests = FIRST_TEST + "\n\ndef test_free_twice():\n    assert 2 > 1\n"
+    got = beside_tests(tmp_path, "[Core] Say what free does", commented, tests, port_extra=PORT_TESTS)
+    assert (got["verdict"], got["rule"]) == ("no-op", "no-op"), (got["reason"], got["evidence"])
+    assert any(TESTS in x and "judged by its code" in x for x in got["evidence"]), got["evidence"]
