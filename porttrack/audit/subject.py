@@ -35,6 +35,10 @@ from porttrack.audit import kept as kept_mod
 from porttrack.audit.graph import _mirrored, _needs, _pin_position, adders, blocked_graph, series_edges
 
 
+# a top-level def or class, or a name assigned (or annotated) at the top level
+_TOP_LEVEL = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*[:=]", re.M)
+
+
 class _Ctx:
     def __init__(
         self,
@@ -78,6 +82,7 @@ class _Ctx:
         self.upstream_text = functools.lru_cache(maxsize=64)(self._read_upstream)
         self.upstream_tokens = functools.lru_cache(maxsize=64)(self._read_tokens)
         self.upstream_members = functools.lru_cache(maxsize=64)(self._read_members)
+        self.upstream_top_names = functools.lru_cache(maxsize=64)(self._read_top_names)
         # the hunks of one entry, and of the entries after it, mostly compare against the same files
         self.port_tokens_of = functools.lru_cache(maxsize=4)(self._union_tokens)
         self._lacks: dict[str, bool] = {}
@@ -168,6 +173,10 @@ class _Ctx:
         """hunks.class_members of one upstream file at `rev` (empty when unreadable or no Python)."""
         text = self.upstream_text(rev, path) if path.endswith(".py") else None
         return hunks_mod.class_members(text) if text is not None else {}
+
+    def _read_top_names(self, rev: str, path: str) -> frozenset[str]:
+        """The names one upstream file defines at its top level (def, class, assignment) at `rev`."""
+        return frozenset(m[1] or m[2] for m in _TOP_LEVEL.finditer(self.upstream_text(rev, path) or ""))
 
     def port_lacks(self, name: str) -> bool:
         """Has the port's code scope no code mention of `name` in any spelling (comments left out)?
@@ -661,16 +670,12 @@ class Subject:
 
     def defines(self, path: str, symbol: str) -> bool:
         """Does the upstream file define `symbol` (a class member, or a top-level def, class or name)
-        before or after the entry?"""
+        before or after the entry? Each file is read once a run, whatever number of names is asked."""
         cls, bare = _owner_class(symbol), symbol.rsplit(".", 1)[-1]
-        top = re.compile(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(bare)}\b|^{re.escape(bare)}\s*[:=]", re.M)
         for rev in (self.e.sha, f"{self.e.sha}^"):
-            text = self.ctx.upstream_text(rev, path)
-            if text is None or bare not in text:  # a substring test spares most files their parse
-                continue
-            if cls is None and top.search(text):
+            if cls is None and bare in self.ctx.upstream_top_names(rev, path):
                 return True
-            if cls is not None and cls in text and cls in self.ctx.upstream_members(rev, path).get(bare, set()):
+            if cls is not None and cls in self.ctx.upstream_members(rev, path).get(bare, ()):
                 return True
         return False
 
