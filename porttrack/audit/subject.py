@@ -503,14 +503,15 @@ class Subject:
         mapped = [f for f in self.under if ctx.maps_to_port(f)]
         self.unmapped = [f for f in self.under if f not in mapped and (ctx.is_code(f) or ctx.is_data(f))]
         self.mirrored = mapped + self.unmapped
-        tests = [f for f in mapped if ctx.is_non_code(f)]
-        if tests and len(tests) < len(self.mirrored):  # all tests: `tests-only` judges them
-            self.mirrored = [f for f in self.mirrored if f not in tests]
+        tests = [f for f in self.under if ctx.is_non_code(f)]
+        aside = [f for f in self.mirrored if f in tests]
+        if aside and len(aside) < len(self.mirrored):  # all tests: `tests-only` judges them
+            self.mirrored = [f for f in self.mirrored if f not in aside]
             self.ev.append(
-                f"{', '.join(tests)}: the upstream's tests, docs or benchmarks ([audit] non_code); "
+                f"{', '.join(aside)}: the upstream's tests, docs or benchmarks ([audit] non_code); "
                 "the change is judged by its code"
             )
-        self._drop_test_only()
+        self._drop_test_only(tests)
         for f in mapped:
             if f in ctx.moved:
                 route = " then ".join(f"{p} (entry {n})" for p, n in ctx.moved[f])
@@ -519,11 +520,11 @@ class Subject:
                     "whose port counterparts it takes"
                 )
 
-    def _drop_test_only(self) -> None:
-        """Names only the entry's upstream tests define (`[audit] non_code`: a test, a fixture, a
-        test's helper) are no evidence: the port writes its own tests, so it neither lacks nor waits
-        on them. A name some code file of the entry also defines stays."""
-        tests = [f for f in self.under if self.ctx.is_non_code(f)]
+    def _drop_test_only(self, tests: list[str]) -> None:
+        """Names only the entry's upstream tests (`tests`, its files under the paths that `[audit]
+        non_code` matches) define, a test, a fixture, a test's helper, are no evidence: the port
+        writes its own tests, so it neither lacks nor waits on them. A name some other file of the
+        entry also defines stays."""
         if not tests:
             return
         code = [f for f in self.under if f not in tests]
