@@ -50,7 +50,10 @@ _PIN_RE = re.compile(
     r"(?:@\s*(?:pin\s+)?|\bat\s+(?:pin\s+)?(?=`?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b))`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])"
 )
 # A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
-_PATH = r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
+_SOURCE_EXT = r"(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
+_PATH = (
+    r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\." + _SOURCE_EXT
+)
 _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
 _SOURCE_RE = re.compile(
     r"`?(?P<path>" + _PATH + r")(?P<qual>" + _QUAL + r")?`?(?:\s*\(`?(?P<sym>[A-Za-z_][\w.:]*)`?\))?"
@@ -67,6 +70,10 @@ _ORIGINAL_RE = re.compile(
 )
 _SEE_RE = re.compile(r"(?i)\bsee\s+`?((?:[\w.\-]+/)*[\w.\-]+\.(?:h|hpp|hh|cuh))`?")
 _SEP_AFTER_PIN = re.compile(r"\s*(?:\+|,|;|\band\b)\s*")
+# A path broken before its extension: "dir/name" ends one line, a source extension (".py @ pin")
+# opens the next; any other dotted word there (".github") is prose.
+_SPLIT_NAME = re.compile(r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+")
+_SPLIT_EXT = re.compile(r"\." + _SOURCE_EXT + r"(?![\w/.\-])")
 
 
 @dataclass
@@ -149,8 +156,9 @@ def comment_lines(text: str, suffix: str, limit: int | None) -> list[tuple[int, 
 def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, int]:
     """The text of the statement whose label ends at column `start` of lines[k], joined over continuations.
 
-    A line ending in "/" continues without a space (a path split over two lines); a line
-    ending in "@", "+", "," or "and", or a next line starting with "@", continues with one.
+    A line ending in "/", or one ending in a name whose next line starts with its extension
+    (".py @ ..."), continues without a space (a path split over two lines); a line ending in
+    "@", "+", "," or "and", or a next line starting with "@", continues with one.
     A bare label takes the following lines that start with a path or "@", one source per line.
     Returns the text and the index of the last line used.
     """
@@ -163,7 +171,7 @@ def _statement(lines: list[tuple[int, str]], k: int, start: int) -> tuple[str, i
         nxt = lines[j + 1][1]
         if not nxt:
             break
-        if text.endswith("/"):
+        if text.endswith("/") or (_SPLIT_EXT.match(nxt) and _SPLIT_NAME.fullmatch(text.rpartition(" ")[2])):
             text += nxt
         elif (
             re.search(r"(?:@|\+|,|\band|\bat)$", text)

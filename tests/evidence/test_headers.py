@@ -70,6 +70,12 @@ def test_path_split_over_two_lines():
     # the same split in a one-line statement with the label in front
     text = "// REIMPLEMENTED FROM WIRE FORMAT: vllm/parser/x.py + vllm/tool_parsers/\n// gemma4_utils.py @ e24d1b24.\n"
     assert srcs(text) == [("vllm/parser/x.py", "e24d1b24", ""), ("vllm/tool_parsers/gemma4_utils.py", "e24d1b24", "")]
+    # split before the extension: the name ends one line, ".py @ pin" opens the next
+    text = "// Reimplemented from the WIRE FORMAT of: vllm/tool_parsers/wire_tool_parser\n// .py @ e24d1b24 (notes).\n"
+    assert srcs(text) == [("vllm/tool_parsers/wire_tool_parser.py", "e24d1b24", "")]
+    # prose that merely opens with a dotted word is not an extension of the path before it
+    text = "// Ported from: vllm/a/b.py @ e24d1b24 and vllm/a/c\n// .github is not a source.\n"
+    assert [s[0] for s in srcs(text)] == ["vllm/a/b.py"]
 
 
 def test_pin_forms():
