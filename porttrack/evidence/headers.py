@@ -50,9 +50,12 @@ _PIN_RE = re.compile(
     r"(?:@\s*(?:pin\s+)?|\bat\s+(?:pin\s+)?(?=`?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b))`?([0-9a-fA-F]{7,40})`?(?![0-9a-zA-Z])"
 )
 # A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
+# A path starts where a token starts: tried from inside a long run of path characters (a hostile
+# line of "a/a/a/..."), it would rescan the rest of the run from each of them.
 _SOURCE_EXT = r"(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
 _PATH = (
-    r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\." + _SOURCE_EXT
+    r"(?<![A-Za-z0-9_.\-/])(?:(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*"
+    r"|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\." + _SOURCE_EXT + ")"
 )
 _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
 _SOURCE_RE = re.compile(
@@ -66,7 +69,7 @@ _LABEL_WORDS = ("reimplemented", "faithful", "ported", "upstream", "grounding", 
 _REIMPL_RE = re.compile(r"(?i)REIMPLEMENTED[- ]FROM(?:[- ]THE)?[- ]WIRE[- ]FORMAT")
 _ORIGINAL_RE = re.compile(
     r"(?i:\bno\s+(?:direct\s+)?upstream\s+(?:vllm\s+)?(?:mirror|counterpart|equivalent)\b)"
-    r"|(?i:^\s*[\w.+\-]+\s+original\b)|(?i:\b[\w\-]+\.(?:cpp|rs|go|js|ts)\s+original\b)|\bORIGINAL\b"
+    r"|(?i:^\s*[\w.+\-]+\s+original\b)|(?i:(?<![\w\-])[\w\-]+\.(?:cpp|rs|go|js|ts)\s+original\b)|\bORIGINAL\b"
 )
 _SEE_RE = re.compile(r"(?i)\bsee\s+`?((?:[\w.\-]+/)*[\w.\-]+\.(?:h|hpp|hh|cuh))`?")
 _SEP_AFTER_PIN = re.compile(r"\s*(?:\+|,|;|\band\b)\s*")
@@ -191,14 +194,23 @@ def _parse_sources(text: str, line: int) -> list[Source]:
     pending: list[Source] = []
     pos = 0
     after_pin = False
+    m: re.Match[str] | None = None
+    p: re.Match[str] | None = None
+    searched = False
     while pos < len(text):
         if after_pin:
             sep = _SEP_AFTER_PIN.match(text, pos)
             if not sep:
                 break  # trailing notes after the pin
             pos = sep.end()
-        m = _SOURCE_RE.search(text, pos)
-        p = _PIN_RE.search(text, pos)
+        # the next source and pin, searched again only once `pos` has passed them (none found
+        # stays none): a statement of thousands of pinless paths would otherwise look for a pin
+        # to its end after each one
+        if not searched or (m and m.start() < pos):
+            m = _SOURCE_RE.search(text, pos)
+        if not searched or (p and p.start() < pos):
+            p = _PIN_RE.search(text, pos)
+        searched = True
         if p and (not m or p.start() < m.start()):
             for s in pending:
                 s.pin = p.group(1)

@@ -78,6 +78,31 @@ def test_path_split_over_two_lines():
     assert [s[0] for s in srcs(text)] == ["vllm/a/b.py"]
 
 
+@pytest.mark.parametrize("run", ["a/" * 50_000, "a-" * 50_000, "a." * 50_000, ".a" * 50_000, "a" * 100_000])
+def test_a_hostile_run_of_path_characters_is_read_once_not_once_per_character(run):
+    # A path starts only where a token starts. Tried from every character of a 100,000-character
+    # run, the old patterns rescanned the rest of the run each time: minutes for this line, hours
+    # for a megabyte. Now each file's comments cost time in proportion to their length.
+    text = f"// Ported from: {run} vllm/x.py @ e24d1b24\n// {run} y.cpp original\n"
+    assert srcs(text)[-1] == ("vllm/x.py", "e24d1b24", "")
+    prov = parse_header("src/x.cpp", "\n" * 45 + text)
+    assert [s.upstream for s in prov.symbol_lines][-1] == "vllm/x.py"
+
+
+def test_a_statement_of_many_pinless_sources_takes_the_one_pin_after_them():
+    # the next pin is looked for once, not again after each source
+    many = " + ".join(f"vllm/m{i}.py" for i in range(20_000))
+    got = srcs(f"// Ported from: {many} @ e24d1b24\n")
+    assert len(got) == 20_000 and {pin for _, pin, _ in got} == {"e24d1b24"}
+    got = srcs(f"// Ported from: {many}\n")
+    assert len(got) == 20_000 and {pin for _, pin, _ in got} == {""}
+
+
+def test_a_path_inside_a_longer_token_is_not_a_source():
+    assert srcs("// Ported from: https://example.com/vllm/x.py @ e24d1b24\n") == []
+    assert srcs("// Ported from: (vllm/x.py) @ e24d1b24\n") == [("vllm/x.py", "e24d1b24", "")]
+
+
 def test_pin_forms():
     assert srcs("// Ported from: vllm/a.py @ pin e24d1b24\n")[0][1] == "e24d1b24"
     assert srcs("// Ported from: vllm/a.py @ `e24d1b24fe96`\n")[0][1] == "e24d1b24fe96"
