@@ -285,3 +285,44 @@ def test_a_full_disk_names_the_queue_and_keeps_it(pair: Path):
     assert proc.returncode == 2, proc.stderr
     assert f"cannot write {queue}" in proc.stderr and "left as it was" in proc.stderr
     assert queue.read_text() == before and not list(queue.parent.glob(".*.tmp"))
+
+
+_RUNS = ["a/" * 50_000, "a-" * 50_000, "a." * 50_000, "a" * 100_000, " " * 100_000, "x=True, " * 12_500]
+
+
+def test_a_port_file_of_hostile_long_lines_is_read_in_one_pass(pair: Path):
+    # Each line would make a pattern that may start inside a run rescan the rest of the run from
+    # every character: minutes for these, hours for a megabyte. No time is asserted; the old
+    # patterns made this test run for many minutes.
+    lines = ["// Ported from: " + _RUNS[0], "// " + _RUNS[1]]
+    lines += [f"// DEFERRED: {run} #12345 vllm/x.py" for run in _RUNS]
+    lines += [f"// see PR {run}" for run in _RUNS]
+    commit_files(pair, {"src/vllm/v1/core/hostile.cpp": "\n".join(lines) + "\n"}, "pr")
+    for args in (("check",), ("audit",), ("report", "deferral")):
+        proc = run_cli(*args, cwd=pair)
+        assert proc.returncode in (0, 1), (args, proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "module, name, text",
+    [
+        ("porttrack.evidence.headers", "_SOURCE_RE", "a/b/c.py"),
+        ("porttrack.evidence.headers", "_SOURCE_RE", "ab.py"),
+        ("porttrack.evidence.records", "_FILE_PATH", "a/b/c.py"),
+        ("porttrack.evidence.records", "_PR", "a-b#12345"),
+        ("porttrack.evidence.echoes", "_LINK", "ab://c"),
+        ("porttrack.evidence.deprecations", "_DEPRECATION_CLASS", "aDeprecationWarning"),
+        ("porttrack.evidence.wrappers", "_MESSAGE", "a.b.trace_structured("),
+        ("porttrack.evidence.switches", "_PASSED", "  x=True"),
+    ],
+)
+def test_no_evidence_pattern_starts_a_match_inside_a_token(module: str, name: str, text: str):
+    # What keeps the patterns above linear on a hostile line: a match starts where its token
+    # starts, so a search from inside the token (lookbehind still sees what came before) finds
+    # none, or only the bare name a dotted prefix may lead to (`.trace_structured(`).
+    import importlib
+
+    pattern = getattr(importlib.import_module(module), name)
+    assert pattern.search(text), "the token itself matches"
+    inside = pattern.search(text, 1)
+    assert inside is None or inside.start() == text.find("trace_structured")

@@ -19,7 +19,7 @@ DEPRECATED = "deprecation shim"
 
 # what a deprecation warning says, the warning classes that say it, and either (a line worth a parse)
 _DEPRECATION_TEXT = re.compile(r"deprecat|will be removed", re.I)
-_DEPRECATION_CLASS = re.compile(r"\w*DeprecationWarning|FutureWarning")
+_DEPRECATION_CLASS = re.compile(r"(?<!\w)\w*DeprecationWarning|FutureWarning")
 _DEPRECATION = re.compile(f"{_DEPRECATION_TEXT.pattern}|{_DEPRECATION_CLASS.pattern}", re.I)
 
 

@@ -26,7 +26,7 @@ from porttrack.evidence.headers import comment_lines
 
 WINDOW = 8  # words in a row that must match: fewer are common phrases ("if there are no")
 _WORD = re.compile(r"[a-z0-9_]+")
-_LINK = re.compile(r"\w+://\S+")
+_LINK = re.compile(r"(?<!\w)\w+://\S+")
 _HASH = re.compile(r"^\s*#(?!!)\s?(.*)$")  # a Python comment line (not a shebang)
 _SLASH = re.compile(r"^\s*(?://+|/\*+|\*+(?!/))\s?(.*?)(?:\*/)?\s*$")  # a C-family comment line
 

@@ -19,7 +19,7 @@ from porttrack import gitio
 from porttrack.evidence.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PR = re.compile(r"(?<![\w/])(?:[\w.-]*#|/pull/)(\d{3,7})\b")
+_PR = re.compile(r"(?<![\w/])(?:(?<![.-])[\w.-]+#|#|/pull/)(\d{3,7})\b")
 _SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
 WINDOW = 80  # characters either side of a deferral word that it is taken to speak of
 _HEADER = re.compile(r"Ported from|Grounding|Faithful|Upstream:", re.I)
@@ -93,7 +93,7 @@ _COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
 # in C and C++ a line opening with `#` is a preprocessor directive (`#include "a/b.h"`), not prose
 _C_COMMENT = re.compile(r"^\s*(//+|\*|/\*)\s*(.*)$")
 # a file path (`vllm/widgets/pipeline.py`) names a file: its parts are no symbols a record defers
-_FILE_PATH = re.compile(r"[\w.-]*(?:/[\w.-]+)+\.\w{1,4}\b")
+_FILE_PATH = re.compile(r"(?<![\w.-])(?<![\w.-]/)[\w.-]*(?:/[\w.-]+)+\.\w{1,4}\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 BLOCK = 20  # lines a deferral heading's list may run to
 

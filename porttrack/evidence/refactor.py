@@ -154,7 +154,7 @@ def _message_lines(text: str | None) -> tuple[frozenset[int], dict[int, str]]:
 
 # the text that starts a log, warning or print call (`logger.info(`), as `_is_message_call` reads one
 # (`trace_structured` is PyTorch's structured trace log: what it writes is for a person reading a trace)
-MESSAGE_CALL = r"(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+|(?:[\w.]+\.)?trace_structured)\("
+MESSAGE_CALL = r"(?:print|warnings\.warn|logging\.\w+|\w*logger\.\w+|(?:(?<![\w.])[\w.]+\.|(?<!\w))trace_structured)\("
 
 
 def _is_message_call(func: ast.expr) -> bool:
