@@ -29,8 +29,8 @@ def entries_label(numbers: list[int]) -> str:
 
 
 _SERIES = [
-    re.compile(r"\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]\s*\[(?P<name>[^\]\d][^\]]*)\]"),
-    re.compile(r"\[(?P<name>[^\]\d][^\]]*)\]\s*\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]"),
+    re.compile(r"\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]\s*\[(?P<name>[^\]\d][^\][]*)\]"),
+    re.compile(r"\[(?P<name>[^\]\d][^\][]*)\]\s*\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]"),
 ]
 
 

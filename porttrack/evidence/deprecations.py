@@ -72,7 +72,7 @@ def _dropped_none(old: str, new: str) -> str | None:
     a, b = _OPTIONAL.match(old), _REQUIRED.match(new)
     if a is None or b is None or a[1] != b[1] or "=" in b[2]:
         return None
-    bare = re.sub(r"\s*\|\s*None\b|\bNone\s*\|\s*", "", a[2])
+    bare = re.sub(r"(?:(?<!\s)\s+)?\|\s*None\b|\bNone\s*\|\s*", "", a[2])
     bare = re.sub(r"^([\"']?)Optional\[(.*)\]\1$", r"\1\2\1", bare)
     return a[1].lstrip("_") if bare.strip("\"'") == b[2].strip("\"'") and bare != a[2] else None
 

@@ -630,7 +630,7 @@ def _switches(cond: str) -> set[str]:
             start = m.end()
     out: set[str] = set()
     for operand in [*operands, cond[start:]]:
-        if re.match(r"\s*\(?\s*not\b", operand) or re.search(r"\bis\s+None\b|==\s*None\b", operand):
+        if re.match(r"\s*(?:\(\s*)?not\b", operand) or re.search(r"\bis\s+None\b|==\s*None\b", operand):
             continue
         # the leaves of attribute chains: in `config.uses_canvas` the switch is `uses_canvas`,
         # and the object that carries it is plumbing

@@ -90,7 +90,7 @@ _MESSAGE = re.compile(rf"^\s*{MESSAGE_CALL}", re.I)
 
 
 # a keyword a call site passes as a switch: a constant (`quiet=True`)
-_PASSED = re.compile(r",?(?<!\s)\s*(?<![\w.])([A-Za-z_]\w*)=(?:True|False|None)(?!\w)\s*,?")
+_PASSED = re.compile(r",?(?:(?<!\s)\s+)?(?<![\w.])([A-Za-z_]\w*)=(?:True|False|None)(?!\w)\s*,?")
 
 
 def _passed(hunks: list[Hunk]) -> set[str]:

@@ -156,3 +156,13 @@ def test_a_test_or_test_helper_an_earlier_entry_added_blocks_nothing(tmp_path):
     assert any("only the upstream's tests define" in x and "test_free" in x for x in got["evidence"]), got["evidence"]
     # the code half is still judged: the port has `free` and lacks the guard
     assert got["verdict"] == "real-gap", got
+
+
+def test_a_hostile_subject_of_brackets_is_read_once_for_its_series():
+    # A series name runs to the next bracket: from every `[` of an unclosed run, the old pattern
+    # read to the end of the subject again (minutes for this one; no time is asserted).
+    from porttrack.audit.graph import series_of
+
+    assert series_of("[" * 60_000 + "a") is None
+    assert series_of("[a" * 30_000 + "] [2/N] fix") == ("a", 2, "N")
+    assert series_of("[3/5][KV Layout] move") == ("KV Layout", 3, "5")

@@ -527,3 +527,16 @@ def test_an_unescaped_bar_in_the_evidence_cell_keeps_the_row_and_its_label(tmp_p
     (e,) = entries(port)
     assert (e.sha, e.verdict, e.label) == ("1111111111", "surface-absent", "NA surface-absent")
     assert "drains loads | stores only" in e.reason
+
+
+def test_a_report_of_hostile_long_runs_is_read_in_one_pass():
+    # Runs of digits, spaces and parentheses in a summary, a label and a cited span: each pattern
+    # that read them used to try a match from every character of the run (minutes for this report;
+    # no time is asserted).
+    summary = SUMMARY.replace("| ALREADY_SATISFIED | **1** |", f"| ALREADY_SATISFIED | **1** {'0' * 60_000} |")
+    rows = ROWS.replace("ALREADY_SATISFIED **+**", "ALREADY_SATISFIED" + " " * 60_000 + "**+**")
+    rows = rows.replace("never clears;", "never clears; `move_row" + "(" * 60_000 + "x)`;")
+    rep = parse(tranche("2850314e3", rows, summary), "x.md")
+    assert rep.summary["ALREADY_SATISFIED"] == 1
+    assert [len(i.halves) for i in rep.items][:3] == [0, 0, 2]
+    assert "move_row" in [a for c in rep.items[1].citations for a in c.anchor]

@@ -85,7 +85,14 @@ def _anchors(text: str, start: int, end: int, spans: list[re.Match]) -> list[str
         body = s.group(1).strip()
         if _CITE.match(body) or not _IDENT.match(body):
             continue
-        name = re.sub(r"\(.*\)$", "", body)
+        name = _without_call(body)
         if len(re.split(r"::|\.|->", name)[-1]) >= 3 and name not in out:
             out.append(name)
     return out
+
+
+def _without_call(body: str) -> str:
+    """`f(a, b)` -> `f`: the text before the last line's first `(`, when the (stripped) body ends in
+    `)`. One pass, where a pattern for a trailing call would search again from every `(`."""
+    at = body.find("(", body.rfind("\n") + 1)
+    return body[:at] if at >= 0 and body.endswith(")") else body

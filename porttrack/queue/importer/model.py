@@ -118,7 +118,7 @@ def _plain(text: str) -> str:
 def parse_label(cell: str) -> list[Half] | None:
     """`ALREADY_SATISFIED **+** NA surface-absent (the batch half)` -> two halves; None when not understood."""
     text = cell.replace("†", "").replace("‡", "").strip()
-    segments = [s for s in re.split(r"\s*\*\*\+\*\*\s*|\s+\+\s+", text) if s.strip()]
+    segments = [s for s in re.split(r"(?:(?<!\s)\s+)?\*\*\+\*\*\s*|(?<!\s)\s+\+\s+", text) if s.strip()]
     halves = []
     for seg in segments:
         d = next((m for m in re.finditer(r"\(([^()]*)\)", seg) if not m.group(1).startswith("http")), None)

@@ -49,7 +49,7 @@ def _table(rep: Report, lines: list[str], i: int, resolver: PathResolver) -> int
             if not key or not n:
                 continue
             rep.summary[key] = int(n.group(1))
-            for count, sub in re.findall(r"(\d+)\s+`?(surface-absent|inert)`?", value):
+            for count, sub in re.findall(r"(?<!\d)(\d+)\s+`?(surface-absent|inert)`?", value):
                 rep.summary[f"{key} {sub}"] = int(count)
     return j
 
