@@ -215,16 +215,42 @@ _WORD_BYTE = frozenset(
 _TOKEN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" + bytes(range(0x80, 0x100)))
 
 
-def _chain(root: Node, s: int) -> list[tuple[Node, str | None]]:
-    """(node, its field in the parent) from the root down to the smallest node holding byte `s`."""
-    cur = root.walk()
-    out: list[tuple[Node, str | None]] = [(root, None)]
-    while cur.goto_first_child_for_byte(s) is not None:
-        node = cur.node
-        if node is None or node.start_byte > s:
-            break
-        out.append((node, cur.field_name))
-    return out
+class _Chains:
+    """`at(s)`: (node, its field in the parent) from the root down to the smallest node holding
+    byte `s`. Offsets in order make one walk forward: the cursor stays where the last offset left it
+    and steps to later siblings, so each node's children are passed over once a file. A descent from
+    the root for every offset scanned the root's children up to it each time, and a file of 100,000
+    top-level lines cost the square of that. An offset before the last starts a new walk."""
+
+    def __init__(self, root: Node):
+        self.root = root
+        self._reset()
+
+    def _reset(self) -> None:
+        self.cur = self.root.walk()
+        self.path: list[tuple[Node, str | None]] = [(self.root, None)]  # the cursor's node last
+        self.last = -1
+
+    def at(self, s: int) -> list[tuple[Node, str | None]]:
+        if s < self.last:
+            self._reset()
+        self.last = s
+        cur, path = self.cur, self.path
+        while len(path) > 1 and path[-1][0].end_byte <= s:  # ends before s: a later sibling, or up
+            if cur.goto_next_sibling():
+                path[-1] = (cur.node, cur.field_name)  # type: ignore[assignment]
+            else:
+                cur.goto_parent()
+                path.pop()
+        # the path's last node may start after s (s lies between children): it is no ancestor yet
+        if len(path) == 1 or path[-1][0].start_byte <= s:
+            while cur.goto_first_child_for_byte(s) is not None:
+                node = cur.node
+                assert node is not None  # a cursor stands on a node
+                path.append((node, cur.field_name))
+                if node.start_byte > s:
+                    break
+        return path[:-1] if len(path) > 1 and path[-1][0].start_byte > s else list(path)
 
 
 def _noncode_at(chain: list[tuple[Node, str | None]], s: int, data: bytes) -> int:
@@ -371,19 +397,18 @@ def classify(data: bytes, lang: str | None, found: dict[str, list[int]]) -> dict
     offsets), equal to `index_file(data, lang).occurrences` for those words: one parse, then a
     look at each token's ancestors."""
     root = parser(lang).parse(data).root_node if lang else None
-    out = {}
-    for word, offsets in found.items():
-        a = array("i")
-        line, line_start, pos = 1, 0, 0
-        for s in offsets:
-            nl = data.count(b"\n", pos, s)
-            if nl:
-                line += nl
-                line_start = data.rindex(b"\n", pos, s) + 1
-            pos = s
-            flags = _flags(_chain(root, s), data, s, word) if root is not None else NO_GRAMMAR
-            a.extend((line, s - line_start + 1, flags, s))
-        out[word] = a
+    chains = _Chains(root) if root is not None else None
+    out = {word: array("i") for word in found}
+    line, line_start, pos = 1, 0, 0
+    # every word's tokens in file order, one walk; each word's own stay in order
+    for s, word in sorted((s, word) for word, offsets in found.items() for s in offsets):
+        nl = data.count(b"\n", pos, s)
+        if nl:
+            line += nl
+            line_start = data.rindex(b"\n", pos, s) + 1
+        pos = s
+        flags = _flags(chains.at(s), data, s, word) if chains is not None else NO_GRAMMAR
+        out[word].extend((line, s - line_start + 1, flags, s))
     return out
 
 
@@ -393,11 +418,12 @@ class Regions:
     def __init__(self, data: bytes, lang: str | None):
         self.data, self.lang = data, lang
         self.root = parser(lang).parse(data).root_node if lang else None
+        self.chains = _Chains(self.root) if self.root is not None else None
 
     def flags_at(self, offset: int) -> int:
-        if self.root is None:
+        if self.chains is None:
             return NO_GRAMMAR
-        return _flags(_chain(self.root, offset), self.data, offset, None)
+        return _flags(self.chains.at(offset), self.data, offset, None)
 
 
 def first_definition(data: bytes, lang: str | None) -> tuple[str, int] | None:
@@ -431,9 +457,10 @@ def first_definition(data: bytes, lang: str | None) -> tuple[str, int] | None:
             continue
         break
     first_decl = None
+    chains = _Chains(root)
     for s in sorted(decl_starts):
         m = IDENT.match(data, s)
-        if m is None or m.start() != s or _noncode_at(_chain(root, s), s, data):
+        if m is None or m.start() != s or _noncode_at(chains.at(s), s, data):
             continue
         found = (m.group().decode("utf-8", "replace"), data.count(b"\n", 0, s) + 1)
         if s in def_starts:

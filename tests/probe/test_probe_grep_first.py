@@ -234,3 +234,23 @@ def test_a_file_set_another_run_drops_mid_scan_still_counts(tmp_path: Path, monk
     with sqlite3.connect(db) as conn:
         orphans = conn.execute("SELECT COUNT(*) FROM searched WHERE lst NOT IN (SELECT id FROM prepared)").fetchone()
     assert orphans == (0,)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_forward_walk_finds_each_tokens_ancestors_as_a_descent_from_the_root_does(seed: int):
+    # classify and Regions walk a file's tokens in order with one cursor; a token before the last
+    # starts again. Either way each token's ancestors are those a fresh descent from the root finds.
+    rng = random.Random(seed)
+    names = _names(rng, 12)
+    data = "\n".join(_cpp(rng, names, n) for n in range(6)).encode()
+    root = codemask.parser("cpp").parse(data).root_node
+    offsets = sorted(
+        {m.start() for m in codemask.IDENT.finditer(data)} | {rng.randrange(len(data)) for _ in range(200)}
+    )
+    shuffled = rng.sample(offsets, len(offsets))
+    for order in (offsets, shuffled):
+        walk = codemask._Chains(root)
+        for s in order:
+            fresh = codemask._Chains(root).at(s)
+            assert [(n.id, f) for n, f in walk.at(s)] == [(n.id, f) for n, f in fresh], s
+            assert fresh[-1][0].start_byte <= s and (len(fresh) == 1 or s < fresh[-1][0].end_byte)
