@@ -180,12 +180,28 @@ def scan(root: Path, folders: list[str], words: list[str]) -> Records:
                 rel,
                 i,
                 near.strip()[:200],
-                {norm(t) for t in _IDENT.findall(_FILE_PATH.sub(" ", near))},
+                _named(_FILE_PATH.sub(" ", near)),
                 {int(x) for x in _PR.findall(near)} if m else prs,
                 shas,
                 m.group(0) if m else "",
             )
             (out.deferrals if m else out.citations).append(rec)
+    return out
+
+
+def _named(text: str) -> set[str]:
+    """The identifiers a record names, normalised. A plain word of its prose (`fields`, `Fields`) is
+    no name unless written as code (a call, a member, in backticks): "the fields are omitted" does
+    not defer an upstream `_fields_`. A token with `_`, a digit or a capital past its first letter
+    is code however it stands."""
+    out = set()
+    for m in _IDENT.finditer(text):
+        t = m.group()
+        if t.isalpha() and t[1:].islower():
+            before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+            if after not in ("(", "`") and before not in (".", ":", ">", "`", "~"):
+                continue
+        out.add(norm(t))
     return out
 
 
