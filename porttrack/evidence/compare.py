@@ -95,7 +95,7 @@ def port_form(t: str) -> str:
 
 
 # A Python upstream keeps host and device copies of one array side by side (`x_cpu`, `x_np`,
-# `x_gpu`, a CpuGpuBuffer's mirrors); a port with one buffer, or its own staging, names the data once.
+# `x_gpu`, a host-and-device buffer's mirrors); a port with one buffer, or its own staging, names the data once.
 _MIRROR = re.compile(r"_(?:cpu|gpu|np|cpu_tensor|gpu_tensor|pinned)$")
 
 

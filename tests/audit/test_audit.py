@@ -43,7 +43,7 @@ MATRIX = """\
 | ID | Item | Tier | Upstream code/tests | Our code | Our tests/evidence | Spike/spec | State | Owner |
 |---|---|---|---|---|---|---|---|---|
 | `KV-PREFIX-MATCH-UNIT` | prefix match unit | T0 | `vllm/v1/core/kv_cache_utils.py:640-707` @ `e24d1b24` | `src/vllm/v1/core/kv_cache_utils.cpp:3` | — | — | `ACTIVE` | kv |
-| `MODEL-LAGUNA` | Laguna | T2 | `vllm/model_executor/models/laguna.py` | — | — | — | `INVENTORIED` | models |
+| `MODEL-LAGUNA` | WidgetLM | T2 | `vllm/model_executor/models/widget_lm.py` | — | — | — | `INVENTORIED` | models |
 | `KV-OLD` | done work | T0 | `vllm/v1/spec_decode/eagle.py` | — | — | — | `DONE` | kv |
 """
 
@@ -161,10 +161,10 @@ def queue_text() -> str:
         ),
         entry(
             70,
-            "[Model] Laguna + KV zeroing",
-            ["vllm/model_executor/models/laguna.py", "vllm/v1/core/single_type_kv_cache_manager.py"],
+            "[Model] WidgetLM + KV zeroing",
+            ["vllm/model_executor/models/widget_lm.py", "vllm/v1/core/single_type_kv_cache_manager.py"],
             uses=["KVBlockZeroer"],
-            parts='[[entry.part]]\nname = "(a) model half"\nfiles = ["vllm/model_executor/models/laguna.py"]\nsymbols = ["LagunaForCausalLM"]\n'
+            parts='[[entry.part]]\nname = "(a) model half"\nfiles = ["vllm/model_executor/models/widget_lm.py"]\nsymbols = ["WidgetLMForCausalLM"]\n'
             '[[entry.part]]\nname = "(b) KV half"\nfiles = ["vllm/v1/core/single_type_kv_cache_manager.py"]\nsymbols = ["KVBlockZeroer"]\n',
         ),
         entry(80, "[2/N][KV-Cache Layout Refactor] Move strides", ["vllm/v1/attention/backends/flash_attn.py"]),
@@ -175,7 +175,7 @@ def queue_text() -> str:
             ["vllm/v1/attention/backends/flash_attn.py"],
             verdict='verdict = "ported"\nverdict_by = "human"',
         ),
-        entry(90, "[Offload] CPU tier", ["vllm/v1/kv_offload/cpu/manager.py"], changed=["CPUOffloadingManager.lookup"]),
+        entry(90, "[Offload] CPU tier", ["vllm/v1/kv_offload/cpu/manager.py"], changed=["CPUWidgetManager.lookup"]),
         entry(91, "[Offload] FS tier", ["vllm/v1/kv_offload/tiering/fs/backend.py", "vllm/v1/kv_offload/spec.py"]),
         entry(100, "[Mamba] align mode a", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
         entry(101, "[Mamba] align mode b", ["vllm/v1/core/mamba_utils.py"], changed=["mamba_get_block_table"]),
@@ -302,7 +302,7 @@ def test_rule_8_real_gap_cites_the_consumer(results):
 def test_two_part_entry_gets_two_verdicts(results):
     a, b = results[(70, "(a) model half")], results[(70, "(b) KV half")]
     # the model half's surface is absent: a content rule, tried before a matrix row can own it
-    assert a["verdict"] == "surface-absent" and a["gates"][0]["probe"] == "LagunaForCausalLM"
+    assert a["verdict"] == "surface-absent" and a["gates"][0]["probe"] == "WidgetLMForCausalLM"
     assert b["verdict"] == "blocked" and b["blocked_by"] == [10]
 
 

@@ -766,11 +766,11 @@ def test_a_local_the_port_names_its_own_way_tells_nothing_missing(tmp_path):
     lacking it says nothing and the change is ported. A name the file also passes as a keyword
     (`usable_budget=usable_budget`) is an interface's, not a local's: the port lacking it still counts."""
     step = "        return compute_budget(tokens, self.budget)\n"
-    helper = "\n    def _free_budget(self):\n        return self.budget - self.reserved_blocks\n"
+    helper = "\n    def _free_budget(self):\n        return self.budget - self.held_blocks\n"
     port_step = "  int step(int tokens) {{ return ComputeBudget(tokens, budget_); }}"
     port_cpp = (
         "  int step(int tokens) {{\n    const int avail = FreeBudget();\n    return ComputeBudget(tokens, avail);\n  }}\n"
-        "  int FreeBudget() const {{ return budget_ - reserved_blocks_; }}"
+        "  int FreeBudget() const {{ return budget_ - held_blocks_; }}"
     )
     cases = [
         (

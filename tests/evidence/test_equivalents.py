@@ -140,17 +140,17 @@ import torch
 
 
 def isa_hint(dtype):
-    supported = torch._C._cpu._is_amx_tile_supported()
+    supported = torch._C._cpu._is_wide_tile_supported()
     return "amx" if supported else "avx"
 """
 
 
 def test_a_library_function_reached_by_its_new_path_is_the_same_call(tmp_path):
-    moved = KERNEL.replace("torch._C._cpu._is_amx", "torch.cpu._is_amx")
+    moved = KERNEL.replace("torch._C._cpu._is_wide", "torch.cpu._is_wide")
     found, hunks = explained(tmp_path, {"model.py": KERNEL}, {"model.py": moved})
     assert set(found.values()) == {equivalents.EQUIVALENT} and len(found) == code_lines(hunks) == 2
     # another function of the library is another call
-    other = KERNEL.replace("torch._C._cpu._is_amx_tile_supported", "torch.cpu._is_avx512_supported")
+    other = KERNEL.replace("torch._C._cpu._is_wide_tile_supported", "torch.cpu._is_avx512_supported")
     found, _ = explained(tmp_path / "other", {"model.py": KERNEL}, {"model.py": other})
     assert found == {}
     # a module of the tree itself may do anything under its new path
@@ -161,6 +161,6 @@ def test_a_library_function_reached_by_its_new_path_is_the_same_call(tmp_path):
 
 
 def test_a_public_path_swapped_for_another_is_no_same_call(tmp_path):
-    public = KERNEL.replace("torch._C._cpu._is_amx", "torch.cuda._is_amx")
+    public = KERNEL.replace("torch._C._cpu._is_wide", "torch.cuda._is_wide")
     found, _ = explained(tmp_path, {"model.py": public}, {"model.py": public.replace("torch.cuda.", "torch.xpu.")})
     assert found == {}

@@ -112,8 +112,8 @@ def test_pin_forms():
 
 
 def test_faithful_port_of():
-    text = "// Faithful port of vllm/platforms/cpu.py (CpuPlatform) @ pin e24d1b24 — the CPU\n"
-    assert srcs(text) == [("vllm/platforms/cpu.py", "e24d1b24", "(CpuPlatform)")]
+    text = "// Faithful port of vllm/platforms/cpu.py (CpuWidgetPlatform) @ pin e24d1b24 — the CPU\n"
+    assert srcs(text) == [("vllm/platforms/cpu.py", "e24d1b24", "(CpuWidgetPlatform)")]
 
 
 def test_test_files_and_vllm_tests_normalised():

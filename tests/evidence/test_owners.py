@@ -84,11 +84,11 @@ def test_load_rows_from_globs(tmp_path):
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents/engine-matrix.md").write_text(MATRIX)
     (tmp_path / ".agents/model-matrix.md").write_text(
-        HEAD + "| `MODEL-LAGUNA` | x | | `vllm/model_executor/models/laguna.py` | | | | `SPIKE` | |\n"
+        HEAD + "| `MODEL-WIDGETLM` | x | | `vllm/model_executor/models/widget_lm.py` | | | | `SPIKE` | |\n"
     )
     rs = load_rows(tmp_path, [".agents/*-matrix.md"], id_pattern=ID)
     assert [r.matrix for r in rs] == [".agents/engine-matrix.md"] * 3 + [".agents/model-matrix.md"]
-    assert row_by_id(rs, "MODEL-LAGUNA").where == ".agents/model-matrix.md:3"
+    assert row_by_id(rs, "MODEL-WIDGETLM").where == ".agents/model-matrix.md:3"
     with pytest.raises(UserError, match="outside the port root"):
         load_rows(tmp_path, ["../elsewhere/*.md"], id_pattern=ID)
     (tmp_path / ".agents/bad-matrix.md").write_bytes(b"\xff\xfe")

@@ -263,7 +263,7 @@ def test_only_classes_and_public_functions_are_gaps_the_rest_stays_evidence():
     for name, feature in [
         ("PoolZeroer", True),
         ("worker_helper", True),
-        ("_free_encoder_inputs", False),
+        ("_free_widget_inputs", False),
         ("test_zero_ids", False),
         ("CUDA_DEVICES", False),
         ("BlockPool.allocate", False),
@@ -273,7 +273,7 @@ def test_only_classes_and_public_functions_are_gaps_the_rest_stays_evidence():
     assert prepin.is_feature("tool_parser", "tests/tool_parsers/test_x.py", ["tests/**"]) is False
     assert prepin.is_feature("tool_parser", "vllm/tool_parsers/x.py", ["tests/**"]) is True
     lines = [prepin.PREPIN_LINE.format(symbol=s, pin="0123456789", path="vllm/x.py", line=1) for s in
-             ("PoolZeroer", "_free_encoder_inputs", "test_zero_ids", "CUDA_DEVICES")]  # fmt: skip
+             ("PoolZeroer", "_free_widget_inputs", "test_zero_ids", "CUDA_DEVICES")]  # fmt: skip
     q = Queue(
         QueueMeta("q"), [Entry(n=i, sha="", subject="", verdict="surface-absent", evidence=lines) for i in (1, 2)]
     )

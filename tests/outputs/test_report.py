@@ -17,7 +17,7 @@ ENTRY_RE = re.compile(
     r"^- (?P<repo>[\w.-]+)#(?P<pr>\d+) `(?P<subject>(?:[^`\\]|\\.)*)` \(`(?P<sha>[0-9a-f]{7,40})`\) — (?P<reason>.+\.)$"
 )
 REAL_WORLD = (
-    "- vllm#46853 `Add Laguna XS.2.1 DFlash drafter support (#46853)` (`4c3c64fc`) — adds the Laguna DFlash draft "
+    "- vllm#46853 `Add WidgetLM XS.2.1 DFlash drafter support (#46853)` (`4c3c64fc`) — adds the WidgetLM DFlash draft "
     "architecture; add the model-registry row."
 )
 
@@ -144,7 +144,7 @@ def test_deferral_report(deferral_text, port):
     assert "70 (a) model half" not in owned
     # surface-absent entries are counted by the surface they miss, not listed with generic gates
     absent = t.split("## Surface-absent (")[1].split("\n## ")[0]
-    assert "- `LagunaForCausalLM`: " in absent and "70 (a) model half" in absent
+    assert "- `WidgetLMForCausalLM`: " in absent and "70 (a) model half" in absent
     assert "| 70 (a) model half | " not in t
     # an established-at citation holds its row's symbol; an absent gate's cites only its control, and says so
     checked = 0
