@@ -68,13 +68,13 @@ def test_a_deferral_heading_lists_its_items_whatever_its_style(tmp_path):
 def test_a_plain_word_of_a_records_prose_defers_no_one_word_name(tmp_path):
     text = (
         "// NOT PORTED, recorded: the spare offsets of a store spec; the fields are\n"
-        "// omitted rather than carried as always-degenerate. widget_cap is deferred too.\n"
+        "// left out until a caller needs them. widget_cap is deferred too.\n"
         "// DEFERRED: Refresh() and `shrink`, and the ctx.reload hook.\n"
         "int x;\n"
     )
     recs = scan(tmp_path, {"src/widget.cpp": text})
     near = {"src/widget.cpp"}
-    assert recs.deferral_for(["_fields_"], [], near) is None  # "the fields are omitted" is prose
+    assert recs.deferral_for(["_fields_"], [], near) is None  # "the fields are left out" is prose
     assert recs.deferral_for(["widget_cap"], [], near)[1] == "widget_cap"  # a token with `_` is code
     for name in ("refresh", "_shrink", "reload"):  # a call, backticks, a member
         assert recs.deferral_for([name], [], near)[1] == name
