@@ -28,6 +28,7 @@ def entries_label(numbers: list[int]) -> str:
     return ", ".join(spans)
 
 
+# a name runs to the next bracket, so an unclosed run of `[` is read once, not from each of them
 _SERIES = [
     re.compile(r"\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]\s*\[(?P<name>[^\]\d][^\][]*)\]"),
     re.compile(r"\[(?P<name>[^\]\d][^\][]*)\]\s*\[\s*(?P<k>\d+)\s*/\s*(?P<of>\d+|[Nn])\s*\]"),

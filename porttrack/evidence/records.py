@@ -19,6 +19,8 @@ from porttrack import gitio
 from porttrack.evidence.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a PR number and a path start where their token starts: a long run of path characters is read
+# once, not again from each of its characters (docs/security.md)
 _PR = re.compile(r"(?<![\w/])(?:(?<![.-])[\w.-]+#|#|/pull/)(\d{3,7})\b")
 _SHA = re.compile(r"\b[0-9a-f]{8,40}\b")
 WINDOW = 80  # characters either side of a deferral word that it is taken to speak of

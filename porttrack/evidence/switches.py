@@ -89,7 +89,8 @@ _GUARD = re.compile(r"^\s*if\s+(?:not\s+)?([A-Za-z_]\w*)\s*:\s*$")
 _MESSAGE = re.compile(rf"^\s*{MESSAGE_CALL}", re.I)
 
 
-# a keyword a call site passes as a switch: a constant (`quiet=True`)
+# a keyword a call site passes as a switch: a constant (`quiet=True`); leading spaces are taken
+# from the start of their run only, so a long run of spaces is not read again from each
 _PASSED = re.compile(r",?(?:(?<!\s)\s+)?(?<![\w.])([A-Za-z_]\w*)=(?:True|False|None)(?!\w)\s*,?")
 
 

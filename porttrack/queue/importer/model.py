@@ -118,6 +118,7 @@ def _plain(text: str) -> str:
 def parse_label(cell: str) -> list[Half] | None:
     """`ALREADY_SATISFIED **+** NA surface-absent (the batch half)` -> two halves; None when not understood."""
     text = cell.replace("†", "").replace("‡", "").strip()
+    # the spaces around a `+` are taken from the start of their run, not again from each of them
     segments = [s for s in re.split(r"(?:(?<!\s)\s+)?\*\*\+\*\*\s*|(?<!\s)\s+\+\s+", text) if s.strip()]
     halves = []
     for seg in segments:
