@@ -503,7 +503,7 @@ class Subject:
         mapped = [f for f in self.under if ctx.maps_to_port(f)]
         self.unmapped = [f for f in self.under if f not in mapped and (ctx.is_code(f) or ctx.is_data(f))]
         self.mirrored = mapped + self.unmapped
-        tests = [f for f in self.under if ctx.is_non_code(f)]
+        tests = {f for f in self.under if ctx.is_non_code(f)}
         aside = [f for f in self.mirrored if f in tests]
         if aside and len(aside) < len(self.mirrored):  # all tests: `tests-only` judges them
             self.mirrored = [f for f in self.mirrored if f not in aside]
@@ -520,7 +520,7 @@ class Subject:
                     "whose port counterparts it takes"
                 )
 
-    def _drop_test_only(self, tests: list[str]) -> None:
+    def _drop_test_only(self, tests: set[str]) -> None:
         """Names only the entry's upstream tests (`tests`, its files under the paths that `[audit]
         non_code` matches) define, a test, a fixture, a test's helper, are no evidence: the port
         writes its own tests, so it neither lacks nor waits on them. A name some other file of the

@@ -194,23 +194,20 @@ def _parse_sources(text: str, line: int) -> list[Source]:
     pending: list[Source] = []
     pos = 0
     after_pin = False
-    m: re.Match[str] | None = None
-    p: re.Match[str] | None = None
-    searched = False
+    # the next source and pin, searched again only once `pos` has passed them (none found stays
+    # none): a statement of thousands of pinless paths would otherwise look for a pin to its end
+    # after each one
+    m, p = _SOURCE_RE.search(text), _PIN_RE.search(text)
     while pos < len(text):
         if after_pin:
             sep = _SEP_AFTER_PIN.match(text, pos)
             if not sep:
                 break  # trailing notes after the pin
             pos = sep.end()
-        # the next source and pin, searched again only once `pos` has passed them (none found
-        # stays none): a statement of thousands of pinless paths would otherwise look for a pin
-        # to its end after each one
-        if not searched or (m and m.start() < pos):
+        if m and m.start() < pos:
             m = _SOURCE_RE.search(text, pos)
-        if not searched or (p and p.start() < pos):
+        if p and p.start() < pos:
             p = _PIN_RE.search(text, pos)
-        searched = True
         if p and (not m or p.start() < m.start()):
             for s in pending:
                 s.pin = p.group(1)
