@@ -510,6 +510,42 @@ def ls_tree_blobs(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, 
     return out
 
 
+def additions_and_deletions(repo: Path, since: str, paths: list[str]) -> list[tuple[str, list[str], list[str]]]:
+    """(commit, files it adds, files it deletes) for each commit after `since` up to HEAD that adds or
+    deletes a file under `paths`, newest first; a rename reads as a deletion and an addition. Empty
+    when git cannot tell (an unknown commit)."""
+    proc = run(
+        repo,
+        "--literal-pathspecs",
+        "log",
+        "--no-renames",
+        "--diff-filter=AD",
+        "--name-status",
+        "-z",
+        "--format=%x00%H",
+        "--end-of-options",
+        f"{_revision(since)}..HEAD",
+        "--",
+        *(p or "." for p in paths),
+        stderr=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0:
+        return []
+    out: list[tuple[str, list[str], list[str]]] = []
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    i = 0
+    while i < len(fields):
+        field = fields[i].strip("\n")
+        if field in ("A", "D") and out and i + 1 < len(fields):  # a status is followed by its path
+            _, added, deleted = out[-1]
+            (added if field == "A" else deleted).append(fields[i + 1])
+            i += 1
+        elif SHA.fullmatch(field):
+            out.append((field, [], []))
+        i += 1
+    return out
+
+
 def path_exists_at(repo: Path, commit: str, path: str) -> bool:
     return bool(
         git(repo, "--literal-pathspecs", "ls-tree", "--end-of-options", _revision(commit), "--", path or ".").strip()

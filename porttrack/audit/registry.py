@@ -17,6 +17,7 @@ from porttrack.audit.rules_records import (
     _echoed,
     _quoted,
     _written_from,
+    _replaced,
     _ignore,
     _tests_only,
     _mechanics_subject,
@@ -166,6 +167,19 @@ RULES: tuple[AuditRule, ...] = (
         "files names a symbol the change adds or changes (nor its PR): a file that exists only from this change on was the port's "
         "source, so the port was written from it as this change left it or later, however it named the code",
         "each created file and the port files that name it",
+    ),
+    AuditRule(
+        "replaced",
+        "ported",
+        _replaced,
+        "every mirrored code file lacks a port counterpart, and a later upstream commit (after the entry, up to "
+        "the upstream clone's `HEAD`) deleted it and added, in its folder, a file whose name shares its leading"
+        " word (`foo_parser.py` then `foo_engine_parser.py`, git's rename detection aside: a rewrite shares too "
+        "few lines for it), which port files name as their source in a provenance header, none pinned before "
+        "the entry, and no deferral record in those port files names a symbol the change adds or changes (nor"
+        " its PR): the new file exists only from that commit on, so the port was written from the upstream "
+        "past this change, and what became of the change is in the file the port follows",
+        "each replaced file, the commit that replaced it, its successor and the port files that name it",
     ),
     AuditRule(
         "unmapped",

@@ -1,4 +1,4 @@
-"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, quoted, written-from, unmapped, path rules, untrusted."""
+"""Rules that decide from records, paths and the queue: behaviour, ignore, no-op, deferred, cited, echoed, quoted, written-from, replaced, unmapped, path rules, untrusted."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from porttrack import gates
+from pathlib import Path
+
+from porttrack import gates, gitio
 from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.evidence import deprecations, echoes, equivalents, reflow, refactor, switches, wrappers
 from porttrack import paths as pathrules
@@ -408,11 +410,7 @@ def _written_from(rule: AuditRule, s: Subject) -> bool:
             sources[up] = ports
     if not sources:
         return False
-    # the port's source files saying they left part of the change out: the record rules judge that
-    own = sorted(set(s.syms.added) | set(s.syms.changed))
-    near = {f for ports in sources.values() for f in ports}
-    prs = [e.pr] if e.pr is not None else []
-    if ctx.records.deferral_for([naming.parts(x)[-1] for x in own], prs, near) is not None:
+    if _leaves_part_out(s, {f for ports in sources.values() for f in ports}):
         return False
     total = sum(1 for h in hunks for x in h.new if x.strip())
     written = sum(1 for h in hunks if h.path in sources for x in h.new if x.strip())
@@ -423,6 +421,54 @@ def _written_from(rule: AuditRule, s: Subject) -> bool:
     return s.fire(
         rule,
         f"the port was written from {', '.join(sources)}, which this change creates ({written} of its {total} added code lines)",
+    )
+
+
+def _leaves_part_out(s: Subject, port_files: set[str]) -> bool:
+    """Does a deferral record in `port_files` name what the change adds or changes, or its PR? The
+    port's source files saying they left part of the change out: the record rules judge that."""
+    own = sorted(set(s.syms.added) | set(s.syms.changed))
+    prs = [s.e.pr] if s.e.pr is not None else []
+    return s.ctx.records.deferral_for([naming.parts(x)[-1] for x in own], prs, port_files) is not None
+
+
+def _replaced(rule: AuditRule, s: Subject) -> bool:
+    """No mirrored code file has a port counterpart, and a later upstream commit deleted each and
+    put a file in its place (evidence/successors.py) that port files name as their source, none pinned
+    before the entry, with no deferral record there naming what the change adds or changes: the new
+    file exists only from that commit on, so the port was written from the upstream past this change,
+    and what became of the change is in the file it follows."""
+    ctx, e = s.ctx, s.e
+    code = [f for f in s.mirrored if ctx.is_code(f)]
+    if not code or any(ctx.port_files(f) for f in code) or ctx.cfg.upstream_repo is None:
+        return False
+    umap, pins = ctx.provenance()
+    found: dict[str, tuple[str, str, list[str]]] = {}
+    for up in code:
+        for commit, new in ctx.successors().get(up, []):
+            ports = umap.get(new, [])
+            if (
+                not ports
+                or commit == e.sha
+                or any(pin_before(p, ctx.queue, ctx.cfg, e) for f in ports for p in pins.get(f, []))
+            ):
+                continue
+            if gitio.is_ancestor(Path(ctx.cfg.upstream_repo), e.sha, commit):
+                found[up] = commit, new, ports
+                break
+        if up not in found:
+            return False
+    if _leaves_part_out(s, {f for _, _, ports in found.values() for f in ports}):
+        return False
+    for up, (commit, new, ports) in found.items():
+        s.ev.append(
+            f"{up}: the upstream deleted it at {commit[:10]}, after {e.short}, and added {new} in its place; "
+            f"the port's {', '.join(ports)} name {new} as their source"
+        )
+    return s.fire(
+        rule,
+        f"the port was written from {', '.join(sorted({new for _, new, _ in found.values()}))}, which the upstream "
+        f"put in place of {', '.join(found)} after this change",
     )
 
 

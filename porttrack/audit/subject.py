@@ -17,6 +17,7 @@ from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence import naming
 from porttrack.evidence import owners as owners_mod
 from porttrack.evidence import records as records_mod
+from porttrack.evidence import successors as successors_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.model import Entry, Part, Queue
@@ -90,6 +91,7 @@ class _Ctx:
         self._greps = 0
         self._all_tokens: set[str] | None = None
         self._comments: echoes_mod.Index | None = None
+        self._successors: dict[str, list[tuple[str, str]]] | None = None
         self._tree = pathrules.Tree(cfg.port_root)
         self.kept = kept_mod.Kept(cfg)
         self._tokens_asked = False  # whether the cache was asked for the code scope's tokens
@@ -316,6 +318,17 @@ class _Ctx:
         if proc.returncode != 0:
             return None
         return [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+
+    def successors(self) -> dict[str, list[tuple[str, str]]]:
+        """upstream path -> (commit, file) for each commit after the queue's first entry, up to the
+        upstream's HEAD, that deleted it and added a file in its place (evidence/successors.py)."""
+        if self._successors is None:
+            repo, changes = self.cfg.upstream_repo, []
+            if repo is not None and Path(repo).is_dir() and self.queue.entries:
+                paths = self.cfg.upstream_paths or self.queue.meta.paths
+                changes = gitio.additions_and_deletions(Path(repo), self.queue.entries[0].sha, paths)
+            self._successors = successors_mod.successors(changes)
+        return self._successors
 
     @property
     def records(self):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit_files, git, init_repo, run_cli
+from conftest import commit_files, init_repo, run_cli
 
 from porttrack.queue import file as queuefile
 
@@ -96,9 +96,11 @@ def pair(
     extra: str = "",
     base_extra: dict | None = None,
     base_sched: str = SCHED,
+    queued: int | None = None,
 ) -> tuple[Path, dict[str, dict]]:
-    """Upstream: a base with vllm/core/sched.py, then `commits` (subject, files). The port maps
-    vllm/core/ to src/core/. Returns the port and audit's entry-level results by subject."""
+    """Upstream: a base with vllm/core/sched.py, then `commits` (subject, files), the first `queued`
+    of them in the queue (all by default; the rest come after it). The port maps vllm/core/ to
+    src/core/. Returns the port and audit's entry-level results by subject."""
     up = init_repo(tmp_path / "up")
     base = commit_files(
         up,
@@ -106,8 +108,9 @@ def pair(
         "[Core] base (#1)",
         date="2026-03-01T00:00:00+00:00",
     )
+    shas = [base]
     for i, (subject, files) in enumerate(commits):
-        commit_files(up, files, subject, date=f"2026-03-{2 + i:02d}T00:00:00+00:00")
+        shas.append(commit_files(up, files, subject, date=f"2026-03-{2 + i:02d}T00:00:00+00:00"))
     port = init_repo(tmp_path / "port")
     files = {
         "porttrack.toml": CONFIG.format(owners=owners, extra=extra),
@@ -116,7 +119,8 @@ def pair(
         **(port_extra or {}),
     }
     commit_files(port, files, "port")
-    run_cli("queue", "build", "--range", f"{base}..{git(up, 'rev-parse', 'HEAD')}", "--name", "c", cwd=port, check_rc=0)
+    end = shas[-1] if queued is None else shas[queued]
+    run_cli("queue", "build", "--range", f"{base}..{end}", "--name", "c", cwd=port, check_rc=0)
     data = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)
     subjects = {e.n: e.subject for e in queuefile.load(port / "queue/c.toml").queue.entries}
     return port, {subjects[r["entry"]]: r for r in data["results"] if r["part"] is None}

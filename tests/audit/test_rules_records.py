@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import git
 from audit_pair import (
     FIRST_TEST,
     FREED_TWICE,
@@ -1073,6 +1074,85 @@ def test_a_created_test_file_a_port_test_cites_is_no_source_of_the_code(tmp_path
     }
     _, r = pair(tmp_path, [("[Core] Test the widget pool", created)], port_extra=port_test)
     assert r["[Core] Test the widget pool"]["rule"] != "written-from", r["[Core] Test the widget pool"]
+
+
+# an upstream module that a later commit deletes, adding a rewrite of it beside it under a new name
+# (too different for git to call it a rename), and a port file written from the rewrite
+OLD_POOL = WIDGET["vllm/core/widget.py"]
+FRONT_FIRST = ("        self.free.append(block)\n", "        self.free.insert(0, block)\n")
+REWRITE = {
+    "vllm/core/widget.py": None,
+    "vllm/core/widget_engine.py": "from collections import deque\n\n\nclass WidgetEngine:\n"
+    "    def __init__(self, size):\n        self.queue = deque(range(size))\n\n"
+    "    def next_block(self):\n        return self.queue.popleft() if self.queue else None\n",
+}
+PORT_ENGINE = (
+    "// Ported from: vllm/core/widget_engine.py @ {pin}\nclass Engine {{\n public:\n  int Next();\n{record}}};\n"
+)
+
+
+def _replaced(tmp_path, *, queued=1, successor="vllm/core/widget_engine.py", named="", record="", pin="0123456789ab"):
+    """The queue holds the fix to widget.py (and the rewrite, which adds `successor`, too with queued=2);
+    the port names `named` (`successor` by default) as its source. Audit's result for the fix."""
+    rewrite = {"vllm/core/widget.py": None, successor: REWRITE["vllm/core/widget_engine.py"]}
+    header = PORT_ENGINE.replace("vllm/core/widget_engine.py", named or successor)
+    port = {"src/core/widget_engine.cpp": header.format(pin=pin, record=record)}
+    _, r = pair(
+        tmp_path,
+        [
+            ("[Core] Hand released blocks out first", {"vllm/core/widget.py": OLD_POOL.replace(*FRONT_FIRST)}),
+            ("[Core] Rewrite the widget pool as an engine", rewrite),
+        ],
+        base_extra={"vllm/core/widget.py": OLD_POOL},
+        port_extra=port,
+        queued=queued,
+    )
+    return r["[Core] Hand released blocks out first"]
+
+
+def test_a_file_the_upstream_later_replaced_with_the_ports_source_is_ported(tmp_path):
+    """The port names a file that exists only from a commit after the fix on: it was written from the
+    upstream past the fix, whatever it named the code, though the queue ends before that commit."""
+    got = _replaced(tmp_path)
+    assert (got["verdict"], got["rule"]) == ("ported", "replaced"), got
+    assert any(
+        "vllm/core/widget.py: the upstream deleted it at" in x
+        and "added vllm/core/widget_engine.py in its place" in x
+        and "src/core/widget_engine.cpp name vllm/core/widget_engine.py" in x
+        for x in got["evidence"]
+    ), got["evidence"]
+
+
+def test_a_replacement_inside_the_queue_ports_the_entries_before_it(tmp_path):
+    got = _replaced(tmp_path, queued=2)
+    assert (got["verdict"], got["rule"]) == ("ported", "replaced"), got
+
+
+def test_a_file_added_beside_a_deleted_one_under_another_name_replaced_nothing(tmp_path):
+    """A commit that deletes widget.py and adds an unrelated module beside it is no rewrite of it."""
+    got = _replaced(tmp_path, successor="vllm/core/ledger.py")
+    assert got["rule"] != "replaced", got
+
+
+def test_a_replacement_the_port_does_not_name_says_nothing(tmp_path):
+    got = _replaced(tmp_path, successor="vllm/core/widget_executor.py", named="vllm/core/widget_executor.py")
+    assert got["rule"] == "replaced"  # the control: the same pair, its header naming the successor
+    got = _replaced(tmp_path / "unnamed", successor="vllm/core/widget_executor.py", named="vllm/core/widget_engine.py")
+    assert got["rule"] != "replaced", got
+
+
+def test_a_port_file_that_records_the_change_left_out_is_judged_by_the_record_rules(tmp_path):
+    got = _replaced(tmp_path, record="  // DEFERRED: release_block (released blocks go to the back).\n")
+    assert got["rule"] != "replaced", got
+
+
+def test_a_source_pinned_before_the_change_is_no_sign_the_port_follows_its_replacement(tmp_path):
+    """A pin placed before the fix says the port was written from an older upstream, whatever it names."""
+    assert _replaced(tmp_path / "first")["rule"] == "replaced"
+    base = git(tmp_path / "first/up", "rev-list", "--max-parents=0", "HEAD").strip()
+    got = _replaced(tmp_path / "again", pin=base)
+    assert git(tmp_path / "again/up", "rev-list", "--max-parents=0", "HEAD").strip() == base  # same dates, same sha
+    assert got["rule"] != "replaced", got
 
 
 def test_a_run_too_big_for_one_grep_asks_each_entry_for_its_own_messages(tmp_path, monkeypatch):
