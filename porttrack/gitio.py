@@ -510,13 +510,12 @@ def ls_tree_blobs(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, 
     return out
 
 
-def additions_and_deletions(repo: Path, since: str, paths: list[str]) -> list[tuple[str, list[str], list[str]]]:
+def additions_and_deletions(repo: Path, since: str) -> list[tuple[str, list[str], list[str]]]:
     """(commit, files it adds, files it deletes) for each commit after `since` up to HEAD that adds or
-    deletes a file under `paths`, newest first; a rename reads as a deletion and an addition. Empty
-    when git cannot tell (an unknown commit)."""
+    deletes a file, newest first; a rename reads as a deletion and an addition. Empty when git cannot
+    tell (an unknown commit). No pathspec: a long list of them costs git more than the whole log."""
     proc = run(
         repo,
-        "--literal-pathspecs",
         "log",
         "--no-renames",
         "--diff-filter=AD",
@@ -525,8 +524,6 @@ def additions_and_deletions(repo: Path, since: str, paths: list[str]) -> list[tu
         "--format=%x00%H",
         "--end-of-options",
         f"{_revision(since)}..HEAD",
-        "--",
-        *(p or "." for p in paths),
         stderr=subprocess.DEVNULL,
     )
     if proc.returncode != 0:

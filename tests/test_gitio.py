@@ -109,15 +109,16 @@ def test_additions_and_deletions_name_each_commits_files_a_rename_among_them(tmp
     first = commit_files(repo, {"pkg/a.py": "x = 1\n", "pkg/b.py": "y = 2\n", "doc/n.md": "n\n"}, "base")
     gone = commit_files(repo, {"pkg/a.py": None, "pkg/a_new.py": "x = 10\n"}, "rewrite a")
     moved = commit_files(repo, {"pkg/b.py": None, "pkg/c.py": "y = 2\n"}, "rename b")
-    commit_files(repo, {"doc/n.md": None, "pkg/c.py": "y = 3\n"}, "outside the paths, and an edit")
+    notes = commit_files(repo, {"doc/n.md": None, "pkg/c.py": "y = 3\n"}, "a deletion and an edit")
     odd = commit_files(repo, {"pkg/new\nline.py": "z = 1\n"}, "a name git would quote")
 
-    got = gitio.additions_and_deletions(repo, first, ["pkg"])
+    got = gitio.additions_and_deletions(repo, first)
 
     assert got == [
         (odd, ["pkg/new\nline.py"], []),
+        (notes, [], ["doc/n.md"]),  # an edit beside a deletion is neither
         (moved, ["pkg/c.py"], ["pkg/b.py"]),  # git's rename read as what it is on disk
         (gone, ["pkg/a_new.py"], ["pkg/a.py"]),
     ]
-    assert gitio.additions_and_deletions(repo, odd, ["pkg"]) == []
-    assert gitio.additions_and_deletions(repo, "f" * 40, ["pkg"]) == []  # a commit git lacks: nothing to tell
+    assert gitio.additions_and_deletions(repo, odd) == []
+    assert gitio.additions_and_deletions(repo, "f" * 40) == []  # a commit git lacks: nothing to tell

@@ -325,8 +325,7 @@ class _Ctx:
         if self._successors is None:
             repo, changes = self.cfg.upstream_repo, []
             if repo is not None and Path(repo).is_dir() and self.queue.entries:
-                paths = self.cfg.upstream_paths or self.queue.meta.paths
-                changes = gitio.additions_and_deletions(Path(repo), self.queue.entries[0].sha, paths)
+                changes = gitio.additions_and_deletions(Path(repo), self.queue.entries[0].sha)
             self._successors = successors_mod.successors(changes)
         return self._successors
 
