@@ -94,8 +94,11 @@ class Records:
 _COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
 # in C and C++ a line opening with `#` is a preprocessor directive (`#include "a/b.h"`), not prose
 _C_COMMENT = re.compile(r"^\s*(//+|\*|/\*)\s*(.*)$")
-# a file path (`vllm/widgets/pipeline.py`) names a file: its parts are no symbols a record defers
-_FILE_PATH = re.compile(r"(?<![\w.-])(?<![\w.-]/)[\w.-]*(?:/[\w.-]+)+\.\w{1,4}\b")
+# a file path (`vllm/widgets/pipeline.py`), or a source file's bare name (`widget_parser.py:417`),
+# names a file: its parts are no symbols a record defers
+_FILE_PATH = re.compile(
+    r"(?<![\w.-])(?<![\w.-]/)(?:[\w.-]*(?:/[\w.-]+)+\.\w{1,4}|[\w-]+\.(?:py|pyi|c|cc|cpp|cu|cuh|h|hpp))\b"
+)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 BLOCK = 20  # lines a deferral heading's list may run to
 

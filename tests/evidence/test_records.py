@@ -38,6 +38,18 @@ def test_an_include_line_and_a_file_path_name_no_symbol(tmp_path):
     assert recs.deferral_for(["_widgets", "_pipeline", "vector"], [], {"src/widgets/pipeline.cpp"}) is None
 
 
+def test_a_source_files_bare_name_in_a_record_names_no_symbol(tmp_path):
+    """`widget_pool.py:417` says where upstream's code is, not what the record defers: its stem is
+    no `WidgetPool`, however the two normalise."""
+    cited = "// widget_pool.py:417-419. DEVIATION: a text scan replaces the token gate.\nint a;\n"
+    recs = scan(tmp_path / "a", {"src/widget.cpp": cited})
+    assert recs.deferrals, "the line with the deferral word is a record"
+    assert recs.deferral_for(["WidgetPool"], [], {"src/widget.cpp"}) is None
+    named = "// DEVIATION: WidgetPool scans text, not tokens.\nint a;\n"
+    recs = scan(tmp_path / "b", {"src/widget.cpp": named})
+    assert recs.deferral_for(["WidgetPool"], [], {"src/widget.cpp"}) is not None
+
+
 def test_a_deferral_inside_a_list_item_speaks_only_to_that_item(tmp_path):
     text = (
         "// PORT NOTES:\n"
