@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from porttrack import gates, gitio
 from porttrack.evidence import hunks as hunks_mod, naming

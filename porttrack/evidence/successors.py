@@ -30,9 +30,11 @@ def successors(changes: list[tuple[str, list[str], list[str]]]) -> dict[str, lis
     `changes` as `gitio.additions_and_deletions` gives them (commit, added, deleted)."""
     out: dict[str, list[tuple[str, str]]] = {}
     for commit, added, deleted in changes:
+        beside: dict[str, list[str]] = {}  # folder -> the files the commit adds there
+        for new in added:
+            beside.setdefault(new.rpartition("/")[0], []).append(new)
         for old in deleted:
-            folder = old.rpartition("/")[0]
-            for new in added:
-                if new.rpartition("/")[0] == folder and _same_lead(old, new):
+            for new in beside.get(old.rpartition("/")[0], []):
+                if _same_lead(old, new):
                     out.setdefault(old, []).append((commit, new))
     return out
