@@ -52,10 +52,11 @@ _PIN_RE = re.compile(
 # A path: dirs/name.ext, or a bare name.ext of a source language; then an optional qualifier.
 # A path starts where a token starts: tried from inside a long run of path characters (a hostile
 # line of "a/a/a/..."), it would rescan the rest of the run from each of them.
-_SOURCE_EXT = r"(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
+# a source language's file extension, after its dot (deferral records read bare file names by it too)
+SOURCE_EXT = r"(?:py|pyi|cu|cuh|cpp|cc|hpp|h|c|sh|rs)"
 _PATH = (
     r"(?<![A-Za-z0-9_.\-/])(?:(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]\.[A-Za-z]\w*"
-    r"|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\." + _SOURCE_EXT + ")"
+    r"|[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\." + SOURCE_EXT + ")"
 )
 _QUAL = r"(?::\d+(?:-\d+)?(?:[,/]\d+(?:-\d+)?)*|::[A-Za-z_][\w.]*)"
 _SOURCE_RE = re.compile(
@@ -76,7 +77,7 @@ _SEP_AFTER_PIN = re.compile(r"\s*(?:\+|,|;|\band\b)\s*")
 # A path broken before its extension: "dir/name" ends one line, a source extension (".py @ pin")
 # opens the next; any other dotted word there (".github") is prose.
 _SPLIT_NAME = re.compile(r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+")
-_SPLIT_EXT = re.compile(r"\." + _SOURCE_EXT + r"(?![\w/.\-])")
+_SPLIT_EXT = re.compile(r"\." + SOURCE_EXT + r"(?![\w/.\-])")
 
 
 @dataclass

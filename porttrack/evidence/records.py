@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import gitio
+from porttrack.evidence.headers import SOURCE_EXT
 from porttrack.evidence.naming import norm
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -96,9 +97,7 @@ _COMMENT = re.compile(r"^\s*(//+|#+|\*|/\*)\s*(.*)$")
 _C_COMMENT = re.compile(r"^\s*(//+|\*|/\*)\s*(.*)$")
 # a file path (`vllm/widgets/pipeline.py`), or a source file's bare name (`widget_parser.py:417`),
 # names a file: its parts are no symbols a record defers
-_FILE_PATH = re.compile(
-    r"(?<![\w.-])(?<![\w.-]/)(?:[\w.-]*(?:/[\w.-]+)+\.\w{1,4}|[\w-]+\.(?:py|pyi|c|cc|cpp|cu|cuh|h|hpp))\b"
-)
+_FILE_PATH = re.compile(r"(?<![\w.-])(?<![\w.-]/)(?:[\w.-]*(?:/[\w.-]+)+\.\w{1,4}|[\w-]+\." + SOURCE_EXT + r")\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 BLOCK = 20  # lines a deferral heading's list may run to
 
