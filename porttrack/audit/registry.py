@@ -84,7 +84,8 @@ RULES: tuple[AuditRule, ...] = (
         "text, renamed names, unused parameters, signature annotations, copies, properties that became "
         "methods, trailing comments, export lists, removed code nothing in the tree reads, `if`/`else` branches "
         "of the same code merged into one copy, the same code broken over other lines, removed deprecation "
-        "shims, calls pointed at code that does the same, parameters that only turn log lines on or off, values "
+        "shims, calls pointed at code that does the same, expressions written as the call of a function that "
+        "only returns them or back, parameters that only turn log lines on or off, values "
         "wrapped in a call that only warns)",
         "the constructs met, by name",
     ),

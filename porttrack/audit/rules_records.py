@@ -170,6 +170,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     if not lo.only and (found := equivalents.explain(hunks, texts, lo.unexplained)):  # calls pointed elsewhere
         explained = {**found, **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and (found := equivalents.explain_inlined(hunks, texts, lo.unexplained)):
+        explained = {**found, **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (
         found := switches.explain(hunks, texts, lo.unexplained, every, whole_diff)
     ):  # parameters that only quiet logs
@@ -247,9 +250,9 @@ def _whole_diff(s: Subject, every: list) -> list | None:
 
 
 def _whole_change(hunks: list, whole_diff: Callable[[], list | None]) -> list | None:
-    """The change's hunks in every source file (`whole_diff`), where a hunk of `hunks` is long
-    enough to be moved code; else None."""
-    if all(len(hunks_mod.code_line_indices(x)) < refactor.MIN_MOVED for h in hunks for x in (h.old, h.new)):
+    """The change's hunks in every source file (`whole_diff`), where a hunk of `hunks` may be moved
+    code (refactor.may_move); else None."""
+    if not any(refactor.may_move(x) for h in hunks for x in (h.old, h.new)):
         return None
     return whole_diff()
 

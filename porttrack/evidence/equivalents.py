@@ -3,8 +3,10 @@ subclass that adds nothing to its base (`class A(B)` whose methods only call `su
 same name) or an alias (`A = B`), and replaces `A` with `B`; or it adds a function that only
 forwards its parameters to an existing callable (`def f(x, y): return A.g(x, y)`) and replaces
 `A.g` with `f`; or it calls a library function (from outside the tree) by the public path the
-library now offers for its private one (`torch._C._cpu.f()` -> `torch.cpu.f()`). Each way the same
-code runs, so the rewritten lines carry no behaviour. A no-op finder beside those of
+library now offers for its private one (`torch._C._cpu.f()` -> `torch.cpu.f()`); or it writes an
+expression as the call of a function that only returns it (`x.startswith("a")` -> `is_a(x)`, where
+`def is_a(s): return s.startswith("a")`), or the other way round. Each way the same code runs, so
+the rewritten lines carry no behaviour. A no-op finder beside those of
 porttrack/evidence/refactor.py, which audit's `no-op` rule asks where they leave lines unexplained. The definitions often lie outside the queue's paths: each name is looked
 up where the changed file imports it from, before and after the change.
 """
@@ -21,6 +23,7 @@ from porttrack.evidence.refactor import Line, Texts, _code, _parse, _shape
 from porttrack.gitio import Hunk
 
 EQUIVALENT = "equivalent call"
+INLINED = "call of what it returns"
 
 
 Span = tuple[tuple[str, ...], tuple[str, ...]]  # the tokens a line pair differs in: old side, new side
@@ -50,6 +53,118 @@ def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line] | None = None
             out.update(((k, "old", i), EQUIVALENT) for i, _ in old)
             out.update(((k, "new", i), EQUIVALENT) for i, _ in new)
     return out
+
+
+def explain_inlined(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> dict[Line, str]:
+    """The `lines` of a hunk that only swap an expression for the call of a function whose whole
+    body returns that expression, its parameters put in: the change writes the call where the old
+    code spelled the expression out (the function read after the change), or spells out what a
+    call it removes returned (the function read before it)."""
+    by_hunk: dict[int, list[Line]] = {}
+    for line in lines:
+        by_hunk.setdefault(line[0], []).append(line)
+    out: dict[Line, str] = {}
+    for k, mine in sorted(by_hunk.items()):
+        h = hunks[k]
+        old = [t for _, side, i in sorted(mine) if side == "old" for t in _uncommented(h.old[i])]
+        new = [t for _, side, i in sorted(mine) if side == "new" for t in _uncommented(h.new[i])]
+        if (
+            old
+            and new
+            and (_spelled_out(new, old, h.path, texts.after) or _spelled_out(old, new, h.path, texts.before))
+        ):
+            out.update((line, INLINED) for line in mine)
+    return out
+
+
+def _uncommented(line: str) -> list[str]:
+    tokens = _shape(line)
+    return tokens[: tokens.index("#")] if "#" in tokens else tokens
+
+
+_OPERATORS = frozenset("+-*/%@&|^~<>=!") | {"and", "or", "not", "in", "is", "if", "else", "lambda", ":"}
+
+
+def _spelled_out(calls: list[str], plain: list[str], path: str, side: Callable[[str], str | None]) -> bool:
+    """Does `plain` read as `calls` with at least one call of a one-expression function (read on
+    `side`, where `path` takes it from) replaced by the expression it returns?"""
+    out: list[str] = []
+    i = swapped = 0
+    while i < len(calls):
+        name = calls[i]
+        body = None
+        if name.isidentifier() and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != "."):
+            body = _returns(name, path, side)
+        args = _arguments(calls, i + 1) if body is not None else None
+        if body is None or args is None or len(args[0]) != len(body[0]):
+            out.append(name)
+            i += 1
+            continue
+        out.extend(_put_in(body[1], dict(zip(body[0], args[0], strict=True))))
+        swapped += 1
+        i = args[1]
+    return swapped > 0 and out == plain
+
+
+def _arguments(tokens: list[str], start: int) -> tuple[list[list[str]], int] | None:
+    """The positional arguments of the call whose `(` is at `start`, and the index past its `)`;
+    None for a keyword or starred argument, or one with an operator outside brackets, which
+    could bind otherwise once put into the body."""
+    args: list[list[str]] = [[]]
+    depth = 1
+    for j in range(start + 1, len(tokens)):
+        x = tokens[j]
+        if x in ("(", "[", "{"):
+            depth += 1
+        elif x in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                if len(args) > 1 and not args[-1]:
+                    args.pop()  # a trailing comma
+                if args == [[]]:
+                    return [], j + 1
+                return (args, j + 1) if all(args) else None
+        elif depth == 1 and x == ",":
+            args.append([])
+            continue
+        elif depth == 1 and x in _OPERATORS:
+            return None
+        args[-1].append(x)
+    return None
+
+
+def _put_in(body: list[str], given: dict[str, list[str]]) -> list[str]:
+    """`body` with each parameter replaced by its argument (an attribute `.p` or a keyword `p=`
+    of the same name aside)."""
+    out: list[str] = []
+    for j, token in enumerate(body):
+        attribute = j > 0 and body[j - 1] == "."
+        keyword = body[j + 1 : j + 2] == ["="] and j > 0 and body[j - 1] in ("(", ",")
+        out.extend(given[token] if token in given and not attribute and not keyword else [token])
+    return out
+
+
+def _returns(name: str, path: str, side: Callable[[str], str | None]) -> tuple[list[str], list[str]] | None:
+    """The parameters of module-level function `name` and the tokens of the expression its whole
+    body returns, where that expression is a name, an attribute, a subscript or a call: put in
+    for the call, it binds as the call did."""
+    for home in homes(name, path, side):
+        text = side(home)
+        node = next((x for x in _top(text) if _name(x) == name), None) if text else None
+        if node is None:
+            continue
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            return None
+        a = node.args
+        body = _body(node)
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or len(body) != 1:
+            return None
+        value = body[0].value if isinstance(body[0], ast.Return) else None
+        if not isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            return None
+        segment = ast.get_source_segment(text or "", value)
+        return ([p.arg for p in a.args], _uncommented(segment)) if segment else None
+    return None
 
 
 def _ends(a: list[str], b: list[str]) -> tuple[int, int]:

@@ -47,6 +47,7 @@ EXPORT = "export list"
 DEAD = "dead code"
 MERGED = "merged branches"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
+_TOP_DEFINITION = re.compile(r"(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*[(:]")
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
 
 
@@ -99,6 +100,13 @@ def _code(lines: list[str]) -> Iterable[tuple[int, str]]:
         yield i, lines[i].strip()
 
 
+def may_move(lines: list[str]) -> bool:
+    """Whether a side of a hunk can count as moved code: it has `MIN_MOVED` code lines, or it opens
+    with a module-level definition, whose name does not recur by chance however short its body."""
+    code = code_line_indices(lines)
+    return len(code) >= MIN_MOVED or (bool(code) and _TOP_DEFINITION.match(lines[code[0]]) is not None)
+
+
 def moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]:
     """Lines of hunks whose code lines (nearly all) appear on the other side of the change, stripped
     of their indent: the code moved, within a file or to another."""
@@ -109,8 +117,10 @@ def moved(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line, str]
         for side, lines, other in (("old", h.old, added), ("new", h.new, removed)):
             code = list(_code(lines))
             found = [i for i, x in code if other[x] > 0]
-            # the lines not found (an import the new home needs) are left for the other finders
-            if len(code) >= MIN_MOVED and len(found) >= MOVED_SHARE * len(code):
+            # the lines not found (an import the new home needs) are left for the other finders; a
+            # short definition counts only when moved whole
+            share = MOVED_SHARE if len(code) >= MIN_MOVED else 1.0
+            if may_move(lines) and len(found) >= share * len(code):
                 out.update(((k, side, i), MOVED) for i in found)
     return out
 

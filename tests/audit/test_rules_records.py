@@ -283,6 +283,38 @@ def test_no_op_names_code_that_carries_no_behaviour(tmp_path):
     assert r["[Core] Drop eager"]["verdict"] != "no-op"
 
 
+FP8_BASE = (
+    SCHED.replace(
+        "        self.budget = budget\n",
+        '        self.budget = budget\n        self.half = self.dtype.startswith("fp8")\n',
+    )
+    + '\n\ndef is_fp8(dtype):\n    return dtype.startswith("fp8")\n'
+)
+
+
+def test_an_expression_written_as_the_call_of_a_short_helper_moved_elsewhere_is_no_op(tmp_path):
+    """The change moves a two-line helper to another module and calls it where the code spelled out
+    what it returns: the same code runs. The helper returning something else is behaviour."""
+    helper = FP8_BASE[FP8_BASE.index("def is_fp8") :]
+    shared = (
+        FP8_BASE.replace("\n\n" + helper, "\n")
+        .replace("import logging\n", "import logging\n\nfrom vllm.core.util import is_fp8\n")
+        .replace('self.dtype.startswith("fp8")', "is_fp8(self.dtype)")
+    )
+    util_map = "[[map]]\nupstream = 'vllm/core/util.py'\nport = ['src/core/sched.cpp']\n"
+    for name, util, same in (("same", helper, True), ("other", helper.replace('"fp8"', '"fp16"'), False)):
+        commit = ("[Core] Share the dtype check", {"vllm/core/sched.py": shared, "vllm/core/util.py": util})
+        _, r = pair(tmp_path / name, [commit], base_sched=FP8_BASE, extra=util_map)
+        got = r["[Core] Share the dtype check"]
+        if same:
+            assert (got["verdict"], got["reason"]) == (
+                "no-op",
+                "language-only change: import, call of what it returns, moved code",
+            ), got
+        else:
+            assert got["verdict"] != "no-op", got
+
+
 DEAD_BASE = SCHED.replace("import logging\n", "import logging\nimport os\n") + (
     "\n\ndef double(x):\n    return x * 2\n"
     "\n\ndef halve(x):\n    return x // 2\n"

@@ -164,3 +164,84 @@ def test_a_public_path_swapped_for_another_is_no_same_call(tmp_path):
     public = KERNEL.replace("torch._C._cpu._is_wide", "torch.cuda._is_wide")
     found, _ = explained(tmp_path, {"model.py": public}, {"model.py": public.replace("torch.cuda.", "torch.xpu.")})
     assert found == {}
+
+
+DTYPES = """\
+def is_fp8(dtype):
+    return dtype.startswith("fp8")
+
+
+def count(dtype):
+    return dtype.count("8")
+"""
+
+CACHE = """\
+from dtypes import count
+
+
+class Cache:
+    def __init__(self, dtype, other):
+        self.dtype = dtype
+        self.scaled = self.dtype.startswith("fp8") and other
+        self.eights = count(self.dtype)
+"""
+
+
+def inlined(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> tuple[dict, list[gitio.Hunk]]:
+    """What explain_inlined finds among the code lines of model.py's hunks of a real commit, its
+    imports aside (the no-op rule's import finder explains those before)."""
+    repo, sha, show = one_change(tmp_path, before, after)
+    hunks = gitio.diff_hunks(repo, sha, ["model.py"]) or []
+    texts = refactor.Texts(lambda p: show(f"{sha}^", p), lambda p: show(sha, p))
+    every = [
+        (k, side, i)
+        for k, h in enumerate(hunks)
+        for side in ("old", "new")
+        for i in code_line_indices(getattr(h, side))
+        if not getattr(h, side)[i].startswith("from ")
+    ]
+    return equivalents.explain_inlined(hunks, texts, every), hunks
+
+
+def test_an_expression_written_as_the_call_of_a_function_that_returns_it_is_the_same_code(tmp_path):
+    called = CACHE.replace("from dtypes import count", "from dtypes import count, is_fp8").replace(
+        'self.dtype.startswith("fp8") and other', "is_fp8(self.dtype) and other"
+    )
+    found, hunks = inlined(
+        tmp_path, {"dtypes.py": DTYPES, "model.py": CACHE}, {"dtypes.py": DTYPES, "model.py": called}
+    )
+    assert set(found.values()) == {equivalents.INLINED}
+    assert len(found) == code_lines(hunks) - 2 == 2  # the import lines are not its to explain
+
+
+def test_a_call_spelled_out_as_what_it_returned_is_the_same_code(tmp_path):
+    spelled = CACHE.replace("from dtypes import count\n", "").replace("count(self.dtype)", 'self.dtype.count("8")')
+    found, hunks = inlined(
+        tmp_path, {"dtypes.py": DTYPES, "model.py": CACHE}, {"dtypes.py": DTYPES, "model.py": spelled}
+    )
+    assert set(found.values()) == {equivalents.INLINED}
+    assert len(found) == code_lines(hunks) - 1 == 2
+
+
+def test_a_call_of_a_function_that_returns_something_else_is_behaviour(tmp_path):
+    imported = CACHE.replace("from dtypes import count", "from dtypes import count, is_fp8")
+    spelled, called = 'self.dtype.startswith("fp8") and other', "is_fp8(self.dtype) and other"
+    two = DTYPES.replace("    return dtype.startswith", "    dtype = dtype.lower()\n    return dtype.startswith")
+    # an operator in the argument binds otherwise once put in: `self.dtype or other.startswith(...)`
+    wide = 'self.dtype or other.startswith("fp8") and other'
+    for name, dtypes, before, after in (
+        ("other body", DTYPES.replace('"fp8"', '"fp16"'), CACHE, imported.replace(spelled, called)),
+        ("two statements", two, CACHE, imported.replace(spelled, called)),
+        ("keyword argument", DTYPES, CACHE, imported.replace(spelled, "is_fp8(dtype=self.dtype) and other")),
+        (
+            "operator",
+            DTYPES,
+            CACHE.replace(spelled, wide),
+            imported.replace(spelled, "is_fp8(self.dtype or other) and other"),
+        ),
+    ):
+        files = {"dtypes.py": dtypes}
+        found, _ = inlined(
+            tmp_path / name.replace(" ", "-"), {**files, "model.py": before}, {**files, "model.py": after}
+        )
+        assert equivalents.INLINED not in set(found.values()), name

@@ -118,6 +118,20 @@ def test_code_moved_to_another_file(tmp_path):
     assert len(found) < changed_lines(hunks)
 
 
+def test_a_short_module_level_definition_moved_whole_is_moved(tmp_path):
+    short = 'def is_fp8(dtype):\n    return dtype.startswith("fp8")\n'
+    base = BASE + "\n\n" + short
+    found, hunks = explained(tmp_path, {"m.py": base}, {"m.py": BASE, "n.py": short})
+    assert kinds(found) == {refactor.MOVED}
+    assert len(found) == changed_lines(hunks) == 4
+    # two lines that are no definition recur by chance; a definition whose body changed did not move
+    pair = "LIMIT = 4\nSCALE = 2\n"
+    found, _ = explained(tmp_path / "b", {"m.py": BASE + "\n" + pair}, {"m.py": BASE, "n.py": pair})
+    assert not found
+    found, _ = explained(tmp_path / "c", {"m.py": base}, {"m.py": BASE, "n.py": short.replace("fp8", "fp16")})
+    assert refactor.MOVED not in kinds(found)
+
+
 LEDGER = """\
 class Ledger:
     def __init__(self, rows):
