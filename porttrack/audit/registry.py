@@ -85,7 +85,7 @@ RULES: tuple[AuditRule, ...] = (
         "methods, trailing comments, export lists, removed code nothing in the tree reads, `if`/`else` branches "
         "of the same code merged into one copy, the same code broken over other lines, removed deprecation "
         "shims, calls pointed at code that does the same, expressions written as the call of a function that "
-        "only returns them or back, parameters that only turn log lines on or off, values "
+        "only returns them or back, assignments the code makes again unread, parameters that only turn log lines on or off, values "
         "wrapped in a call that only warns)",
         "the constructs met, by name",
     ),

@@ -10,7 +10,7 @@ from typing import Any
 
 from porttrack import gates, gitio
 from porttrack.evidence import hunks as hunks_mod, naming
-from porttrack.evidence import deprecations, echoes, equivalents, reflow, refactor, switches, wrappers
+from porttrack.evidence import deprecations, echoes, equivalents, reflow, refactor, repeats, switches, wrappers
 from porttrack import paths as pathrules
 from porttrack.errors import UserError
 from porttrack.model import Gate
@@ -172,6 +172,9 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (found := equivalents.explain_inlined(hunks, texts, lo.unexplained)):
         explained = {**found, **explained}
+        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    if not lo.only and not lo.added and (found := repeats.explain(hunks, texts, lo.unexplained)):
+        explained = {**found, **explained}  # assignments the code makes again, unread between
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and (
         found := switches.explain(hunks, texts, lo.unexplained, every, whole_diff)

@@ -315,6 +315,27 @@ def test_an_expression_written_as_the_call_of_a_short_helper_moved_elsewhere_is_
             assert got["verdict"] != "no-op", got
 
 
+def test_an_assignment_the_code_makes_again_unread_is_no_op(tmp_path):
+    """The change drops a first `limit = ...` that the same method computes again before reading
+    it: no-op. Dropping one that is read in between is behaviour."""
+    twice = SCHED.replace(
+        "    def step(self, tokens):\n",
+        "    def step(self, tokens):\n        limit = self.budget * 2\n        self.seen = tokens\n"
+        "        limit = self.budget * 2\n        tokens = min(tokens, limit)\n",
+    )
+    read = twice.replace("        self.seen = tokens\n", "        self.seen = limit\n")
+    for name, base, no_op in (("unread", twice, True), ("read", read, False)):
+        dropped = base.replace("        limit = self.budget * 2\n", "", 1)
+        _, r = pair(
+            tmp_path / name, [("[Core] Drop the first limit", {"vllm/core/sched.py": dropped})], base_sched=base
+        )
+        got = r["[Core] Drop the first limit"]
+        if no_op:
+            assert (got["verdict"], got["reason"]) == ("no-op", "language-only change: repeated assignment"), got
+        else:
+            assert got["verdict"] != "no-op", got
+
+
 DEAD_BASE = SCHED.replace("import logging\n", "import logging\nimport os\n") + (
     "\n\ndef double(x):\n    return x * 2\n"
     "\n\ndef halve(x):\n    return x // 2\n"
