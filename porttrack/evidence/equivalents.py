@@ -88,13 +88,23 @@ _OPERATORS = frozenset("+-*/%@&|^~<>=!") | {"and", "or", "not", "in", "is", "if"
 def _spelled_out(calls: list[str], plain: list[str], path: str, side: Callable[[str], str | None]) -> bool:
     """Does `plain` read as `calls` with at least one call of a one-expression function (read on
     `side`, where `path` takes it from) replaced by the expression it returns?"""
+    sites = {
+        x
+        for i, x in enumerate(calls)
+        if x.isidentifier() and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != ".")
+    }
+    # a name only `calls` holds is gone once the calls are put in, so it must be a called function:
+    # checked before any file is read, as most hunks that change behaviour fail it
+    if not sites or not {x for x in calls if x.isidentifier()} - set(plain) <= sites:
+        return False
+    bodies = {name: _returns(name, path, side) for name in sites}
     out: list[str] = []
     i = swapped = 0
     while i < len(calls):
         name = calls[i]
         body = None
-        if name.isidentifier() and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != "."):
-            body = _returns(name, path, side)
+        if name in bodies and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != "."):
+            body = bodies[name]
         args = _arguments(calls, i + 1) if body is not None else None
         if body is None or args is None or len(args[0]) != len(body[0]):
             out.append(name)
@@ -148,9 +158,11 @@ def _returns(name: str, path: str, side: Callable[[str], str | None]) -> tuple[l
     """The parameters of module-level function `name` and the tokens of the expression its whole
     body returns, where that expression is a name, an attribute, a subscript or a call: put in
     for the call, it binds as the call did."""
+    margin = re.compile(rf"^def\s+{re.escape(name)}\s*\(", re.M)
     for home in homes(name, path, side):
         text = side(home)
-        node = next((x for x in _top(text) if _name(x) == name), None) if text else None
+        # a file is parsed only where a line at its margin defines the name
+        node = next((x for x in _top(text) if _name(x) == name), None) if text and margin.search(text) else None
         if node is None:
             continue
         if not isinstance(node, ast.FunctionDef) or node.decorator_list:

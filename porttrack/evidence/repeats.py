@@ -8,12 +8,14 @@ rule asks where they leave lines unexplained.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from porttrack.evidence.refactor import Line, Texts, _parse
 from porttrack.gitio import Hunk
 
 REPEATED = "repeated assignment"
+_OPENS = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)")
 
 
 def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> dict[Line, str]:
@@ -24,8 +26,12 @@ def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> dict[Line
     for path in sorted({hunks[k].path for k, _ in wanted}):
         mine = [(k, h) for k, h in enumerate(hunks) if h.path == path]
         rows = {h.old_start + i: (k, i) for k, h in mine for i in range(len(h.old))}
-        tree = _parse(texts.before(path))
-        if tree is None:
+        text = texts.before(path) or ""
+        # parsed only where a removed line that opens an assignment is written twice in the file
+        starts = {
+            x for k, h in mine for i, line in enumerate(h.old) if (k, i) in wanted and _OPENS.match(x := line.strip())
+        }
+        if not any(text.count(x) > 1 for x in starts) or (tree := _parse(text)) is None:
             continue
         for node in ast.walk(tree):
             for body in _bodies(node):
