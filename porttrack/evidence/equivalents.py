@@ -93,11 +93,13 @@ def _spelled_out(calls: list[str], plain: list[str], path: str, side: Callable[[
         for i, x in enumerate(calls)
         if x.isidentifier() and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != ".")
     }
-    # a name only `calls` holds is gone once the calls are put in, so it must be a called function:
-    # checked before any file is read, as most hunks that change behaviour fail it
-    if not sites or not {x for x in calls if x.isidentifier()} - set(plain) <= sites:
+    # a function put in for its calls is gone from `plain`, and so is any name only `calls` holds:
+    # those must all be called, and only they are looked up (most hunks that change behaviour
+    # fail this before any file is read)
+    gone = {x for x in calls if x.isidentifier()} - set(plain)
+    if not gone or not gone <= sites:
         return False
-    bodies = {name: _returns(name, path, side) for name in sites}
+    bodies = {name: _returns(name, path, side) for name in gone}
     out: list[str] = []
     i = swapped = 0
     while i < len(calls):
