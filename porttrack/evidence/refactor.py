@@ -47,8 +47,8 @@ EXPORT = "export list"
 DEAD = "dead code"
 MERGED = "merged branches"
 MIN_MOVED = 3  # code lines a hunk needs before its lines can count as moved: short lines recur by chance
-_TOP_DEFINITION = re.compile(r"(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*[(:]")
 MOVED_SHARE = 0.9  # of a hunk's code lines that must appear on the other side of the change
+_TOP_DEFINITION = re.compile(r"(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*[(:]")
 
 
 def explain(hunks: list[Hunk], texts: Texts, every: list[Hunk] | None = None, messages: bool = True) -> dict[Line, str]:

@@ -56,14 +56,17 @@ def _target(node: ast.stmt) -> tuple[str, ast.expr] | None:
 
 
 def _repeated(body: list[ast.stmt], removed: set[int]) -> Iterable[ast.stmt]:
-    """The statements of `body` the change removes whole, whose name and value a later statement of
-    `body` the change keeps assigns again, with nothing between that names it, returns or raises."""
+    """The statements of `body` the change removes whole, whose name and value (one that does not
+    read the name) a later statement of `body` the change keeps assigns again, with nothing between
+    that names it, returns or raises."""
     for j, node in enumerate(body):
         bound = _target(node)
         end = node.end_lineno or node.lineno
         if bound is None or not all(r in removed for r in range(node.lineno, end + 1)):
             continue
         name, value = bound
+        if any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(value)):
+            continue  # `x = f(x)` twice applies f twice: the repeat reads what the first made
         shape = ast.dump(value)
         for later in body[j + 1 :]:
             again = _target(later)

@@ -55,8 +55,15 @@ def test_an_assignment_read_before_its_repeat_or_repeated_otherwise_is_behaviour
             "\n    if layer.ready:\n        method = config.method_for(layer) if config else None\n    if",
         ),
     }
+    # the value reads the name: the repeat applies it to what the first assignment made
+    cases["reads itself"] = INIT.replace("config.method_for(layer) if config else None", "wrap(method)")
     for name, before in cases.items():
-        found, _ = explained(tmp_path / name.replace(" ", "-"), before, before.replace(FIRST, "", 1))
+        first = (
+            FIRST if FIRST in before else FIRST.replace("config.method_for(layer) if config else None", "wrap(method)")
+        )
+        after = before.replace(first, "", 1)
+        assert after != before, name
+        found, _ = explained(tmp_path / name.replace(" ", "-"), before, after)
         assert not found, name
     # both assignments removed: nothing repeats the value any more
     both = INIT.replace(FIRST, "", 1).replace("    method = config.method_for(layer) if config else None\n", "")
