@@ -167,26 +167,19 @@ def _no_op(rule: AuditRule, s: Subject) -> bool:
     if not lo.only and refactor.may_be_messages(hunks, texts, lo.unexplained):  # parse only where it may pay
         explained = {**refactor.explain_messages(hunks, texts, every), **explained}
         lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (found := equivalents.explain(hunks, texts, lo.unexplained)):  # calls pointed elsewhere
-        explained = {**found, **explained}
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (found := equivalents.explain_inlined(hunks, texts, lo.unexplained)):
-        explained = {**found, **explained}
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and not lo.added and (found := repeats.explain(hunks, texts, lo.unexplained)):
-        explained = {**found, **explained}  # assignments the code makes again, unread between
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (
-        found := switches.explain(hunks, texts, lo.unexplained, every, whole_diff)
-    ):  # parameters that only quiet logs
-        explained = {**found, **explained}
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (found := wrappers.explain(hunks, texts, lo.unexplained)):  # values wrapped to warn
-        explained = {**found, **explained}
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
-    if not lo.only and (found := reflow.explain(hunks, ctx.cfg.language_only, lo.unexplained, texts, strings)):
-        explained = {**found, **explained}  # the same code over other lines, constructs aside
-        lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
+    # the finders that read only what the ones before left unexplained, each asked while lines remain
+    finders: tuple[Callable[[], dict], ...] = (
+        lambda: equivalents.explain(hunks, texts, lo.unexplained),  # calls pointed elsewhere
+        lambda: equivalents.explain_inlined(hunks, texts, lo.unexplained),  # calls of what they return
+        lambda: {} if lo.added else repeats.explain(hunks, texts, lo.unexplained),  # assignments made again
+        lambda: switches.explain(hunks, texts, lo.unexplained, every, whole_diff),  # parameters that quiet logs
+        lambda: wrappers.explain(hunks, texts, lo.unexplained),  # values wrapped to warn
+        lambda: reflow.explain(hunks, ctx.cfg.language_only, lo.unexplained, texts, strings),  # code over other lines
+    )
+    for finder in finders:
+        if not lo.only and (found := finder()):
+            explained = {**found, **explained}
+            lo = hunks_mod.language_only(hunks, ctx.cfg.language_only, explained, strings)
     if not lo.only and not lo.added:  # only removals left: search the tree for their readers (a git grep)
         code = ctx.cfg.source_pathspecs
         texts = texts._replace(readers=lambda names: ctx.upstream_readers(f"{sha}^", names, code))

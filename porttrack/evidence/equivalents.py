@@ -88,25 +88,23 @@ _OPERATORS = frozenset("+-*/%@&|^~<>=!") | {"and", "or", "not", "in", "is", "if"
 def _spelled_out(calls: list[str], plain: list[str], path: str, side: Callable[[str], str | None]) -> bool:
     """Does `plain` read as `calls` with at least one call of a one-expression function (read on
     `side`, where `path` takes it from) replaced by the expression it returns?"""
-    sites = {
-        x
+    at = {
+        i
         for i, x in enumerate(calls)
         if x.isidentifier() and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != ".")
-    }
+    }  # where a plain name is called
     # a function put in for its calls is gone from `plain`, and so is any name only `calls` holds:
     # those must all be called, and only they are looked up (most hunks that change behaviour
     # fail this before any file is read)
     gone = {x for x in calls if x.isidentifier()} - set(plain)
-    if not gone or not gone <= sites:
+    if not gone or not gone <= {calls[i] for i in at}:
         return False
     bodies = {name: _returns(name, path, side) for name in gone}
     out: list[str] = []
     i = swapped = 0
     while i < len(calls):
         name = calls[i]
-        body = None
-        if name in bodies and calls[i + 1 : i + 2] == ["("] and (i == 0 or calls[i - 1] != "."):
-            body = bodies[name]
+        body = bodies.get(name) if i in at else None
         args = _arguments(calls, i + 1) if body is not None else None
         if body is None or args is None or len(args[0]) != len(body[0]):
             out.append(name)

@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from porttrack.evidence.refactor import Line, Texts, _parse
+from porttrack.evidence.refactor import Line, Texts, _parse, _same
 from porttrack.gitio import Hunk
 
 REPEATED = "repeated assignment"
@@ -33,9 +33,10 @@ def explain(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> dict[Line
         }
         if not any(text.count(x) > 1 for x in starts) or (tree := _parse(text)) is None:
             continue
+        removed = set(rows)
         for node in ast.walk(tree):
             for body in _bodies(node):
-                for first in _repeated(body, set(rows)):
+                for first in _repeated(body, removed):
                     span = [rows[r] for r in range(first.lineno, (first.end_lineno or first.lineno) + 1)]
                     out.update(((k, "old", i), REPEATED) for k, i in span if (k, i) in wanted)
     return out
@@ -67,10 +68,9 @@ def _repeated(body: list[ast.stmt], removed: set[int]) -> Iterable[ast.stmt]:
         name, value = bound
         if any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(value)):
             continue  # `x = f(x)` twice applies f twice: the repeat reads what the first made
-        shape = ast.dump(value)
         for later in body[j + 1 :]:
             again = _target(later)
-            if again is not None and again[0] == name and ast.dump(again[1]) == shape:
+            if again is not None and again[0] == name and _same([[ast.Expr(again[1])], [ast.Expr(value)]]):
                 if later.lineno not in removed:
                     yield node
                 break
