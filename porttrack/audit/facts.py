@@ -327,7 +327,7 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
                 start = h.old_start if text is before else h.new_start
                 if came := _from_lacked(s, hunks_mod.assigned_above(text, start - 1, local), outside):
                     tainted[local] = came
-        reads = [t for t in hunks_mod.tokens([line]) if t in tainted]
+        reads = sorted(t for t in hunks_mod.tokens([line]) if t in tainted)  # a set: sorted, so evidence is stable
         missing += [n for t in reads for n in tainted[t] if n not in missing]
         if _heads_a_changed_body(code, k):
             if missing or reads:
