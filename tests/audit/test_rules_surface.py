@@ -632,3 +632,26 @@ def test_an_empty_start_serves_what_the_local_is_later_set_from(tmp_path):
             ]
         else:
             assert got["verdict"] in ("real-gap", "owned", "blocked"), [got["reason"], got["evidence"]]
+
+
+def test_the_names_a_hunk_reaches_for_are_listed_the_same_in_every_run(tmp_path):
+    """A moved line that reads two locals bound from what the port lacks: the evidence lists what
+    they come from in one order, whatever the interpreter's hash seed (the locals are a set)."""
+    base = SCHED.replace(
+        "    def step(self, tokens):\n",
+        "    def step(self, tokens):\n        gate_b = self.widget_beta\n        gate_a = self.widget_alpha\n"
+        "        self.audit_trail.note(gate_b, gate_a)\n",
+    )
+    moved = base.replace("        self.audit_trail.note(gate_b, gate_a)\n", "").replace(
+        "        return compute_budget(tokens, self.budget)\n",
+        "        return compute_budget(tokens, self.budget)\n        self.audit_trail.note(gate_b, gate_a)\n",
+    )
+    port, _ = pair(tmp_path, [("[Metrics] Note last", {"vllm/core/sched.py": moved})], base_sched=base)
+    runs = set()
+    for seed in ("1", "2", "3", "4"):
+        out = json.loads(run_cli_process("audit", "--json", cwd=port, check_rc=0, env={"PYTHONHASHSEED": seed}).stdout)
+        (got,) = [r for r in out["results"] if r["part"] is None]
+        runs.add(tuple(ev for ev in got["evidence"] if "names nowhere" in ev))
+    assert len(runs) == 1, runs
+    (lines,) = runs
+    assert lines and all("widget_alpha, widget_beta" in ev for ev in lines), lines
