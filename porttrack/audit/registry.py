@@ -165,7 +165,7 @@ RULES: tuple[AuditRule, ...] = (
         "the change creates mirrored code files (not tests) that port files name as their source in a provenance "
         "header (none of whose pins is placed before the entry), and the created files hold more than half of "
         "the non-blank code lines the change adds to its mirrored code files, and no deferral record in those port "
-        "files names a symbol the change adds or changes (nor its PR): a file that exists only from this change on was the port's "
+        "files (a deviation is none: it carries the part its own way) names a symbol the change adds or changes (nor its PR): a file that exists only from this change on was the port's "
         "source, so the port was written from it as this change left it or later, however it named the code",
         "each created file and the port files that name it",
     ),
@@ -177,7 +177,7 @@ RULES: tuple[AuditRule, ...] = (
         "the upstream clone's `HEAD`) deleted it and added, in its folder, a file whose name shares its leading"
         " word (`foo_parser.py` then `foo_engine_parser.py`, git's rename detection aside: a rewrite shares too "
         "few lines for it), which port files name as their source in a provenance header, none pinned before "
-        "the entry, and no deferral record in those port files names a symbol the change adds or changes (nor"
+        "the entry, and no deferral record in those port files (deviations aside) names a symbol the change adds or changes (nor"
         " its PR): the new file exists only from that commit on, so the port was written from the upstream "
         "past this change, and what became of the change is in the file the port follows",
         "each replaced file, the commit that replaced it, its successor and the port files that name it",

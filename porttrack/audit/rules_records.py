@@ -424,10 +424,11 @@ def _written_from(rule: AuditRule, s: Subject) -> bool:
 
 def _leaves_part_out(s: Subject, port_files: set[str]) -> bool:
     """Does a deferral record in `port_files` name what the change adds or changes, or its PR? The
-    port's source files saying they left part of the change out: the record rules judge that."""
+    port's source files saying they left part of the change out: the record rules judge that. A
+    deviation there says the port carries that part its own way, as a port written from the file does."""
     own = sorted(set(s.syms.added) | set(s.syms.changed))
     prs = [s.e.pr] if s.e.pr is not None else []
-    return s.ctx.records.deferral_for([naming.parts(x)[-1] for x in own], prs, port_files) is not None
+    return s.ctx.records.omissions().deferral_for([naming.parts(x)[-1] for x in own], prs, port_files) is not None
 
 
 def _replaced(rule: AuditRule, s: Subject) -> bool:

@@ -9,6 +9,7 @@ scope and `docs/`, and cited by path:line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -44,11 +45,21 @@ class Record:
     def where(self) -> str:
         return f"{self.path}:{self.line}"
 
+    @property
+    def deviates(self) -> bool:
+        """Is its word a deviation's? That records the port doing the thing its own way, which is
+        not leaving it out."""
+        return self.deferral.lower().startswith("deviation")
+
 
 @dataclass
 class Records:
     deferrals: list[Record] = field(default_factory=list)
     citations: list[Record] = field(default_factory=list)  # lines citing a PR or a sha (no deferral word)
+
+    def omissions(self) -> Records:
+        """These records less the deviations: what the port says it left out."""
+        return dataclasses.replace(self, deferrals=[r for r in self.deferrals if not r.deviates])
 
     def deferral_for(
         self,

@@ -1113,6 +1113,20 @@ def test_a_port_file_that_records_part_of_its_source_left_out_is_judged_by_the_r
     assert r["[Core] Add a widget pool"]["rule"] != "written-from", r["[Core] Add a widget pool"]
 
 
+def test_a_deviation_in_the_port_file_written_from_the_created_file_is_no_omission(tmp_path):
+    """A deviation records that the port carries `release_block` its own way: the port was still
+    written from the file the change creates. The same line as a deferral leaves it out."""
+    rules = {}
+    for word in ("DEVIATION", "DEFERRED"):
+        noted = PORT_WIDGET.replace(
+            " private:", f" // {word}: release_block hands the block to the caller's free list.\n private:"
+        )
+        widget = {"src/core/widget.cpp": noted.format(pin="0123456789ab")}
+        _, r = pair(tmp_path / word, [("[Core] Add a widget pool", WIDGET)], port_extra=widget)
+        rules[word] = r["[Core] Add a widget pool"]["rule"]
+    assert rules["DEVIATION"] == "written-from" and rules["DEFERRED"] != "written-from", rules
+
+
 def test_a_created_test_file_a_port_test_cites_is_no_source_of_the_code(tmp_path):
     """A port's test that cites upstream's test says what it checks, not what the code carries."""
     created = {

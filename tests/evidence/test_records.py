@@ -90,3 +90,17 @@ def test_a_plain_word_of_a_records_prose_defers_no_one_word_name(tmp_path):
     assert recs.deferral_for(["widget_cap"], [], near)[1] == "widget_cap"  # a token with `_` is code
     for name in ("refresh", "_shrink", "reload"):  # a call, backticks, a member
         assert recs.deferral_for([name], [], near)[1] == name
+
+
+def test_omissions_leave_the_deviations_out(tmp_path):
+    recs = scan(
+        tmp_path,
+        {
+            "src/widget.cpp": "// DEVIATION: widget_cap is read from the config, not the env.\nint x;\n"
+            "// DEFERRED: spare_cache (no second tier yet).\nint y;\n"
+        },
+    )
+    assert [r.deviates for r in recs.deferrals] == [True, False]
+    assert recs.deferral_for(["widget_cap"], [], {"src/widget.cpp"}) is not None
+    assert recs.omissions().deferral_for(["widget_cap"], [], {"src/widget.cpp"}) is None
+    assert recs.omissions().deferral_for(["spare_cache"], [], {"src/widget.cpp"}) is not None
