@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
+from porttrack.evidence import hunks as hunks_mod
 from porttrack.evidence.refactor import Line, Texts, _code, _parse, _shape
 from porttrack.gitio import Hunk
 
@@ -78,8 +79,7 @@ def explain_inlined(hunks: list[Hunk], texts: Texts, lines: Iterable[Line]) -> d
 
 
 def _uncommented(line: str) -> list[str]:
-    tokens = _shape(line)
-    return tokens[: tokens.index("#")] if "#" in tokens else tokens
+    return _shape(hunks_mod.uncommented(line))
 
 
 _OPERATORS = frozenset("+-*/%@&|^~<>=!") | {"and", "or", "not", "in", "is", "if", "else", "lambda", ":"}

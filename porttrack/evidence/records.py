@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porttrack import gitio
+from porttrack.config import DEVIATION
 from porttrack.evidence.headers import SOURCE_EXT
 from porttrack.evidence.naming import norm
 
@@ -49,7 +50,7 @@ class Record:
     def deviates(self) -> bool:
         """Is its word a deviation's? That records the port doing the thing its own way, which is
         not leaving it out."""
-        return self.deferral.lower().startswith("deviation")
+        return self.deferral.lower().startswith(DEVIATION)
 
 
 @dataclass
