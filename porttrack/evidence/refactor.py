@@ -537,6 +537,9 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
         kept = {("old", i) for i, _ in old} | {("new", j) for j, _ in new}
         bound = [x for x in [*(("old", i) for i, _ in olds), *(("new", j) for j, _ in news)] if x not in kept]
         if len(old) != len(new) or not (old or bound):
+            if old and new and not bound and _reflowed_annotations(h, old, new, texts):
+                out.update(((k, "old", i), ANNOTATION) for i, _ in old)
+                out.update(((k, "new", j), ANNOTATION) for j, _ in new)
             continue
         # lines equal as written differ in indent alone, and indent in Python moves a line in or out of a block
         raw_old, raw_new = dict(olds), dict(news)
@@ -555,6 +558,28 @@ def _mechanics(hunks: list[Hunk], texts: Texts, every: list[Hunk]) -> dict[Line,
         for x in pairs:
             out[(k, "old", x.i)] = out[(k, "new", x.j)] = x.kind or COPY
     return out
+
+
+def _reflowed_annotations(h: Hunk, old: list[tuple[int, str]], new: list[tuple[int, str]], texts: Texts) -> bool:
+    """A `def` signature whose annotations changed as it was broken over other lines (a formatter
+    splits a line the new annotation made too long): every code line lies in a signature, and the
+    two sides, each joined into one line, are the same without their annotations and with no
+    trailing comma, but not the same as written."""
+    rows_before, _ = _signatures(texts.before(h.path))
+    rows_after, _ = _signatures(texts.after(h.path))
+    if any(h.old_start + i not in rows_before for i, _ in old) or any(
+        h.new_start + j not in rows_after for j, _ in new
+    ):
+        return False
+    a, b = (" ".join(uncommented(x).strip() for _, x in side) for side in (old, new))
+    return _untrailed(_unannotated(a).split()) == _untrailed(_unannotated(b).split()) and _untrailed(
+        _TOKEN.findall(a)
+    ) != _untrailed(_TOKEN.findall(b))
+
+
+def _untrailed(tokens: list[str]) -> list[str]:
+    """`tokens` less each comma that closes a list (`a, b,)`): a formatter adds one when it breaks the list."""
+    return [t for k, t in enumerate(tokens) if not (t == "," and k + 1 < len(tokens) and tokens[k + 1] in ")]}")]
 
 
 def _indent(line: str) -> int:

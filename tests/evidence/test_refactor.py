@@ -164,6 +164,27 @@ def test_annotations_of_a_signature_carry_no_behaviour(tmp_path):
     assert len(found) < changed_lines(hunks)
 
 
+def test_annotations_changed_as_the_signature_is_broken_over_lines_carry_no_behaviour(tmp_path):
+    # a formatter breaks the line the longer annotation made too long, with a trailing comma
+    after = LEDGER.replace(
+        "    def settle(self, keys: list[int], eager: bool = False) -> int:\n",
+        "    def settle(\n        self,\n        keys: Sequence[tuple[int, ...]],\n        eager: bool = False,\n    ) -> int:\n",
+    )
+    found, hunks = explained(tmp_path, {"m.py": LEDGER}, {"m.py": after})
+    assert kinds(found) == {refactor.ANNOTATION}
+    assert len(found) == changed_lines(hunks)
+    # a default changed on the way is behaviour
+    found, hunks = explained(tmp_path / "b", {"m.py": LEDGER}, {"m.py": after.replace("= False,", "= True,")})
+    assert len(found) < changed_lines(hunks)
+    # so is a parameter added as the line is broken
+    found, hunks = explained(
+        tmp_path / "c",
+        {"m.py": LEDGER},
+        {"m.py": after.replace("        self,\n", "        self,\n        limit=0,\n")},
+    )
+    assert len(found) < changed_lines(hunks)
+
+
 def test_an_annotated_line_outside_a_signature_is_behaviour(tmp_path):
     # a dict entry reads like a parameter (`name: value,`); only a `def` signature holds annotations
     before = "TABLE = {\n    step: 1,\n}\n"
