@@ -43,17 +43,23 @@ def _content_states(s: Subject) -> list[Judged]:
         read = hunks_mod.without_string_lines(h, *texts)
         if h.path not in local_names:
             local_names[h.path] = _plain_locals(s, h.path, hunks, texts[1])
-        unspoken = local_names[h.path]
-        st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after, unspoken)
+        judge = functools.partial(
+            compare_mod.compare,
+            read,
+            constructs=s.ctx.cfg.language_only,
+            before=before,
+            unspoken=local_names[h.path],
+            language=hunks_mod.stdlib_names(texts[0]) | hunks_mod.stdlib_names(texts[1]),
+        )
+        st = judge(port, after=after)
         if st.old_found and (still := _still_used_elsewhere(s, h.path, files, st.old_found)):
             # an old-side token another upstream file of the compared port files still uses after
             # the change is in the port because of that file: it says nothing of this hunk's old side
-            st = compare_mod.compare(read, port, s.ctx.cfg.language_only, before, after | still, unspoken)
+            st = judge(port, after=after | still)
         if h.path in s.unmapped and (twins := _twins(s, h, defining)):
             # a twin with this hunk's new side has it ported; one without it says nothing, since
             # upstream changed only this copy
-            twin_port = s.ctx.port_tokens_of(tuple(twins))
-            twin = compare_mod.compare(read, twin_port, s.ctx.cfg.language_only, before, after, unspoken)
+            twin = judge(s.ctx.port_tokens_of(tuple(twins)), after=after)
             if twin.state == "ported":
                 files, st = twins, twin
         if st.state == "neutral" and (found := _rows_found(s, read, files)):

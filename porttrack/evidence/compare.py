@@ -139,12 +139,14 @@ def compare(
     before: frozenset[str] | None = None,
     after: frozenset[str] | None = None,
     unspoken: frozenset[str] = frozenset(),
+    language: frozenset[str] = frozenset(),
 ) -> HunkState:
     """Where one hunk stands in the port: new side present and old side gone is `ported`; neither
     side present is `absent` (the port lacks the code it edits); anything else is `gap`. An old
     side is "gone" only from port files that exist: with none, a deletion tells nothing. A token of
-    `unspoken` (a name the upstream author chose, such as a local) tells only where the port has it."""
-    new, old = distinctive(hunk, constructs, before, after)
+    `unspoken` (a name the upstream author chose, such as a local) tells only where the port has it;
+    one of `language` (the file's imports from the standard library) tells nothing (`distinctive`)."""
+    new, old = distinctive(hunk, constructs, before, after, language)
     # a new host or device mirror of an array the port has tells nothing either way (`_mirrors`)
     new -= _mirrors(new, port)
     # a port may spell an unspoken name its own way: where the port lacks it, it does not count

@@ -10,6 +10,7 @@ import itertools
 import keyword
 import re
 import sys
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from porttrack.gitio import Hunk
@@ -212,22 +213,30 @@ _BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist)  # min, len, No
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^#\n]+)", re.M)
 
 
+def _imported(text: str) -> Iterator[tuple[str, str]]:
+    """(module, name bound) for each name a Python file's import statements bind."""
+    for src, names in _IMPORT.findall(text):
+        for part in names.strip("() \t").replace("\n", " ").split(","):
+            bits = part.split()
+            if bits:
+                yield src or bits[0], bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0].split(".")[0]
+
+
 @functools.lru_cache(maxsize=FILE_VERSIONS)  # asked once per hunk of a file; the file's text is the key
 def outside_names(text: str, package: str) -> frozenset[str]:
     """The names a Python file binds by importing from outside `package` (the standard library, torch,
     typing...): the language's and the libraries' words, which a port in another language spells its
     own way, never a feature it lacks."""
-    out: set[str] = set()
-    for src, names in _IMPORT.findall(text):
-        for part in names.strip("() \t").replace("\n", " ").split(","):
-            bits = part.split()
-            if not bits:
-                continue
-            module = src or bits[0]
-            if module.startswith(".") or module.split(".")[0] == package:
-                continue
-            out.add(bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0].split(".")[0])
-    return frozenset(out)
+    return frozenset(
+        name for module, name in _imported(text) if not module.startswith(".") and module.split(".")[0] != package
+    )
+
+
+@functools.lru_cache(maxsize=FILE_VERSIONS)
+def stdlib_names(text: str) -> frozenset[str]:
+    """The names a Python file imports from the standard library (`cast`, `Collection`, `dataclass`):
+    the language's own words, which no port in another language spells as Python does."""
+    return frozenset(name for module, name in _imported(text) if module.split(".")[0] in _STDLIB)
 
 
 @functools.lru_cache(maxsize=64)  # a line table per version, cheap to rebuild: only the last few kept
@@ -550,11 +559,14 @@ def distinctive(
     constructs: dict[str, str] | None = None,
     before: frozenset[str] | None = None,
     after: frozenset[str] | None = None,
+    language: frozenset[str] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """(tokens only the new side has, tokens only the old side has), for identifiers, numbers and
     strings a port could spell the same way; bare operators and one-letter names tell nothing alone.
     Comments, docstrings, raise statements and language-only constructs are left out: they are no
-    behaviour a port spells the upstream's way.
+    behaviour a port spells the upstream's way. So are the language's own words (builtins such as
+    `getattr` or `AttributeError`, standard-library modules, and the names in `language`: what the
+    file imports from the standard library), which a port in another language spells its own way.
 
     With the whole file's tokens `before` and `after` the change, a new token must be new to the
     file and an old one gone from it: a name the file already used is in any port of that file, so
@@ -571,7 +583,7 @@ def distinctive(
             return len(t) > 4
         if t[0].isdigit():
             return t not in ("0", "1", "2")
-        if t in _STDLIB:
+        if language_word(t, language):
             return False
         return (len(t) >= 4 and t[0].isalpha()) or (t.startswith("_") and len(t) > 4)
 

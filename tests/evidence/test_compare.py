@@ -41,6 +41,25 @@ def test_an_unspoken_name_tells_only_where_the_port_has_it():
     assert compare.compare(h, same, unspoken=frozenset({"usable_budget"})).new_found == ["free_budget", "usable_budget"]
 
 
+def test_the_languages_own_words_tell_nothing():
+    # a builtin exception and a name from the standard library: a C++ port spells neither so
+    h = hunk(
+        ["    stride = layout.stride_order()"],
+        ["    try:", "        stride = cast(Layout, layout).block_stride_order()", "    except AttributeError:"],
+    )
+    port = compare.port_tokens("auto stride = layout.BlockStrideOrder();")
+    got = compare.compare(h, port)  # the builtin never counts
+    assert (got.state, got.new_found, got.new_missing) == ("gap", ["Layout", "block_stride_order"], ["cast"])
+    got = compare.compare(h, port, language=hunks.stdlib_names("from typing import cast\n"))
+    assert (got.state, got.new_found, got.new_missing) == ("ported", ["Layout", "block_stride_order"], [])
+
+
+def test_the_standard_librarys_names_are_those_a_file_imports_from_it():
+    text = "import os\nfrom typing import cast, TYPE_CHECKING\nfrom collections.abc import Collection as C\n"
+    text += "from vllm.config import VllmConfig\nimport torch\nfrom .utils import helper\n"
+    assert hunks.stdlib_names(text) == {"os", "cast", "TYPE_CHECKING", "C"}
+
+
 def test_a_c_family_hunk_loses_its_comments_and_a_python_hunk_keeps_its_floor_division():
     lines = [
         "// one thread per block",
