@@ -252,9 +252,11 @@ RULES: tuple[AuditRule, ...] = (
         "surface-absent",
         _untouched,
         "the upstream diff can be read, no hunk in a file the port maps leaves work (each only removes code "
-        "the port lacks, or serves what the port lacks: see Content evidence), no hunk's new side is in the "
-        "port, and every hunk that adds code lies in a file with no port counterpart and names something "
-        "the port lacks, or lies in a class or function the port lacks",
+        "the port lacks, or serves what the port lacks: see Content evidence), and every hunk that adds code "
+        "lies in a file with no port counterpart and names something the port lacks, or lies in a class or "
+        "function the port lacks. Hunks whose new side is in the port may stand beside such a hunk: the "
+        "part the port made does not outweigh the part that waits on a surface it lacks (a reader labels a "
+        "change by the part that needs the most), but a change with no such hunk is no surface-absent one",
         "each hunk's state, and an `absent` gate per name the port lacks (at most three)",
     ),
     AuditRule(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from porttrack.evidence import hunks as hunks_mod, naming
 from porttrack.model import Gate
 from porttrack.audit.results import _definition, _owner_class, _slug
-from porttrack.audit.subject import AuditRule, Subject, _changed, _pins_at_or_past
+from porttrack.audit.subject import AuditRule, Judged, Subject, _changed, _pins_at_or_past
 from porttrack.audit.gating import _absent_gates, _lacking_gates
 from porttrack.audit.facts import _content_absent, _content_ported, _content_states, _names
 
@@ -129,18 +129,22 @@ def _reached(s: Subject, symbol: str) -> bool:
 
 
 def _untouched(rule: AuditRule, s: Subject) -> bool:
-    """No hunk leaves work in a file the port maps: each there only removes what the port lacks, or
-    serves what the port lacks; what the change adds lies in files with no port counterpart, and
-    names only what the port lacks. The port's files hold nothing the change edits, so the code it
-    adds waits on a surface the port does not have. Hunks with nothing telling say nothing either
-    way; a change made only of them is left to the rules below."""
+    """No hunk leaves work in a file the port maps: each there only removes what the port lacks,
+    serves what the port lacks, or is made in the port already; what the change adds lies in files
+    with no port counterpart, and names only what the port lacks. So the code it adds waits on a
+    surface the port does not have, and a part the port made does not outweigh it (a reader's label
+    takes the part that needs the most). Hunks with nothing telling say nothing either way; a change
+    made only of them is left to the rules below."""
     states = _content_states(s)
     if any(j.kind == "gap" and j.mapped for j in states):
         return False
-    if any(j.kind == "ported" and j.state.new_found for j in states):
-        return False  # new code the port has is the change (partly) made, or all of it: not absent
+    made = [j for j in states if j.kind == "ported" and j.state.new_found]
+    if made and not any(j.kind == "gap" for j in states):
+        return False  # the change made in the port, all of it that tells: not absent
     names = []
     for j in states:
+        if j in made:
+            continue
         if j.kind == "ported":  # only removed lines, of which the port has none
             names += _lacked(s, j.hunk, j.state.old_missing, f"{s.e.sha}^")
         elif j.kind == "gap":  # in a file with no counterpart: what it adds the port lacks, or it is work
@@ -151,12 +155,19 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     _lacking_gates(s, states, names)
     if not s.res.gates:  # nothing absent can be named: no gate could ever say the entry became real
         return False
-    kinds = sorted({("removes only what the port lacks" if j.kind == "ported" else j.kind) for j in states})
+    kinds = sorted({_told(j, made) for j in states})
     return s.fire(
         rule,
         f"no hunk leaves work in a file the port maps ({', '.join(kinds)}); "
         f"what the change names the port lacks: {', '.join(g.probe for g in s.res.gates)}",
     )
+
+
+def _told(j: Judged, made: list[Judged]) -> str:
+    """What one hunk's state says, for `_untouched`'s reason."""
+    if j.kind != "ported":
+        return j.kind
+    return "made in the port" if j in made else "removes only what the port lacks"
 
 
 def _lacked(s: Subject, h, tokens: list[str], rev: str) -> list[str]:

@@ -309,8 +309,11 @@ def test_untouched_needs_every_addition_outside_the_ports_files_to_name_what_it_
     had = judged_hunk("gap", new_missing=["Scheduler"], mapped=False, path=PAGER_PY)
     both = [elsewhere, had]  # the second adds, where the port has no file, a name the port has: work
     assert fires(world, "untouched", mirrored=[SCHED_PY, PAGER_PY], unmapped=[PAGER_PY], content=both) is None
+    # a part made in the port does not outweigh the part that waits on a surface the port lacks
     ported = judged_hunk("ported", new_found=["request_floor"], old_missing=["request"])
-    assert fires(world, "untouched", content=[elsewhere, ported]) is None  # new code the port has
+    r = fires(world, "untouched", mirrored=[SCHED_PY, PAGER_PY], unmapped=[PAGER_PY], content=[elsewhere, ported])
+    assert r is not None and r.verdict == "surface-absent" and "made in the port" in r.reason
+    assert fires(world, "untouched", content=[ported]) is None  # the change made, all of it: not absent
 
 
 def test_ported_needs_every_added_symbol_and_a_pin_past_the_entry(world):

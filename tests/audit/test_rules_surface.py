@@ -655,3 +655,27 @@ def test_the_names_a_hunk_reaches_for_are_listed_the_same_in_every_run(tmp_path)
     assert len(runs) == 1, runs
     (lines,) = runs
     assert lines and all("widget_alpha, widget_beta" in ev for ev in lines), lines
+
+
+def test_a_part_the_port_made_does_not_outweigh_a_part_that_waits_on_a_surface_it_lacks(tmp_path):
+    """A change that frees a request's blocks in the scheduler, which the port already does, and adds
+    a trimming policy in a file the port has no counterpart of, on names the port lacks: the part the
+    port made leaves nothing, and the rest waits on a surface the port lacks, so `untouched` says
+    surface-absent (a reader takes the part that needs the most). Where the change is the
+    scheduler's part alone, it is ported."""
+    freed = edit("        return request\n", "        return release_pool_blocks(request)\n")
+    policy = (
+        "def trim_request(request, max_trim_tokens):\n"
+        "    budget = compute_budget(request, 2)\n"
+        "    return shorten_tokens(budget, max_trim_tokens)\n"
+    )
+    port = PORT_SCHED.replace("{{ return request; }}", "{{ return ReleasePoolBlocks(request); }}")
+    subject = "[Core] Free blocks, and trim requests"
+    change = [(subject, {**freed, "vllm/trim/policy.py": policy})]
+    _, r = pair(tmp_path / "made", change, port_sched=port)
+    got = r[subject]
+    assert (got["verdict"], got["rule"]) == ("surface-absent", "untouched"), [got["reason"], got["evidence"]]
+    assert "made in the port" in got["reason"], got["reason"]
+    assert got["gates"] and {g["probe"] for g in got["gates"]} <= {"trim_request", "max_trim_tokens", "shorten_tokens"}
+    _, r = pair(tmp_path / "alone", [(subject, freed)], port_sched=port)
+    assert (r[subject]["verdict"], r[subject]["rule"]) == ("ported", "content-ported"), r[subject]
