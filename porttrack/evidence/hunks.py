@@ -215,11 +215,26 @@ _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\
 
 def _imported(text: str) -> Iterator[tuple[str, str]]:
     """(module, name bound) for each name a Python file's import statements bind."""
-    for src, names in _IMPORT.findall(text):
+    for src, names in _import_statements(text):
         for part in names.strip("() \t").replace("\n", " ").split(","):
             bits = part.split()
             if bits:
                 yield src or bits[0], bits[-1] if len(bits) == 3 and bits[1] == "as" else bits[0].split(".")[0]
+
+
+def _import_statements(text: str) -> Iterator[tuple[str | None, str]]:
+    """`_IMPORT`'s groups for each import statement of `text`, tried only at the lines that hold the
+    word: a line-anchored pattern searched over a whole file tries every position of it, ten times
+    the cost of finding the word."""
+    done, at = -1, text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if start > done:  # not inside a statement already read (a parenthesised list over lines)
+            m = _IMPORT.match(text, start)
+            done = m.end() if m else start
+            if m:
+                yield m.group(1), m.group(2)
+        at = text.find("import", at + 6)
 
 
 @functools.lru_cache(maxsize=FILE_VERSIONS)  # asked once per hunk of a file; the file's text is the key

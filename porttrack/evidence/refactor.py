@@ -565,16 +565,15 @@ def _reflowed_annotations(h: Hunk, old: list[tuple[int, str]], new: list[tuple[i
     splits a line the new annotation made too long): every code line lies in a signature, and the
     two sides, each joined into one line, are the same without their annotations and with no
     trailing comma, but not the same as written."""
+    a, b = (" ".join(uncommented(x).strip() for _, x in side) for side in (old, new))
+    if _untrailed(_unannotated(a).split()) != _untrailed(_unannotated(b).split()):
+        return False
+    if _untrailed(_TOKEN.findall(a)) == _untrailed(_TOKEN.findall(b)):
+        return False  # the same code over other lines: the reflow finder's
+    # the files are parsed only now, for the few hunks the text alone could not rule out
     rows_before, _ = _signatures(texts.before(h.path))
     rows_after, _ = _signatures(texts.after(h.path))
-    if any(h.old_start + i not in rows_before for i, _ in old) or any(
-        h.new_start + j not in rows_after for j, _ in new
-    ):
-        return False
-    a, b = (" ".join(uncommented(x).strip() for _, x in side) for side in (old, new))
-    return _untrailed(_unannotated(a).split()) == _untrailed(_unannotated(b).split()) and _untrailed(
-        _TOKEN.findall(a)
-    ) != _untrailed(_TOKEN.findall(b))
+    return all(h.old_start + i in rows_before for i, _ in old) and all(h.new_start + j in rows_after for j, _ in new)
 
 
 def _untrailed(tokens: list[str]) -> list[str]:
