@@ -226,15 +226,15 @@ def _import_statements(text: str) -> Iterator[tuple[str | None, str]]:
     """`_IMPORT`'s groups for each import statement of `text`, tried only at the lines that hold the
     word: a line-anchored pattern searched over a whole file tries every position of it, ten times
     the cost of finding the word."""
-    done, at = -1, text.find("import")
+    at = text.find("import")
     while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        if start > done:  # not inside a statement already read (a parenthesised list over lines)
-            m = _IMPORT.match(text, start)
-            done = m.end() if m else start
-            if m:
-                yield m.group(1), m.group(2)
-        at = text.find("import", at + 6)
+        m = _IMPORT.match(text, text.rfind("\n", 0, at) + 1)
+        if m:
+            yield m.group(1), m.group(2)
+        # a statement starts a line, so the search goes on from the next line: past the statement
+        # read (a parenthesised list may span lines), or past this line; each line is read once
+        resume = text.find("\n", m.end() if m else at)
+        at = text.find("import", resume) if resume != -1 else -1
 
 
 @functools.lru_cache(maxsize=FILE_VERSIONS)  # asked once per hunk of a file; the file's text is the key

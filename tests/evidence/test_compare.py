@@ -58,6 +58,10 @@ def test_the_standard_librarys_names_are_those_a_file_imports_from_it():
     text = "import os\nfrom typing import cast, TYPE_CHECKING\nfrom collections.abc import Collection as C\n"
     text += "from vllm.config import VllmConfig\nimport torch\nfrom .utils import helper\n"
     assert hunks.stdlib_names(text) == {"os", "cast", "TYPE_CHECKING", "C"}
+    # a list over lines, the word in a comment or a name, and an import inside a function
+    text = "from dataclasses import (\n    field,\n    important_field,\n)  # import nothing more\n"
+    text += "x = 'the important part'\ndef f():\n    import json\n" + "# import " * 5000 + "\n"
+    assert hunks.stdlib_names(text) == {"field", "important_field", "json"}
 
 
 def test_a_c_family_hunk_loses_its_comments_and_a_python_hunk_keeps_its_floor_division():
