@@ -138,12 +138,11 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     states = _content_states(s)
     if any(j.kind == "gap" and j.mapped for j in states):
         return False
-    made = [j for j in states if j.kind == "ported" and j.state.new_found]
-    if made and not any(j.kind == "gap" for j in states):
+    if any(_made(j) for j in states) and not any(j.kind == "gap" for j in states):
         return False  # the change made in the port, all of it that tells: not absent
     names = []
     for j in states:
-        if j in made:
+        if _made(j):
             continue
         if j.kind == "ported":  # only removed lines, of which the port has none
             names += _lacked(s, j.hunk, j.state.old_missing, f"{s.e.sha}^")
@@ -155,7 +154,7 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     _lacking_gates(s, states, names)
     if not s.res.gates:  # nothing absent can be named: no gate could ever say the entry became real
         return False
-    kinds = sorted({_told(j, made) for j in states})
+    kinds = sorted({_told(j) for j in states})
     return s.fire(
         rule,
         f"no hunk leaves work in a file the port maps ({', '.join(kinds)}); "
@@ -163,11 +162,17 @@ def _untouched(rule: AuditRule, s: Subject) -> bool:
     )
 
 
-def _told(j: Judged, made: list[Judged]) -> str:
+def _made(j: Judged) -> bool:
+    """Is the hunk's new side in the port (a `ported` state with something found, not one whose old
+    side is gone only because the port never had it)?"""
+    return j.kind == "ported" and bool(j.state.new_found)
+
+
+def _told(j: Judged) -> str:
     """What one hunk's state says, for `_untouched`'s reason."""
     if j.kind != "ported":
         return j.kind
-    return "made in the port" if j in made else "removes only what the port lacks"
+    return "made in the port" if _made(j) else "removes only what the port lacks"
 
 
 def _lacked(s: Subject, h, tokens: list[str], rev: str) -> list[str]:
