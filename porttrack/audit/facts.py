@@ -695,6 +695,7 @@ def _blockers(s: Subject) -> dict[int, list[str]]:
             continue
         if a in waits and sym not in s.present and (sym in s.syms.changed or _named_in_code(s, sym)):
             out.setdefault(a, []).append(f"uses {sym}, which entry {a} adds and the port lacks")
+            s.lacked.setdefault(a, []).append(sym)
     for b, stage in ctx.series_edges.get(e.n, {}).items():
         if b in waits:
             out.setdefault(b, []).append(f"earlier series stage {stage} is not ported")
@@ -709,3 +710,12 @@ def _verdict_of(ctx: _Ctx, n: int) -> tuple[str, list[Gate]]:
         return r.verdict, r.gates
     other = ctx.queue.entry(n)
     return (other.verdict, other.gates) if other is not None else ("", [])
+
+
+def _rule_of(ctx: _Ctx, n: int) -> str:
+    """The rule behind an entry's verdict, as this run judged it (else as recorded)."""
+    r = ctx.results.get(n)
+    if r is not None:
+        return r.rule
+    other = ctx.queue.entry(n)
+    return other.rule if other is not None else ""

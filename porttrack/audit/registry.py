@@ -263,9 +263,12 @@ RULES: tuple[AuditRule, ...] = (
         "absent-blockers",
         "surface-absent",
         _absent_blockers,
-        "the entry would be blocked, and every entry it waits on is `surface-absent` (in this run, or as recorded; "
-        "an entry judged `ported` is nothing to wait on, as in `blocked`)",
-        "the blockers, and a copy of their `absent` gates",
+        "the entry would be blocked, and every entry it waits on is `surface-absent`, or `real-gap` by "
+        "`deferred`: the port records that change as left out, so nothing schedules this one until the choice "
+        "is undone (in this run, or as recorded; an entry judged `ported` is nothing to wait on, as in `blocked`)",
+        "the blockers, a copy of their `absent` gates, an `absent` gate per name it uses of an entry the port "
+        "left out (with none, nothing gates it and it stays `blocked`), and an `entry-ported` gate on that "
+        "entry, live once it is ported",
     ),
     AuditRule(
         "blocked",

@@ -6,25 +6,43 @@ from __future__ import annotations
 from porttrack.evidence import owners as owners_mod
 from porttrack.model import Gate
 from porttrack.audit.subject import AuditRule, Subject, _changed_lines, _what_row_cites
-from porttrack.audit.facts import _blockers, _verdict_of
+from porttrack.audit.facts import _blockers, _rule_of, _verdict_of
+from porttrack.audit.gating import _absent_gates
 
 
 def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
-    """Blocked only on entries whose surface the port lacks: the entry's surface is absent too. An
-    entry judged ported is nothing to wait on, as `blocked` says."""
+    """Blocked only on entries whose surface the port lacks, or that the port records as left out: the
+    entry's surface is absent too, and nothing schedules it until that choice is undone. An entry
+    judged ported is nothing to wait on, as `blocked` says."""
     ctx = s.ctx
     blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
     if not blockers:
         return False
     judged = {b: _verdict_of(ctx, b) for b in blockers}
-    if any(v != "surface-absent" for v, _ in judged.values()):
+    left_out = {b for b, (v, _) in judged.items() if v == "real-gap" and _rule_of(ctx, b) == "deferred"}
+    if any(v != "surface-absent" and b not in left_out for b, (v, _) in judged.items()):
         return False
+    kept = len(s.ev), len(s.res.gates)
     for b, (_, gs) in sorted(judged.items()):
-        s.ev.append(f"waits on entry {b}, which is surface-absent: {'; '.join(blockers[b])}")
+        state = "the port records as left out" if b in left_out else "is surface-absent"
+        s.ev.append(f"waits on entry {b}, which {state}: {'; '.join(blockers[b])}")
         for g in gs:
             if g.kind == "absent" and all(x.id != g.id for x in s.res.gates):
                 s.res.gates.append(Gate(**{**g.__dict__, "scope": list(g.scope)}))
-    return s.fire(rule, "waits only on surface-absent entries " + ", ".join(map(str, sorted(judged))))
+    # what it uses of a left-out entry is absent here: gated like any surface the port lacks
+    _absent_gates(s, sorted({x for b in left_out for x in s.lacked.get(b, [])} - {g.probe for g in s.res.gates}))
+    if not any(g.kind in ("absent", "count") for g in s.res.gates):  # nothing to gate on: it stays blocked
+        del s.ev[kept[0] :], s.res.gates[kept[1] :]
+        return False
+    s.res.gates += [_entry_gate(ctx, b) for b in sorted(left_out)]  # live once the port takes it after all
+    absent = sorted(set(judged) - left_out)
+    said = [f"surface-absent entries {', '.join(map(str, absent))}"] if absent else []
+    said += [f"entries the port records as left out {', '.join(map(str, sorted(left_out)))}"] if left_out else []
+    return s.fire(rule, "waits only on " + " and ".join(said))
+
+
+def _entry_gate(ctx, b: int) -> Gate:
+    return Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
 
 
 def _blocked(rule: AuditRule, s: Subject) -> bool:
@@ -38,9 +56,7 @@ def _blocked(rule: AuditRule, s: Subject) -> bool:
     for b, why in sorted(blockers.items()):
         other = ctx.queue.entry_of(b)
         s.ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
-        res.gates.append(
-            Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
-        )
+        res.gates.append(_entry_gate(ctx, b))
     return s.fire(rule, "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items())))
 
 

@@ -480,6 +480,7 @@ class Subject:
     unmapped: list[str] = field(default_factory=list)  # of `mirrored`, code files with no port counterpart
     namesake_classes: dict[str, str | None] = field(default_factory=dict)  # class -> why it is a namesake (has_class)
     blockers: dict[int, list[str]] | None = None  # entry -> why it waits on it (computed once)
+    lacked: dict[int, list[str]] = field(default_factory=dict)  # entry -> what it adds, this one uses, the port lacks
     content: list[Judged] | None = None  # _content_states (computed once)
     defining: dict[str, set[str]] | None = None  # facts._defining_by_symbol (computed once)
     read_only_lacking: dict[str, bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks, per name

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from conftest import run_cli
-from audit_pair import FIRST_TEST, SCHED, beside_tests, pair, edit, steps
+from audit_pair import FIRST_TEST, PORT_SCHED, SCHED, beside_tests, pair, edit, steps
 
 from porttrack.queue import file as queuefile
 
@@ -36,6 +36,38 @@ def test_blocked_only_on_surface_absent_entries_is_surface_absent(tmp_path):
     assert r["[Spec] Proposer helper"]["verdict"] == "surface-absent"
     assert (use["verdict"], use["rule"]) == ("surface-absent", "absent-blockers"), use
     assert use["gates"] and all(g["kind"] == "absent" for g in use["gates"])
+
+
+def test_blocked_on_an_entry_the_port_left_out_on_purpose_is_surface_absent(tmp_path):
+    """The port records the member an earlier entry adds as DEFERRED: a later entry that uses it has
+    no surface to land on until that choice is undone. Without the record it is blocked work."""
+    adds = (
+        "[Spec] Budget for drafts",
+        "    def free(self, request):\n",
+        "    def spec_budget(self):\n        return 0\n\n    def free(self, request):\n",
+    )
+    uses = (
+        "[Core] Spend the draft budget",
+        "        return request\n",
+        "        return request + self.spec_budget()\n",
+    )
+    record = PORT_SCHED.replace(
+        "class Scheduler {{", "// DEFERRED: spec_budget (speculative decoding)\nclass Scheduler {{"
+    )
+    _, r = pair(tmp_path / "record", steps(adds, uses), port_sched=record)
+    made = r["[Spec] Budget for drafts"]
+    assert (made["verdict"], made["rule"]) == ("real-gap", "deferred"), made
+    use = r["[Core] Spend the draft budget"]
+    assert (use["verdict"], use["rule"]) == ("surface-absent", "absent-blockers"), use
+    assert use["reason"] == "waits only on entries the port records as left out 1"
+    assert [(g["kind"], g.get("probe") or g.get("entry")) for g in use["gates"]] == [
+        ("absent", "spec_budget"),  # what it uses of the left-out entry, as any absent surface is gated
+        ("entry-ported", 1),  # live once the port takes that entry after all
+    ]
+    assert use["gates"][0]["control"], use["gates"][0]  # a zero with its positive control
+    _, r = pair(tmp_path / "none", steps(adds, uses))
+    use = r["[Core] Spend the draft budget"]
+    assert (use["verdict"], use["rule"]) == ("blocked", "blocked"), use
 
 
 def test_a_logger_an_earlier_entry_adds_blocks_nothing(tmp_path):

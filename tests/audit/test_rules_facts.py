@@ -99,11 +99,11 @@ def world(tmp_path_factory):
 @contextlib.contextmanager
 def subject(world, e, syms: EntrySymbols, files=None, *, queue=None, judged=None, **facts):
     """A fresh Subject of entry `e` in a fresh run context (`judged`: what this run already said of
-    other entries, {n: (verdict, gates)}); `facts` set its fields by hand. Closed on leaving."""
+    other entries, {n: (verdict, gates[, rule])}); `facts` set its fields by hand. Closed on leaving."""
     queue = queue or world.queue
     ctx = _Ctx(world.cfg, queue, world.probes, world.rows, None, queue.entries)
-    for b, (verdict, gates) in (judged or {}).items():
-        ctx.results[b] = Result(b, None, verdict, verdict, "", gates=list(gates))
+    for b, (verdict, gates, *rule) in (judged or {}).items():  # the rule defaults to the verdict's name
+        ctx.results[b] = Result(b, None, verdict, rule[0] if rule else verdict, "", gates=list(gates))
     try:
         yield Subject(
             ctx, e, e, syms, e.files if files is None else files, Result(e.n, None, "unclassified", "", ""), **facts
@@ -124,6 +124,7 @@ def fires(
     under=None,
     content=(),
     blockers=None,
+    lacked=None,
     judged=None,
     entry=None,
     rules=(),
@@ -137,6 +138,7 @@ def fires(
         unmapped=list(unmapped),
         content=list(content),
         blockers=blockers,
+        lacked=dict(lacked or {}),
     )
     syms = EntrySymbols(list(added), list(changed))
     with subject(world, entry or queue.entry(n), syms, queue=queue, judged=judged, **facts) as s:
@@ -342,6 +344,31 @@ def test_absent_blockers_follow_the_verdict_of_the_entry_waited_on(world):
     both = {**why, 3: ["uses Gizmo, which entry 3 adds and the port lacks"]}
     r = fires(world, "absent-blockers", n=2, blockers=both, judged={1: ("surface-absent", [gate]), 3: ("ported", [])})
     assert r is not None and r.reason == "waits only on surface-absent entries 1", r
+
+
+def test_an_entry_the_port_records_as_left_out_is_waited_on_as_an_absent_surface(world):
+    """A blocker that is work only through a deferral record: the port chose to leave it out, so an
+    entry that builds on it has no surface to land on. What it uses of that entry is gated as absent,
+    and a gate on the entry goes live once it is ported. Work of any other kind still blocks."""
+    why, lacked = {1: ["uses Pager, which entry 1 adds and the port lacks"]}, {1: ["Pager"]}
+    left_out = {1: ("real-gap", [], "deferred")}
+    r = fires(world, "absent-blockers", n=2, changed=["Pager"], blockers=why, lacked=lacked, judged=left_out)
+    assert r is not None and r.verdict == "surface-absent", r
+    assert r.reason == "waits only on entries the port records as left out 1"
+    assert [(g.kind, g.probe or g.entry) for g in r.gates] == [("absent", "Pager"), ("entry-ported", 1)]
+    work = {1: ("real-gap", [], "real-gap")}
+    assert fires(world, "absent-blockers", n=2, changed=["Pager"], blockers=why, lacked=lacked, judged=work) is None
+    # nothing of it to gate on (a series stage names no symbol): it stays blocked
+    stage = {1: ["earlier series stage [1/N][Pager] is not ported"]}
+    assert fires(world, "absent-blockers", n=2, blockers=stage, judged=left_out) is None
+    both = {**why, 3: ["uses Gizmo, which entry 3 adds and the port lacks"]}
+    gate = Gate(id="gizmo-absent", kind="absent", probe="Gizmo", scope=["src"])
+    judged = {**left_out, 3: ("surface-absent", [gate])}
+    r = fires(world, "absent-blockers", n=2, blockers=both, judged=judged)
+    assert r is not None and r.reason == (
+        "waits only on surface-absent entries 3 and entries the port records as left out 1"
+    ), r
+    assert [g.kind for g in r.gates] == ["absent", "entry-ported"]
 
 
 def test_blocked_waits_only_on_entries_not_ported(world):
