@@ -524,7 +524,7 @@ def audit(
     for note in notes:
         out.print(visible(note), markup=False, soft_wrap=True)
     for n, blockers in ready:
-        out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} ported.", markup=False)
+        out.print(f"entry {n} is actionable now: {', '.join(map(str, blockers))} settled.", markup=False)
     counts = Counter(r.verdict for r in result.results)
     out.print(
         f"{_plural(len(result.results), 'verdict')}: "

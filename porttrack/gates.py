@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from porttrack.evidence import naming
-from porttrack.model import Entry, Gate
+from porttrack.model import SETTLED, Entry, Gate
 
 HOLDS, LIVE, UNTRUSTED, INCOMPLETE = "holds", "live", "untrusted", "incomplete"
 
@@ -74,7 +74,8 @@ def counterpart_state(g: Gate, counterparts: list[str]) -> GateState:
 
 
 def entry_state(g: Gate, waited: Entry | None) -> GateState:
-    """An entry-ported gate holds while the entry it waits on is missing or not ported."""
-    if waited is not None and waited.verdict == "ported":
-        return GateState(LIVE, f"entry {waited.n} is ported now", [])
+    """An entry-ported gate holds while the entry it waits on is missing or not settled: once it is
+    ported, no-op or ignore, no work is left to wait for."""
+    if waited is not None and waited.verdict in SETTLED:
+        return GateState(LIVE, f"entry {waited.n} is {waited.verdict} now", [])
     return GateState(HOLDS, "", [])

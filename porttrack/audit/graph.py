@@ -10,7 +10,7 @@ from porttrack import gitio, globs
 from porttrack.evidence import headers as headers_mod, naming
 from porttrack import paths as pathrules
 from porttrack.config import Config
-from porttrack.model import Entry, Queue, Rule
+from porttrack.model import SETTLED, Entry, Queue, Rule
 from porttrack.audit.results import EntrySymbols, _entry_symbols
 
 
@@ -114,16 +114,17 @@ def series_edges(queue: Queue) -> dict[int, dict[int, str]]:
 
 def blocked_graph(queue: Queue) -> dict[int, list[int]]:
     """Entry -> the entries it waits on directly: symbol adders and earlier series stages that are not
-    ported, plus recorded blocked_by (of the entry or its parts). Use `closure` for the transitive set."""
-    ported = {e.n for e in queue.entries if e.verdict == "ported"}
+    settled (ported, no-op, ignore), plus recorded blocked_by (of the entry or its parts). Use
+    `closure` for the transitive set."""
+    settled = {e.n for e in queue.entries if e.verdict in SETTLED}
     out: dict[int, set[int]] = {}
     for n, adders in symbol_edges(queue).items():
-        out.setdefault(n, set()).update(b for b in adders if b not in ported)
+        out.setdefault(n, set()).update(b for b in adders if b not in settled)
     for n, stages in series_edges(queue).items():
-        out.setdefault(n, set()).update(b for b in stages if b not in ported)
+        out.setdefault(n, set()).update(b for b in stages if b not in settled)
     for e in queue.entries:
         rec = set(e.blocked_by).union(*(p.blocked_by for p in e.parts)) if e.parts else set(e.blocked_by)
-        out.setdefault(e.n, set()).update(b for b in rec if b not in ported)
+        out.setdefault(e.n, set()).update(b for b in rec if b not in settled)
     return {n: sorted(v) for n, v in sorted(out.items()) if v}
 
 
@@ -141,15 +142,16 @@ def closure(graph: dict[int, list[int]], n: int) -> list[int]:
 
 
 def actionable(queue: Queue) -> list[tuple[int, list[int]]]:
-    """Blocked entries (or entries with a blocked part) whose recorded blockers are all ported now."""
-    ported = {e.n for e in queue.entries if e.verdict == "ported"}
+    """Blocked entries (or entries with a blocked part) whose recorded blockers are all settled now
+    (ported, no-op, ignore)."""
+    settled = {e.n for e in queue.entries if e.verdict in SETTLED}
     out = []
     for e in queue.entries:
         blockers: set[int] = set()
         for obj in e.and_parts:
             if obj.verdict == "blocked":
                 blockers.update(obj.blocked_by)
-        if blockers and blockers <= ported:
+        if blockers and blockers <= settled:
             out.append((e.n, sorted(blockers)))
     return out
 

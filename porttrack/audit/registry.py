@@ -265,7 +265,7 @@ RULES: tuple[AuditRule, ...] = (
         _absent_blockers,
         "the entry would be blocked, and every entry it waits on is `surface-absent`, or `real-gap` by "
         "`deferred`: the port records that change as left out, so nothing schedules this one until the choice "
-        "is undone (in this run, or as recorded; an entry judged `ported` is nothing to wait on, as in `blocked`)",
+        "is undone (in this run, or as recorded; a settled entry is nothing to wait on, as in `blocked`)",
         "the blockers, a copy of their `absent` gates, an `absent` gate per name it uses of an entry the port "
         "left out (with none, nothing gates it and it stays `blocked`), and an `entry-ported` gate on that "
         "entry, live once it is ported",
@@ -276,8 +276,8 @@ RULES: tuple[AuditRule, ...] = (
         _blocked,
         "the entry uses or changes (not removes) a symbol that an earlier entry *adds* (an added "
         "`Class.member` is also matched by its bare `member`), names it in code on its added lines (not only "
-        "in a comment or docstring), the port lacks it, and that entry is not `ported`; or an earlier stage "
-        "of its series is in the queue and not `ported`. A module's logger (`logger`, `_logger`) blocks "
+        "in a comment or docstring), the port lacks it, and that entry is not settled (`ported`, `no-op`, "
+        "`ignore`: no work is left to wait for); or an earlier stage of its series is in the queue and not settled. A module's logger (`logger`, `_logger`) blocks "
         "nothing: it is plumbing a port spells its own way. The candidates come from `blocked_graph`",
         "`blocked_by`, and an `entry-ported` gate per blocker citing the blocker's line in the queue",
     ),

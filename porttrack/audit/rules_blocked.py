@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from porttrack.evidence import owners as owners_mod
-from porttrack.model import Gate
+from porttrack.model import SETTLED, Gate
 from porttrack.audit.subject import AuditRule, Subject, _changed_lines, _what_row_cites
 from porttrack.audit.facts import _blockers, _rule_of, _verdict_of
 from porttrack.audit.gating import _absent_gates
@@ -12,10 +12,10 @@ from porttrack.audit.gating import _absent_gates
 
 def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
     """Blocked only on entries whose surface the port lacks, or that the port records as left out: the
-    entry's surface is absent too, and nothing schedules it until that choice is undone. An entry
-    judged ported is nothing to wait on, as `blocked` says."""
+    entry's surface is absent too, and nothing schedules it until that choice is undone. A settled
+    entry (ported, no-op, ignore) is nothing to wait on, as `blocked` says."""
     ctx = s.ctx
-    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
+    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] not in SETTLED}
     if not blockers:
         return False
     judged = {b: _verdict_of(ctx, b) for b in blockers}
@@ -46,16 +46,16 @@ def _entry_gate(ctx, b: int) -> Gate:
 
 
 def _blocked(rule: AuditRule, s: Subject) -> bool:
-    """Needs a symbol an earlier unported entry adds and the port lacks; or an earlier series stage."""
+    """Needs a symbol an earlier unsettled entry adds and the port lacks; or an earlier series stage.
+    A settled entry has no work left to wait for: check finds its entry-ported gate live."""
     ctx, res = s.ctx, s.res
-    # an entry this run judged ported waits on nothing: check would find its entry-ported gate live
-    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] != "ported"}
+    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] not in SETTLED}
     if not blockers:
         return False
     res.blocked_by = sorted(blockers)
     for b, why in sorted(blockers.items()):
         other = ctx.queue.entry_of(b)
-        s.ev.append(f"blocked by entry {b} ({other.short}, not ported): {'; '.join(why)}")
+        s.ev.append(f"blocked by entry {b} ({other.short}, not settled): {'; '.join(why)}")
         res.gates.append(_entry_gate(ctx, b))
     return s.fire(rule, "; ".join(f"entry {b}: {', '.join(why)}" for b, why in sorted(blockers.items())))
 

@@ -40,7 +40,8 @@ def _rule_gate_holds(ctx: _Ctx, g: Gate) -> tuple[bool | None, str, Any]:
     if g.kind == "entry-ported":
         waited = ctx.queue.entry(g.entry) if g.entry is not None else None
         holds = gates.entry_state(g, waited).state == gates.HOLDS
-        return holds, f"gate {g.id}: entry {g.entry} is {'not ' if holds else ''}ported", None
+        state = "not settled" if holds or waited is None else waited.verdict
+        return holds, f"gate {g.id}: entry {g.entry} is {state}", None
     if g.kind == "unmapped":
         st = gates.counterpart_state(g, ctx.port_files(g.probe))
         holds = st.state == gates.HOLDS

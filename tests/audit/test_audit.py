@@ -385,12 +385,14 @@ def test_actionable_when_blockers_are_ported(tmp_path):
     queuefile.set_entry(qf, 11, verdict="blocked", verdict_by="audit", blocked_by=[10])
     queuefile.set_entry(qf, 12, verdict="blocked", verdict_by="audit", blocked_by=[11])
     assert audit_mod.actionable(qf.queue) == []
+    queuefile.set_entry(qf, 10, verdict="no-op", verdict_by="human")  # settled: nothing left to wait for
+    assert audit_mod.actionable(qf.queue) == [(11, [10])]
     queuefile.set_entry(qf, 10, verdict="ported", verdict_by="human")
     assert audit_mod.actionable(qf.queue) == [(11, [10])]
     queuefile.save(qf)
     data = json.loads(run_cli("audit", "--entries", "11", "--json", cwd=port, check_rc=0).stdout)
     assert data["actionable"] == [{"entry": 11, "blockers": [10]}]
-    assert "entry 11 is actionable now: 10 ported." in run_cli("audit", "--entries", "11", cwd=port, check_rc=0).stdout
+    assert "entry 11 is actionable now: 10 settled." in run_cli("audit", "--entries", "11", cwd=port, check_rc=0).stdout
 
 
 def test_parse_entries():

@@ -70,6 +70,25 @@ def test_blocked_on_an_entry_the_port_left_out_on_purpose_is_surface_absent(tmp_
     assert (use["verdict"], use["rule"]) == ("blocked", "blocked"), use
 
 
+def test_an_earlier_stage_that_needs_nothing_blocks_nothing(tmp_path):
+    """A series stage a port needs nothing of (here a comment) is settled as no-op: the next stage
+    has no work to wait for."""
+    _, r = pair(
+        tmp_path,
+        steps(
+            (
+                "[1/2][Floor] Say why",
+                "    def free(self, request):\n",
+                "    def free(self, request):\n        # a floor\n",
+            ),
+            ("[2/2][Floor] A floor", "        return request\n", "        return max(request, 2)\n"),
+        ),
+    )
+    assert r["[1/2][Floor] Say why"]["verdict"] == "no-op"
+    second = r["[2/2][Floor] A floor"]
+    assert second["verdict"] != "blocked" and not second.get("blocked_by"), second
+
+
 def test_a_logger_an_earlier_entry_adds_blocks_nothing(tmp_path):
     """A module's logger is plumbing: the port logs its own way, so a change that logs through the
     logger an earlier entry added waits on nobody."""

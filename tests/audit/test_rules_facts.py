@@ -371,12 +371,18 @@ def test_an_entry_the_port_records_as_left_out_is_waited_on_as_an_absent_surface
     assert [g.kind for g in r.gates] == ["absent", "entry-ported"]
 
 
-def test_blocked_waits_only_on_entries_not_ported(world):
+def test_blocked_waits_only_on_entries_not_settled(world):
     why = {1: ["uses Pager, which entry 1 adds and the port lacks"]}
     r = fires(world, "blocked", n=2, blockers=why, judged={1: ("real-gap", [])})
     assert r is not None and r.verdict == "blocked" and r.blocked_by == [1]
     assert [(g.kind, g.entry) for g in r.gates] == [("entry-ported", 1)]
-    assert fires(world, "blocked", n=2, blockers=why, judged={1: ("ported", [])}) is None
+    # ported, or nothing a port needs: no work is left to wait for
+    for settled in ("ported", "no-op", "ignore"):
+        assert fires(world, "blocked", n=2, blockers=why, judged={1: (settled, [])}) is None, settled
+    stage = {**why, 3: ["earlier series stage [1/N][Pager] is not ported"]}
+    gate = Gate(id="pager-absent", kind="absent", probe="Pager", scope=["src"])
+    r = fires(world, "absent-blockers", n=2, blockers=stage, judged={1: ("surface-absent", [gate]), 3: ("no-op", [])})
+    assert r is not None and r.reason == "waits only on surface-absent entries 1", r
 
 
 def test_owned_needs_an_open_row_citing_the_entrys_symbol(world):

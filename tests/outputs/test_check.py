@@ -299,7 +299,28 @@ def test_entry_ported_gate_goes_live(port):
         'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
         'subject = "Zeroer core (#104)"\nverdict = "ported"',
     )
-    assert codes(run(port)) == [("gate-live", 4)]  # the actionable finding is not repeated
+    result = run(port)
+    assert codes(result) == [("gate-live", 4)]  # the actionable finding is not repeated
+    assert "which is ported now" in result.findings[0].message
+
+
+def test_an_entry_ported_gate_goes_live_when_its_entry_needs_nothing(port):
+    """A no-op (or ignored) entry leaves no work to wait for: check says so as audit would."""
+    edit(
+        port,
+        "queue/q.toml",
+        "blocked_by = [5]\n",
+        'blocked_by = [5]\n[[entry.gate]]\nid = "wait-core"\nkind = "entry-ported"\nentry = 5\n',
+    )
+    edit(
+        port,
+        "queue/q.toml",
+        'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
+        'subject = "Zeroer core (#104)"\nverdict = "no-op"\nreason = "a refactor"',
+    )
+    result = run(port)
+    assert codes(result) == [("gate-live", 4)]
+    assert "which is no-op now" in result.findings[0].message
 
 
 def test_untriaged_entry_after_base_fails_old_one_does_not(port):

@@ -33,7 +33,10 @@ CODES: dict[str, tuple[str, str]] = {
     "landing-vanished": ("warning", "A landing note points at a file or line that no longer has its anchor"),
     "owner-missing": ("error", "An entry's owner is no row of any matrix"),
     "owner-done": ("warning", "An entry's owner row is in a done state while the entry is still deferred"),
-    "actionable": ("warning", "Every blocker of a blocked entry is ported: the entry can be ported now"),
+    "actionable": (
+        "warning",
+        "Every blocker of a blocked entry is settled (ported, no-op or ignore): the entry can be ported now",
+    ),
     "pre-pin-gap-unowned": ("warning", "Two or more entries point at a pre-pin gap and no matrix row owns it"),
     "ack-expired": ("error", "An acknowledgement is past its expiry date"),
     "ack-unused": ("warning", "An acknowledgement matches no finding any more"),

@@ -110,7 +110,7 @@ def _entry_ported(ctx: _Ctx, j: GateJob) -> list[Finding]:
     return [
         finding(
             "gate-live",
-            f"{j.label} gate {j.gate.id!r} waited on entry {waited.n} ({waited.short} {waited.subject}), which is ported now.",
+            f"{j.label} gate {j.gate.id!r} waited on entry {waited.n} ({waited.short} {waited.subject}), which is {waited.verdict} now.",
             f"The wait is over: {_to_port(j)} and re-triage it.",
             ctx.qrel,
             j.qline,

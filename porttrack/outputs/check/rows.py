@@ -103,7 +103,7 @@ def owner_findings(ctx: _Ctx) -> list[Finding]:
 
 
 def actionable_findings(ctx: _Ctx) -> list[Finding]:
-    """Blocked entries whose blockers are all ported now (skipping those an entry-ported gate already named)."""
+    """Blocked entries whose blockers are all settled now (skipping those an entry-ported gate already named)."""
     already = {(f.entry, f.part) for f in ctx.found if f.code == "gate-live"}
     for e in ctx.q.entries:
         for label, obj, _ in _owners(e):
@@ -121,7 +121,7 @@ def actionable_findings(ctx: _Ctx) -> list[Finding]:
         out.append(
             finding(
                 "actionable",
-                f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are ported now.",
+                f"{label} ({e.short} {e.subject}) is blocked by {', '.join(map(str, blockers))}, and all of them are settled now (ported, no-op or ignore).",
                 f"Port {label} (or re-triage it) and clear its blocked_by.",
                 ctx.qrel,
                 ctx.entry_line(n, "blocked_by", part),
