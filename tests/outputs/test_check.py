@@ -285,7 +285,10 @@ def test_porting_a_blocker_makes_dependants_actionable(port):
     assert "blocked by 5" in result.findings[0].message
 
 
-def test_entry_ported_gate_goes_live(port):
+@pytest.mark.parametrize("settled", ['verdict = "ported"', 'verdict = "no-op"\nreason = "a refactor"'])
+def test_entry_ported_gate_goes_live(port, settled):
+    """Once the entry waited on is ported, or needs nothing (no-op), no work is left to wait for:
+    check says so as audit would."""
     edit(
         port,
         "queue/q.toml",
@@ -297,30 +300,11 @@ def test_entry_ported_gate_goes_live(port):
         port,
         "queue/q.toml",
         'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
-        'subject = "Zeroer core (#104)"\nverdict = "ported"',
+        f'subject = "Zeroer core (#104)"\n{settled}',
     )
     result = run(port)
     assert codes(result) == [("gate-live", 4)]  # the actionable finding is not repeated
-    assert "which is ported now" in result.findings[0].message
-
-
-def test_an_entry_ported_gate_goes_live_when_its_entry_needs_nothing(port):
-    """A no-op (or ignored) entry leaves no work to wait for: check says so as audit would."""
-    edit(
-        port,
-        "queue/q.toml",
-        "blocked_by = [5]\n",
-        'blocked_by = [5]\n[[entry.gate]]\nid = "wait-core"\nkind = "entry-ported"\nentry = 5\n',
-    )
-    edit(
-        port,
-        "queue/q.toml",
-        'subject = "Zeroer core (#104)"\nverdict = "real-gap"',
-        'subject = "Zeroer core (#104)"\nverdict = "no-op"\nreason = "a refactor"',
-    )
-    result = run(port)
-    assert codes(result) == [("gate-live", 4)]
-    assert "which is no-op now" in result.findings[0].message
+    assert f"which is {settled.split(chr(34))[1]} now" in result.findings[0].message
 
 
 def test_untriaged_entry_after_base_fails_old_one_does_not(port):
