@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +128,35 @@ def blocked_graph(queue: Queue) -> dict[int, list[int]]:
         rec = set(e.blocked_by).union(*(p.blocked_by for p in e.parts)) if e.parts else set(e.blocked_by)
         out.setdefault(e.n, set()).update(b for b in rec if b not in settled)
     return {n: sorted(v) for n, v in sorted(out.items()) if v}
+
+
+def waited_on_first(graph: dict[int, list[int]], order: list[int]) -> list[int]:
+    """`order` (entry numbers in queue order) rearranged so that each entry comes after the entries
+    of `order` it waits on, else in queue order: a series stage queued after a later stage is judged
+    before it. Where entries wait on each other, the earliest queued goes first."""
+    pos = {n: i for i, n in enumerate(order)}
+    waits = {n: {b for b in graph.get(n, []) if b in pos and b != n} for n in order}
+    waiters: dict[int, list[int]] = {}
+    for n, bs in waits.items():
+        for b in bs:
+            waiters.setdefault(b, []).append(n)
+    ready = [pos[n] for n in order if not waits[n]]
+    heapq.heapify(ready)
+    out: list[int] = []
+    left = set(order)
+    while left:
+        if not ready:  # a cycle: its earliest queued entry goes first
+            heapq.heappush(ready, min(pos[n] for n in left))
+        n = order[heapq.heappop(ready)]
+        if n not in left:
+            continue
+        left.discard(n)
+        out.append(n)
+        for w in waiters.get(n, []):
+            waits[w].discard(n)
+            if not waits[w] and w in left:
+                heapq.heappush(ready, pos[w])
+    return out
 
 
 def closure(graph: dict[int, list[int]], n: int) -> list[int]:

@@ -16,7 +16,7 @@ from porttrack.config import Config
 from porttrack.errors import UserError
 from porttrack.model import UNPROBED_GATES, Entry, Queue
 from porttrack.audit.results import Audit, Result, _Probes, _code, _entry_symbols, _owner_class, _part_symbols
-from porttrack.audit.graph import _needs, adders, entries_label
+from porttrack.audit.graph import _needs, adders, entries_label, waited_on_first
 from porttrack.audit.subject import _Ctx
 from porttrack.audit.registry import judge
 
@@ -71,14 +71,17 @@ def audit(
     rows = owners_mod.load_rows(cfg.port_root, cfg.matrices, id_pattern=cfg.id_pattern)
     probes = _Probes(cfg, _plan(cfg, queue, chosen), progress)
     ctx = _Ctx(cfg, queue, probes, rows, where, chosen)
-    results: list[Result] = []
+    by_entry: dict[int, list[Result]] = {}
+    by_n = {e.n: e for e in chosen}
     try:
-        for e in chosen:
-            results.append(judge(ctx, e, e, _entry_symbols(e), e.files))
-            for p in e.parts:
-                results.append(judge(ctx, e, p, _part_symbols(e, p), p.files or e.files))
+        # an entry is judged after those it waits on, so it reads their verdicts from this run
+        for n in waited_on_first(ctx.graph, [e.n for e in chosen]):
+            e = by_n[n]
+            by_entry[n] = [judge(ctx, e, e, _entry_symbols(e), e.files)]
+            by_entry[n] += [judge(ctx, e, p, _part_symbols(e, p), p.files or e.files) for p in e.parts]
     finally:
         ctx.close()
+    results = [r for e in chosen for r in by_entry[e.n]]
     # recorded gates are judged here so that reports can cite their counts
     for e in chosen:
         for obj in e.and_parts:

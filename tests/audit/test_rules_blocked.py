@@ -89,6 +89,33 @@ def test_an_earlier_stage_that_needs_nothing_blocks_nothing(tmp_path):
     assert second["verdict"] != "blocked" and not second.get("blocked_by"), second
 
 
+def test_a_stage_queued_before_the_stage_it_waits_on_reads_that_stages_verdict(tmp_path):
+    """The upstream merged stage 2 of a series before stage 1. Stage 1 adds a file the port has no
+    counterpart of (surface-absent), so stage 2 waits only on an absent surface: audit judges
+    stage 1 first, whatever the queue's order, and a second run says the same."""
+    port, r = pair(
+        tmp_path,
+        [
+            ("[2/2][Pager] Free through the pager", edit("        return request\n", "        return request + 1\n")),
+            ("[1/2][Pager] A pager", {"vllm/core/pager.py": "class Pager:\n    def evict(self):\n        return 0\n"}),
+        ],
+    )
+    assert r["[1/2][Pager] A pager"]["verdict"] == "surface-absent"
+    second = r["[2/2][Pager] Free through the pager"]
+    assert (second["verdict"], second["rule"]) == ("surface-absent", "absent-blockers"), second
+    again = json.loads(run_cli("audit", "--json", cwd=port, check_rc=0).stdout)["results"]
+    assert [x["verdict"] for x in again] == [r[s]["verdict"] for s in r], again
+
+
+def test_entries_are_judged_after_those_they_wait_on():
+    from porttrack.audit.graph import waited_on_first
+
+    assert waited_on_first({}, [1, 2, 3]) == [1, 2, 3]
+    assert waited_on_first({1: [3]}, [1, 2, 3]) == [2, 3, 1]  # 1 waits on the later 3
+    assert waited_on_first({1: [3], 3: [1]}, [1, 2, 3]) == [2, 1, 3]  # a cycle: its earliest first
+    assert waited_on_first({2: [9]}, [1, 2]) == [1, 2]  # an entry not judged here waits on nothing
+
+
 def test_a_logger_an_earlier_entry_adds_blocks_nothing(tmp_path):
     """A module's logger is plumbing: the port logs its own way, so a change that logs through the
     logger an earlier entry added waits on nobody."""
