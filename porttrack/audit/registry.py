@@ -277,8 +277,9 @@ RULES: tuple[AuditRule, ...] = (
         "the entry uses or changes (not removes) a symbol that an earlier entry *adds* (an added "
         "`Class.member` is also matched by its bare `member`), names it in code on its added lines (not only "
         "in a comment or docstring), the port lacks it, and that entry is not settled (`ported`, `no-op`, "
-        "`ignore`: no work is left to wait for); or an earlier stage of its series is in the queue and not settled. A module's logger (`logger`, `_logger`) blocks "
-        "nothing: it is plumbing a port spells its own way. The candidates come from `blocked_graph`",
+        "`ignore`: no work is left to wait for); or an earlier stage of its series is in the queue and not "
+        "settled. A module's logger (`logger`, `_logger`) blocks nothing: it is plumbing a port spells its "
+        "own way. The candidates come from `blocked_graph`",
         "`blocked_by`, and an `entry-ported` gate per blocker citing the blocker's line in the queue",
     ),
     AuditRule(

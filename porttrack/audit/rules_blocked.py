@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from porttrack.evidence import owners as owners_mod
 from porttrack.model import SETTLED, Gate
-from porttrack.audit.subject import AuditRule, Subject, _changed_lines, _what_row_cites
+from porttrack.audit.subject import AuditRule, Subject, _Ctx, _changed_lines, _what_row_cites
 from porttrack.audit.facts import _blockers, _rule_of, _verdict_of
 from porttrack.audit.gating import _absent_gates
 
@@ -41,7 +41,7 @@ def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
     return s.fire(rule, "waits only on " + " and ".join(said))
 
 
-def _entry_gate(ctx, b: int) -> Gate:
+def _entry_gate(ctx: _Ctx, b: int) -> Gate:
     return Gate(id=f"entry-{b}-ported", kind="entry-ported", entry=b, established_at=ctx.where(b) if ctx.where else "")
 
 
