@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 
 from porttrack.evidence import compare as compare_mod, hunks as hunks_mod, naming
-from porttrack.model import Gate
-from porttrack.audit.results import _CODE_KINDS, _definition, _hits, _owner_class
+from porttrack.model import Entry, Gate
+from porttrack.audit.results import _CODE_KINDS, Result, _definition, _hits, _owner_class
 from porttrack.audit.subject import Judged, Subject, _changed, _Ctx, spelling_pattern
 
 
@@ -703,19 +703,18 @@ def _blockers(s: Subject) -> dict[int, list[str]]:
     return out
 
 
+def _latest(ctx: _Ctx, n: int) -> Result | Entry | None:
+    """Entry n's judgement as this run made it, else as the queue recorded it."""
+    return ctx.results.get(n) or ctx.queue.entry(n)
+
+
 def _verdict_of(ctx: _Ctx, n: int) -> tuple[str, list[Gate]]:
     """An entry's verdict as this run judged it (else as recorded), with its gates."""
-    r = ctx.results.get(n)
-    if r is not None:
-        return r.verdict, r.gates
-    other = ctx.queue.entry(n)
-    return (other.verdict, other.gates) if other is not None else ("", [])
+    x = _latest(ctx, n)
+    return (x.verdict, x.gates) if x is not None else ("", [])
 
 
 def _rule_of(ctx: _Ctx, n: int) -> str:
     """The rule behind an entry's verdict, as this run judged it (else as recorded)."""
-    r = ctx.results.get(n)
-    if r is not None:
-        return r.rule
-    other = ctx.queue.entry(n)
-    return other.rule if other is not None else ""
+    x = _latest(ctx, n)
+    return x.rule if x is not None else ""

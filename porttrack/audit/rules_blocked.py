@@ -15,25 +15,24 @@ def _absent_blockers(rule: AuditRule, s: Subject) -> bool:
     entry's surface is absent too, and nothing schedules it until that choice is undone. A settled
     entry (ported, no-op, ignore) is nothing to wait on, as `blocked` says."""
     ctx = s.ctx
-    blockers = {b: why for b, why in _blockers(s).items() if _verdict_of(ctx, b)[0] not in SETTLED}
-    if not blockers:
+    why = _blockers(s)
+    judged = {b: vg for b in why if (vg := _verdict_of(ctx, b))[0] not in SETTLED}
+    if not judged:
         return False
-    judged = {b: _verdict_of(ctx, b) for b in blockers}
     left_out = {b for b, (v, _) in judged.items() if v == "real-gap" and _rule_of(ctx, b) == "deferred"}
     if any(v != "surface-absent" and b not in left_out for b, (v, _) in judged.items()):
         return False
-    kept = len(s.ev), len(s.res.gates)
+    lacked = sorted({x for b in left_out for x in s.lacked.get(b, [])})
+    if left_out and not lacked and not any(g.kind == "absent" for _, gs in judged.values() for g in gs):
+        return False  # nothing to gate on (a series stage names no symbol): it stays blocked
     for b, (_, gs) in sorted(judged.items()):
         state = "the port records as left out" if b in left_out else "is surface-absent"
-        s.ev.append(f"waits on entry {b}, which {state}: {'; '.join(blockers[b])}")
+        s.ev.append(f"waits on entry {b}, which {state}: {'; '.join(why[b])}")
         for g in gs:
             if g.kind == "absent" and all(x.id != g.id for x in s.res.gates):
                 s.res.gates.append(Gate(**{**g.__dict__, "scope": list(g.scope)}))
     # what it uses of a left-out entry is absent here: gated like any surface the port lacks
-    _absent_gates(s, sorted({x for b in left_out for x in s.lacked.get(b, [])} - {g.probe for g in s.res.gates}))
-    if not any(g.kind in ("absent", "count") for g in s.res.gates):  # nothing to gate on: it stays blocked
-        del s.ev[kept[0] :], s.res.gates[kept[1] :]
-        return False
+    _absent_gates(s, [x for x in lacked if all(g.probe != x for g in s.res.gates)])
     s.res.gates += [_entry_gate(ctx, b) for b in sorted(left_out)]  # live once the port takes it after all
     absent = sorted(set(judged) - left_out)
     said = [f"surface-absent entries {', '.join(map(str, absent))}"] if absent else []
