@@ -325,7 +325,7 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
         if any(rx.search(line.strip()) for rx in mechanics):
             continue
         names = hunks_mod.feature_names(line, outside)
-        missing = [n for n in names if n not in ctx.adders and ctx.port_lacks(n) and not _defined_on_port_surface(s, n)]
+        missing = [n for n in names if _lacked_here(s, n)]
         for local in _locals_read(line, names, outside):
             # a local the port names too is a thing it has, however upstream builds it
             if local not in tainted and (text, local) not in asked and ctx.port_lacks(local):
@@ -365,6 +365,27 @@ def _every_line_lacks(s: Subject, h) -> list[str]:
     if any(local not in tainted for local in placeholders):
         return []  # a start never set here from what the port lacks is behaviour of its own
     return lacking if seen else []
+
+
+def _lacked_here(s: Subject, name: str) -> bool:
+    """Does a changed line naming `name` serve what the port lacks through it: a name the port's code
+    names nowhere, that no other entry of the queue adds (the blocked rule's), and that the change
+    does not define on a surface the port has. A name this entry itself adds in a file the port maps
+    is judged by where the change reads it, as a function older than the change may be the port's
+    under a name of its own (`_read_only_where_port_lacks`'s `new`)."""
+    own = s.ctx.adders.get(name) == s.e.n and _added_where_mapped(s, name)
+    if name in s.ctx.adders and not own:
+        return False
+    return s.ctx.port_lacks(name) and not _defined_on_port_surface(s, name, new=own)
+
+
+def _added_where_mapped(s: Subject, name: str) -> bool:
+    """Does this change define `name` in a file the port maps? One it adds only in files without a
+    counterpart is `untouched`'s to judge."""
+    return any(
+        h.path not in s.unmapped and s.ctx.maps_to_port(h.path) and hunks_mod.defines(h.new, name)
+        for h in s.ctx.hunks(s.e, s.e.files) or []
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -535,33 +556,35 @@ def _foreign(s: Subject, j: Judged) -> bool:
     return all(n not in s.ctx.adders and s.ctx.port_lacks(n) and not _defined_on_port_surface(s, n) for n in names)
 
 
-def _defined_on_port_surface(s: Subject, name: str) -> bool:
+def _defined_on_port_surface(s: Subject, name: str, new: bool = False) -> bool:
     """Does this change define `name` where the port has the surface: in a class the port has, or at
-    the top of a file with a port counterpart?"""
+    the top of a file with a port counterpart? `new`: see `_read_only_where_port_lacks`."""
     ctx = s.ctx
     for h in ctx.hunks(s.e, s.e.files) or []:
         if not hunks_mod.defines(h.new, name):
             continue
         owners = ctx.upstream_members(s.e.sha, h.path).get(name, set())
         if owners:
-            if any(not ctx.port_lacks(c) for c in owners) and not _read_only_where_port_lacks(s, name):
+            if any(not ctx.port_lacks(c) for c in owners) and not _read_only_where_port_lacks(s, name, new):
                 return True
         elif h.path not in s.unmapped and ctx.maps_to_port(h.path):
-            return not _read_only_where_port_lacks(s, name)
+            return not _read_only_where_port_lacks(s, name, new)
     return False
 
 
-def _read_only_where_port_lacks(s: Subject, name: str) -> bool:
+def _read_only_where_port_lacks(s: Subject, name: str, new: bool = False) -> bool:
     """Is every line of the change that reads `name` (not one that defines or sets it) in a file with
-    no port counterpart, or inside a function the port lacks, with at least one such line? A new
-    member read only there serves what the port lacks, though its class is the port's; a member the
-    change never reads may serve anyone, and stays work."""
-    if name not in s.read_only_lacking:
-        s.read_only_lacking[name] = _reads_only_where_port_lacks(s, name)
-    return s.read_only_lacking[name]
+    no port counterpart, inside a function the port lacks, or under a switch it lacks, with at least
+    one such line? A new member read only there serves what the port lacks, though its class is the
+    port's; a member the change never reads may serve anyone, and stays work. `new`, for a name the
+    queue's adders credit to this very entry: a function older than the change that the port names
+    nowhere may be one it holds under a name of its own, so only a function the change adds counts."""
+    if (name, new) not in s.read_only_lacking:
+        s.read_only_lacking[(name, new)] = _reads_only_where_port_lacks(s, name, new)
+    return s.read_only_lacking[(name, new)]
 
 
-def _reads_only_where_port_lacks(s: Subject, name: str) -> bool:
+def _reads_only_where_port_lacks(s: Subject, name: str, new: bool) -> bool:
     reads = _reader(name)
     lines = [
         (h.path, h.new_start + i, line)
@@ -569,9 +592,23 @@ def _reads_only_where_port_lacks(s: Subject, name: str) -> bool:
         for i, line in enumerate(h.new)
         if reads(line)
     ]
+    # a reader the commit adds outside the queue's paths, in code the port has, reads it too; one in
+    # a file the port has no counterpart of says nothing, as the port may hold that code elsewhere
+    beyond = [
+        (h.path, h.new_start + i, line)
+        for h in s.ctx.hunks(s.e, ["."]) or []
+        if h.path not in s.e.files and s.ctx.is_code(h.path) and s.ctx.port_files(h.path)
+        for i, line in enumerate(h.new)
+        if reads(line)
+    ]
+    if beyond and not _all_where_port_lacks(s, beyond, new):
+        return False
     if lines:
-        return _all_where_port_lacks(s, lines)
+        return _all_where_port_lacks(s, lines, new)
     return _read_in_tree_only_where_port_lacks(s, name)
+
+
+_MUTATORS = "add|append|appendleft|extend|discard|remove|clear|update|insert|setdefault"
 
 
 def _reader(name: str) -> Callable[[str], bool]:
@@ -580,24 +617,42 @@ def _reader(name: str) -> Callable[[str], bool]:
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     keyword = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=[^=]")
 
+    # `self.x.add(item)` as a statement changes the object's state and reads nothing out of it (a
+    # local filled so is read where it is passed on)
+    mutates = re.compile(rf"^\s*self\.{re.escape(name)}\.(?:{_MUTATORS})\(.*\)\s*(?:#.*)?$")
+
     def reads(line: str) -> bool:
         # the cheap test first: a large commit adds thousands of lines
         if name not in line or not word.search(hunks_mod.feature_code(line)):
             return False
-        return not keyword.search(line) and not hunks_mod.defines([line], name)
+        return not keyword.search(line) and not hunks_mod.defines([line], name) and not mutates.match(line)
 
     return reads
 
 
-def _all_where_port_lacks(s: Subject, lines: list[tuple[str, int, str]]) -> bool:
+def _all_where_port_lacks(s: Subject, lines: list[tuple[str, int, str]], new: bool = False) -> bool:
     """Does every one of these upstream lines (path, 1-based line, text; at the entry's commit) lie
-    in a file with no port counterpart, or inside a function the port lacks?"""
+    in a file with no port counterpart, inside a function the port lacks (with `new`, one this change
+    adds), or under a switch it lacks?"""
+    added = [x for h in s.ctx.hunks(s.e, s.e.files) or [] for x in h.new] if new else []
     for path, number, _ in lines:
         if not s.ctx.port_files(path):
             continue
-        if not _lacked_function(s, hunks_mod.def_above(s.ctx.upstream_text(s.e.sha, path) or "", number - 1)):
+        text = s.ctx.upstream_text(s.e.sha, path) or ""
+        holder = hunks_mod.def_above(text, number - 1)
+        lacked = _lacked_function(s, holder) and (not new or hunks_mod.defines(added, naming.parts(holder)[-1]))
+        if not lacked and not _lacked_switch(s, text, number):
             return False
     return True
+
+
+def _lacked_switch(s: Subject, text: str, number: int) -> bool:
+    """Is 1-based line `number` of this upstream text inside an `if` block whose condition reads a
+    switch the port's code names nowhere, this change does not define (see `_guards`) and no
+    deferral record of the port names (a switch left out on purpose is a gap the port owes)?"""
+    added = [x for h in s.ctx.hunks(s.e, s.e.files) or [] for x in h.new]
+    switches = hunks_mod.switches_above(text, number - 1)
+    return any(s.ctx.port_lacks(n) and not hunks_mod.defines(added, n) and not _left_out(s, n) for n in switches)
 
 
 def _lacked_function(s: Subject, holder: str | None) -> bool:

@@ -743,6 +743,27 @@ def def_above(text: str, row: int) -> str | None:
     return None
 
 
+def switches_above(text: str, row: int) -> set[str]:
+    """The switches (see `_switches`) of the `if`/`elif` header whose body holds 0-based `row` of a
+    Python file directly: the nearest line above it indented less. Empty when that line is any
+    other header (`for`, `else:`, a `def`), or a header over several lines: an outer block's
+    condition says less of a line than the block that holds it."""
+    lines = _rows(text)
+    if not 0 <= row < len(lines) or not lines[row].strip():
+        return set()
+    indent = len(lines[row]) - len(lines[row].lstrip())
+    for i in range(row - 1, -1, -1):
+        line = lines[i]
+        stripped = line.lstrip()
+        if not stripped or stripped[0] in "#)]}" or len(line) - len(stripped) >= indent:
+            continue
+        m = _IF.match(line)
+        if m is None or not m.group(2).rstrip().endswith(":"):
+            return set()
+        return _switches(m.group(2).rstrip().removesuffix(":"))
+    return set()
+
+
 def assigned_above(text: str, row: int, name: str) -> str | None:
     """The nearest line above 0-based `row` of a Python file that binds the bare name `name`
     (`name = ...`, `name: T = ...`), within the function that holds `row`: where a local a changed
