@@ -200,8 +200,8 @@ def _guards(s: Subject, judged: list[Judged]) -> list[Judged]:
     """Gap hunks that are no work for this port: a block guarded by a name that this change does
     not define and the port has nowhere (`guarded`: it can never run here); then hunks whose every
     new name the port lacks serves only such blocks or hunks the port lacks altogether (`plumbing`)."""
-    ctx, e = s.ctx, s.e
-    added = [x for h in (ctx.hunks(e, e.files) or []) for x in h.new]
+    ctx = s.ctx
+    added = _added_lines(s)
     out: list[Judged] = []
     for j in judged:
         names = [] if j.kind != "gap" else hunks_mod.guard_names(j.hunk)
@@ -634,7 +634,7 @@ def _all_where_port_lacks(s: Subject, lines: list[tuple[str, int, str]], new: bo
     """Does every one of these upstream lines (path, 1-based line, text; at the entry's commit) lie
     in a file with no port counterpart, inside a function the port lacks (with `new`, one this change
     adds), or under a switch it lacks?"""
-    added = [x for h in s.ctx.hunks(s.e, s.e.files) or [] for x in h.new] if new else []
+    added = _added_lines(s) if new else []
     for path, number, _ in lines:
         if not s.ctx.port_files(path):
             continue
@@ -650,9 +650,17 @@ def _lacked_switch(s: Subject, text: str, number: int) -> bool:
     """Is 1-based line `number` of this upstream text inside an `if` block whose condition reads a
     switch the port's code names nowhere, this change does not define (see `_guards`) and no
     deferral record of the port names (a switch left out on purpose is a gap the port owes)?"""
-    added = [x for h in s.ctx.hunks(s.e, s.e.files) or [] for x in h.new]
     switches = hunks_mod.switches_above(text, number - 1)
-    return any(s.ctx.port_lacks(n) and not hunks_mod.defines(added, n) and not _left_out(s, n) for n in switches)
+    return any(
+        s.ctx.port_lacks(n) and not hunks_mod.defines(_added_lines(s), n) and not _left_out(s, n) for n in switches
+    )
+
+
+def _added_lines(s: Subject) -> list[str]:
+    """The new side of every hunk of the entry's files (once per subject): where it defines a name."""
+    if s.added is None:
+        s.added = [x for h in s.ctx.hunks(s.e, s.e.files) or [] for x in h.new]
+    return s.added
 
 
 def _lacked_function(s: Subject, holder: str | None) -> bool:

@@ -483,6 +483,7 @@ class Subject:
     lacked: dict[int, list[str]] = field(default_factory=dict)  # entry -> what it adds, this one uses, the port lacks
     content: list[Judged] | None = None  # _content_states (computed once)
     defining: dict[str, set[str]] | None = None  # facts._defining_by_symbol (computed once)
+    added: list[str] | None = None  # facts._added_lines (computed once)
     read_only_lacking: dict[tuple[str, bool], bool] = field(default_factory=dict)  # facts._read_only_where_port_lacks
     # what `probe` finds, stored here and read through the `_Probed` attributes below
     _linked: dict[str, int] = field(default_factory=dict)
