@@ -8,7 +8,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from porttrack.evidence import compare as compare_mod, hunks as hunks_mod, naming
+from porttrack.evidence import compare as compare_mod, hunks as hunks_mod, naming, shapes
 from porttrack.model import Entry, Gate
 from porttrack.audit.results import _CODE_KINDS, Result, _definition, _hits, _owner_class
 from porttrack.audit.subject import Judged, Subject, _changed, _Ctx, spelling_pattern
@@ -62,12 +62,21 @@ def _content_states(s: Subject) -> list[Judged]:
             twin = judge(s.ctx.port_tokens_of(tuple(twins)), after=after)
             if twin.state == "ported":
                 files, st = twins, twin
-        if st.state == "neutral" and (found := _rows_found(s, read, files)):
+        if st.state == "neutral" and (
+            found := compare_mod.rows_found(read, files, s.ctx.port_rows, s.ctx.cfg.language_only)
+        ):
             st = st._replace(state="ported", new_found=sorted(set().union(*(row for row, _ in found))))
             where = ", ".join(f"{pf}:{n}" for _, (pf, n) in found[:3])
             s.ev.append(
                 f"hunk {h.path}:{h.new_start} adds only rows of literals the file used before, and each is "
                 f"found whole on one line of the port ({where})"
+            )
+        if st.state == "neutral" and (held := _shapes_found(s, read)):
+            # a line rewritten in place and found whole tells as much as a name new to the file
+            st = st._replace(state="ported", new_found=[" ".join(x) for x, _ in held])
+            s.ev.append(
+                f"hunk {h.path}:{h.new_start} tells nothing by its tokens but rewrites lines in place, and the port "
+                f"holds each new line's shape and none of the old ({', '.join(f'{pf}:{n}' for _, (pf, n) in held[:3])})"
             )
         if st.state != "neutral":
             s.content.append(Judged(h, st.state, st, bool(files)))
@@ -93,28 +102,15 @@ def _content_states(s: Subject) -> list[Judged]:
     return s.content
 
 
-def _rows_found(s: Subject, h, files: list[str]) -> list[tuple[frozenset[str], tuple[str, int]]]:
-    """A hunk that tells nothing by its tokens (each was in the file before) may still add rows of
-    a table: each added line a row of literals (`"OldNetForLM": "1.4.0",`) that one line of the
-    port's files holds whole. Each row with the port file and line that holds it; empty unless every
-    added row is found, and every removed row is gone from those lines."""
+def _shapes_found(s: Subject, h) -> list[tuple[shapes.Shape, tuple[str, int]]]:
+    """A hunk that tells nothing by its tokens may still rewrite lines in place (`==` to `<=`):
+    where the port file that maps its file holds each new line's shape and no old one's, the
+    places that hold them (porttrack/evidence/shapes.py). Only that file is read: the files that
+    define the entry's symbols hold many lines of the same kind that are not this one."""
     constructs = s.ctx.cfg.language_only
-    new, old = compare_mod.row_lines(h.new, constructs), compare_mod.row_lines(h.old, constructs)
-    if not new or old is None or not files:
-        return []
-    rows = [(pf, n + 1, row) for pf in files for n, row in enumerate(s.ctx.port_rows(pf)) if len(row) >= 2]
-
-    def holder(want: frozenset[str]) -> tuple[str, int] | None:
-        return next(((pf, n) for pf, n, row in rows if want <= row), None)
-
-    if any(holder(row) for row in old if row not in new):
-        return []
-    found = []
-    for row in new:
-        if (at := holder(row)) is None:
-            return []
-        found.append((row, at))
-    return found
+    pair = shapes.rewritten(hunks_mod.code_lines(h.old, constructs), hunks_mod.code_lines(h.new, constructs))
+    files = s.ctx.port_files(h.path)
+    return shapes.found(pair, files, s.ctx.port_shapes) if pair and files else []
 
 
 def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[str]) -> frozenset[str]:

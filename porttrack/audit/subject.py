@@ -10,14 +10,9 @@ from typing import Any, NamedTuple
 from collections.abc import Callable
 
 from porttrack import gitio, globs
-from porttrack.evidence import headers as headers_mod
-from porttrack.evidence import compare as compare_mod
-from porttrack.evidence import echoes as echoes_mod
-from porttrack.evidence import hunks as hunks_mod
-from porttrack.evidence import naming
-from porttrack.evidence import owners as owners_mod
-from porttrack.evidence import records as records_mod
-from porttrack.evidence import successors as successors_mod
+from porttrack.evidence import compare as compare_mod, echoes as echoes_mod, headers as headers_mod
+from porttrack.evidence import hunks as hunks_mod, naming, owners as owners_mod, records as records_mod
+from porttrack.evidence import shapes, successors as successors_mod
 from porttrack import paths as pathrules
 from porttrack.config import Config
 from porttrack.model import Entry, Part, Queue
@@ -72,6 +67,7 @@ class _Ctx:
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._port_rows: dict[str, list[frozenset[str]]] = {}
+        self._port_shapes: dict[str, list[shapes.Shape]] = {}
         self._siblings: dict[str, list[str]] | None = None
         self._neighbours: dict[tuple[str, ...], list[str]] = {}
         self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
@@ -230,15 +226,20 @@ class _Ctx:
 
     def port_tokens(self, rel: str) -> set[str]:
         """compare.port_tokens of one port file (read once, never through a link or out of the root)."""
-        if rel not in self._port_tokens:
-            self._port_tokens[rel] = compare_mod.port_tokens(self._port_text(rel))
-        return self._port_tokens[rel]
+        return self._read_once(self._port_tokens, rel, compare_mod.port_tokens)
 
     def port_rows(self, rel: str) -> list[frozenset[str]]:
         """compare.literal_rows of one port file: the literals of each of its lines."""
-        if rel not in self._port_rows:
-            self._port_rows[rel] = compare_mod.literal_rows(self._port_text(rel))
-        return self._port_rows[rel]
+        return self._read_once(self._port_rows, rel, compare_mod.literal_rows)
+
+    def port_shapes(self, rel: str) -> list[shapes.Shape]:
+        """The shape of each line of one port file, its comments blanked (porttrack/evidence/shapes.py)."""
+        return self._read_once(self._port_shapes, rel, lambda text: shapes.of_text(compare_mod.without_comments(text)))
+
+    def _read_once(self, store: dict[str, Any], rel: str, read: Callable[[str], Any]) -> Any:
+        if rel not in store:
+            store[rel] = read(self._port_text(rel))
+        return store[rel]
 
     def _port_text(self, rel: str) -> str:
         """One port file's text, never read through a link or out of the root ("" when unreadable)."""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Callable, Set
 from typing import NamedTuple
 
 from porttrack import parse
@@ -65,9 +65,14 @@ def literals(line: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def without_comments(text: str) -> str:
+    """A port file's text with its comments blanked, each line where it was."""
+    return _C_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
+
+
 def literal_rows(text: str) -> list[frozenset[str]]:
     """`literals` of each line of a port file, comments left out (line numbers kept: index + 1)."""
-    code = _C_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
+    code = without_comments(text)
     return [literals(x) if ('"' in x or any(c.isdigit() for c in x)) else frozenset() for x in code.splitlines()]
 
 
@@ -84,6 +89,32 @@ def row_lines(lines: list[str], constructs: dict[str, str] | None = None) -> lis
             return None
         out.append(row)
     return out
+
+
+def rows_found(
+    h: Hunk, files: list[str], rows_of: Callable[[str], list[frozenset[str]]], constructs: dict[str, str] | None = None
+) -> list[tuple[frozenset[str], tuple[str, int]]]:
+    """A hunk that tells nothing by its tokens (each was in the file before) may still add rows of
+    a table: each added line a row of literals (`"OldNetForLM": "1.4.0",`) that one line of the
+    port's `files` holds whole (`rows_of`: `literal_rows` of a port file). Each row with the port
+    file and line that holds it; empty unless every added row is found, and every removed row is
+    gone from those lines."""
+    new, old = row_lines(h.new, constructs), row_lines(h.old, constructs)
+    if not new or old is None or not files:
+        return []
+    rows = [(pf, n + 1, row) for pf in files for n, row in enumerate(rows_of(pf)) if len(row) >= 2]
+
+    def holder(want: frozenset[str]) -> tuple[str, int] | None:
+        return next(((pf, n) for pf, n, row in rows if want <= row), None)
+
+    if any(holder(row) for row in old if row not in new):
+        return []
+    found = []
+    for row in new:
+        if (at := holder(row)) is None:
+            return []
+        found.append((row, at))
+    return found
 
 
 def port_form(t: str) -> str:
