@@ -79,7 +79,7 @@ _DROP = frozenset(
 _KEYWORDS = frozenset(
     ["if", "else", "for", "while", "in", "null", "true", "false", "del", "assert", "raise", "break", "continue"]
 )
-MIN_TOKENS = 4  # a shorter shape (`x = y + z` has five) recurs by chance
+MIN_TOKENS = 4  # a shape of fewer tokens (`x = y`) recurs by chance
 MIN_NAMES = 2
 
 
