@@ -71,7 +71,7 @@ def _content_states(s: Subject) -> list[Judged]:
                 f"hunk {h.path}:{h.new_start} adds only rows of literals the file used before, and each is "
                 f"found whole on one line of the port ({where})"
             )
-        if st.state == "neutral" and (held := _shapes_found(s, read)):
+        if st.state == "neutral" and (held := _shapes_found(s, read, files)):
             # a line rewritten in place and found whole tells as much as a name new to the file
             st = st._replace(state="ported", new_found=[" ".join(x) for x, _ in held])
             s.ev.append(
@@ -102,14 +102,12 @@ def _content_states(s: Subject) -> list[Judged]:
     return s.content
 
 
-def _shapes_found(s: Subject, h) -> list[tuple[shapes.Shape, tuple[str, int]]]:
+def _shapes_found(s: Subject, h, files: list[str]) -> list[tuple[shapes.Shape, tuple[str, int]]]:
     """A hunk that tells nothing by its tokens may still rewrite lines in place (`==` to `<=`):
-    where the port file that maps its file holds each new line's shape and no old one's, the
-    places that hold them (porttrack/evidence/shapes.py). Only that file is read: the files that
-    define the entry's symbols hold many lines of the same kind that are not this one."""
+    where the port `files` it is compared with hold each new line's shape and no old one's, the
+    places that hold them (porttrack/evidence/shapes.py)."""
     constructs = s.ctx.cfg.language_only
     pair = shapes.rewritten(hunks_mod.code_lines(h.old, constructs), hunks_mod.code_lines(h.new, constructs))
-    files = s.ctx.port_files(h.path)
     return shapes.found(pair, files, s.ctx.port_shapes) if pair and files else []
 
 

@@ -54,3 +54,31 @@ def test_an_operator_the_port_already_swapped_is_ported_and_one_it_did_not_is_wo
     ), have["evidence"]
     lacks = r["=="]
     assert lacks["verdict"] == "real-gap", [lacks["reason"], lacks["evidence"]]
+
+
+def test_the_rewritten_line_counts_in_a_port_file_that_defines_the_changed_function(tmp_path):
+    """The port defines the changed method in a file of its own, which no header maps to the
+    upstream file: the shape is read there too, as the tokens are."""
+    subject = "[Bugfix] Skip when the waiting list covers the tokens"
+    declared = _port("<=").replace(
+        "  int step(int tokens) {{\n"
+        "    if (tokens <= static_cast<int>(waiting_.size())) return 0;\n"
+        "    return ComputeBudget(tokens, budget_);\n"
+        "  }}",
+        "  int step(int tokens);",
+    )
+    elsewhere = {
+        "src/core/steps.cpp": "int Scheduler::step(int tokens) {\n"
+        "  if (tokens <= static_cast<int>(waiting_.size())) return 0;\n"
+        "  return ComputeBudget(tokens, budget_);\n"
+        "}\n"
+    }
+    got = pair(
+        tmp_path,
+        [(subject, {"vllm/core/sched.py": FIXED})],
+        base_sched=WAITING,
+        port_sched=declared,
+        port_extra=elsewhere,
+    )[1][subject]
+    assert (got["verdict"], got["rule"]) == ("ported", "content-ported"), [got["reason"], got["evidence"]]
+    assert "none of the old (src/core/steps.cpp:2)" in " ".join(got["evidence"]), got["evidence"]
