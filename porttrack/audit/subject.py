@@ -67,7 +67,11 @@ class _Ctx:
         self._records: records_mod.Records | None = None
         self._port_tokens: dict[str, set[str]] = {}
         self._port_rows: dict[str, list[frozenset[str]]] = {}
-        self._port_shapes: dict[str, list[shapes.Shape]] = {}
+        # the shape of each line of a port file (porttrack/evidence/shapes.py), asked for a few hunks
+        # only, so a few files' shapes are kept rather than every compared file's
+        self.port_shapes = functools.lru_cache(maxsize=16)(
+            lambda rel: shapes.of_text(compare_mod.without_comments(self._port_text(rel)))
+        )
         self._siblings: dict[str, list[str]] | None = None
         self._neighbours: dict[tuple[str, ...], list[str]] = {}
         self._port_files: dict[str, list[str]] = {}  # upstream path -> its port counterparts
@@ -231,10 +235,6 @@ class _Ctx:
     def port_rows(self, rel: str) -> list[frozenset[str]]:
         """compare.literal_rows of one port file: the literals of each of its lines."""
         return self._read_once(self._port_rows, rel, compare_mod.literal_rows)
-
-    def port_shapes(self, rel: str) -> list[shapes.Shape]:
-        """The shape of each line of one port file, its comments blanked (porttrack/evidence/shapes.py)."""
-        return self._read_once(self._port_shapes, rel, lambda text: shapes.of_text(compare_mod.without_comments(text)))
 
     def _read_once(self, store: dict[str, Any], rel: str, read: Callable[[str], Any]) -> Any:
         if rel not in store:
