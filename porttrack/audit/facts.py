@@ -108,7 +108,12 @@ def _shapes_found(s: Subject, h, files: list[str]) -> list[tuple[shapes.Shape, t
     places that hold them (porttrack/evidence/shapes.py)."""
     constructs = s.ctx.cfg.language_only
     pair = shapes.rewritten(hunks_mod.code_lines(h.old, constructs), hunks_mod.code_lines(h.new, constructs))
-    return shapes.found(pair, files, s.ctx.port_shapes) if pair and files else []
+    if pair is None:
+        return []
+    # a file holds a line's shape only where it holds the line's every name: only such files are shaped
+    wanted = [set(shapes.names(x)) for x in pair[0]]
+    files = [pf for pf in files if any(w <= s.ctx.port_tokens(pf) for w in wanted)]
+    return shapes.found(pair, files, s.ctx.port_shapes) if files else []
 
 
 def _still_used_elsewhere(s: Subject, path: str, files: list[str], tokens: list[str]) -> frozenset[str]:

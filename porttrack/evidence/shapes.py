@@ -109,13 +109,14 @@ def of_text(text: str) -> list[Shape]:
     return [shape(x) for x in text.splitlines()]
 
 
-def _names(s: Shape) -> Counter[str]:
+def names(s: Shape) -> Counter[str]:
+    """The names of a shape, with how often each stands in it."""
     return Counter(t for t in s if (t[0].isalpha() or t[0] == "_") and t not in _KEYWORDS)
 
 
 def telling(s: Shape) -> bool:
     """A shape long enough, with names enough, not to recur by chance."""
-    return len(s) >= MIN_TOKENS and sum(_names(s).values()) >= MIN_NAMES
+    return len(s) >= MIN_TOKENS and sum(names(s).values()) >= MIN_NAMES
 
 
 def rewritten(old: Iterable[str], new: Iterable[str]) -> tuple[list[Shape], list[Shape]] | None:
@@ -125,7 +126,7 @@ def rewritten(old: Iterable[str], new: Iterable[str]) -> tuple[list[Shape], list
     port holds elsewhere in the file may be another line of the same kind, not this one."""
     a, b = Counter(shape(x) for x in old), Counter(shape(x) for x in new)
     added, removed = [s for s in b - a if telling(s)], [s for s in a - b if telling(s)]
-    have, want = [_names(s) for s in removed], [_names(s) for s in added]
+    have, want = [names(s) for s in removed], [names(s) for s in added]
     if not added or not removed or any(n not in have for n in want) or any(o not in want for o in have):
         return None
     return added, removed
