@@ -230,16 +230,15 @@ class _Ctx:
 
     def port_tokens(self, rel: str) -> set[str]:
         """compare.port_tokens of one port file (read once, never through a link or out of the root)."""
-        return self._read_once(self._port_tokens, rel, compare_mod.port_tokens)
+        if rel not in self._port_tokens:
+            self._port_tokens[rel] = compare_mod.port_tokens(self._port_text(rel))
+        return self._port_tokens[rel]
 
     def port_rows(self, rel: str) -> list[frozenset[str]]:
         """compare.literal_rows of one port file: the literals of each of its lines."""
-        return self._read_once(self._port_rows, rel, compare_mod.literal_rows)
-
-    def _read_once(self, store: dict[str, Any], rel: str, read: Callable[[str], Any]) -> Any:
-        if rel not in store:
-            store[rel] = read(self._port_text(rel))
-        return store[rel]
+        if rel not in self._port_rows:
+            self._port_rows[rel] = compare_mod.literal_rows(self._port_text(rel))
+        return self._port_rows[rel]
 
     def _port_text(self, rel: str) -> str:
         """One port file's text, never read through a link or out of the root ("" when unreadable)."""
